@@ -1,0 +1,131 @@
+package tpch
+
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// textPoolSize is the size of dbgen's text pool: 300 MiB of generated sentences from which
+// every comment column takes a random substring.
+const textPoolSize = 300 * 1024 * 1024
+
+// maxSentence bounds one generated sentence (dbgen's MAX_SENT_LEN).
+const maxSentence = 256
+
+// textPool returns dbgen's text pool. It is built on first use (about a second of one core)
+// and never changes afterwards, so every generator in the process shares it. The pool lives
+// outside the Go heap, in an anonymous mapping with transparent huge pages requested: it is
+// never freed, and keeping it off the heap keeps it from doubling the garbage collector's
+// heap target.
+var textPool = sync.OnceValue(func() []byte {
+	pool := allocPool(textPoolSize)
+	fillTextPool(pool, loadDists())
+	return pool
+})
+
+func allocPool(n int) []byte {
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return make([]byte, n)
+	}
+	_ = unix.Madvise(b, unix.MADV_HUGEPAGE) // a hint; 4 KiB pages work too
+	return b
+}
+
+// fillTextPool writes dbgen's sentences into pool, separated by single spaces, the last one
+// cut to fit, exactly as dbgen's dbg_text does on its first call.
+func fillTextPool(pool []byte, d *distributions) {
+	r := newRNG(false)
+	var sentence [maxSentence + 16]byte
+	pos := 0
+	for pos < len(pool) {
+		n := txtSentence(sentence[:0], &r, d)
+		need := len(pool) - pos
+		if need >= len(n)+1 {
+			copy(pool[pos:], n)
+			pos += len(n)
+			pool[pos] = ' '
+			pos++
+		} else {
+			copy(pool[pos:], n[:need])
+			pos += need
+		}
+	}
+}
+
+// pickText draws a member of d from stream s (dbgen's pick_str) and returns its index.
+func (r *rng) pick(d *dist, s int) int {
+	j := r.unif(1, d.total, s)
+	return int(d.pick[j-1])
+}
+
+// txtSentence appends one sentence of dbgen's grammar to dst: a sentence form from
+// "grammar", noun phrases and verb phrases from "np" and "vp", words from the word lists.
+func txtSentence(dst []byte, r *rng, d *distributions) []byte {
+	form := d.grammar.text[r.pick(d.grammar, sTextPool)]
+	for i := 0; i < len(form); i++ {
+		switch form[i] {
+		case 'N':
+			dst = txtNP(dst, r, d)
+		case 'V':
+			dst = txtVP(dst, r, d)
+		case 'P':
+			dst = append(dst, d.prepositions.bytes[r.pick(d.prepositions, sTextPool)]...)
+			dst = append(dst, " the "...)
+			dst = txtNP(dst, r, d)
+		case 'T':
+			// The terminator replaces the space after the last word.
+			dst = append(dst[:len(dst)-1], d.terminators.bytes[r.pick(d.terminators, sTextPool)]...)
+		}
+	}
+	return dst
+}
+
+// txtNP appends a noun phrase and a trailing space; a form's "J," adds a comma.
+func txtNP(dst []byte, r *rng, d *distributions) []byte {
+	form := d.np.text[r.pick(d.np, sTextPool)]
+	for i := 0; i < len(form); i++ {
+		var src *dist
+		switch form[i] {
+		case 'A':
+			src = d.articles
+		case 'J':
+			src = d.adjectives
+		case 'D':
+			src = d.adverbs
+		case 'N':
+			src = d.nouns
+		default:
+			continue
+		}
+		dst = append(dst, src.bytes[r.pick(src, sTextPool)]...)
+		if i+1 < len(form) && form[i+1] != ' ' {
+			i++
+			dst = append(dst, form[i])
+		}
+		dst = append(dst, ' ')
+	}
+	return dst
+}
+
+// txtVP appends a verb phrase and a trailing space.
+func txtVP(dst []byte, r *rng, d *distributions) []byte {
+	form := d.vp.text[r.pick(d.vp, sTextPool)]
+	for i := 0; i < len(form); i++ {
+		var src *dist
+		switch form[i] {
+		case 'D':
+			src = d.adverbs
+		case 'V':
+			src = d.verbs
+		case 'X':
+			src = d.auxiliaries
+		default:
+			continue
+		}
+		dst = append(dst, src.bytes[r.pick(src, sTextPool)]...)
+		dst = append(dst, ' ')
+	}
+	return dst
+}
