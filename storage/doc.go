@@ -1,0 +1,37 @@
+// Package storage owns colink's data at rest: tables stored as sets of immutable Parquet
+// segment files, the catalog that names them, the zone maps (per row group, per column
+// min/max) that let scans skip row groups, and the cache of decoded Arrow columns that
+// primproc scans from.
+//
+// # On disk
+//
+//	DIR/LOCK                                  flock: one process owns a store at a time
+//	DIR/CATALOG                               the current catalog (header line + JSON body)
+//	DIR/tables/<table>/seg-<id>.parquet       immutable segment files
+//
+// A segment is a plain Parquet file (INT64 DECIMAL for decimals, DATE, UTF8 strings, one
+// row group per RowGroupRows rows, min/max statistics on), so DuckDB and other tools read it
+// with read_parquet('DIR/tables/lineitem/*.parquet') while the store is quiescent. Its key-value
+// metadata carries the table's Arrow schema (with colink.sql_type field metadata) as JSON.
+//
+// # Durability and versions
+//
+// The catalog is the single source of truth: a file that exists but is not named by it does
+// not exist. A commit writes every new segment, fsyncs it and its directory, then writes the
+// new catalog to a temporary file, fsyncs it, renames it over CATALOG and fsyncs DIR. A crash
+// at any point therefore leaves the old catalog or the new one; files of an interrupted
+// transaction are unreferenced and removed on the next Open.
+//
+// Each commit makes a new catalog version. Readers pin a version with Store.Snapshot and see
+// exactly that state until they release it; files that a newer version no longer names are
+// deleted only once no pinned snapshot names them. Every change goes through a Txn, whose
+// operations (replace a table, append segments, delete rows, drop) apply atomically, across
+// tables too.
+//
+// # Integrity
+//
+// The catalog records, per segment, the file size, a CRC-32C of the Parquet footer, a
+// CRC-32C of every column chunk and of the whole file. The footer is verified when a segment is
+// first opened and each column chunk whenever it is read from disk, so a damaged or truncated
+// file fails with an error naming it rather than giving a wrong answer.
+package storage

@@ -1,0 +1,394 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"golang.org/x/sys/unix"
+)
+
+// Default layout parameters. A row group of 128 Ki rows keeps one decoded int64 column at
+// 1 MiB (cheap to cache, evict and hand to one worker) while leaving ~46 zone-map ranges and
+// parallel work items per SF 1 lineitem; larger groups would cut per-group overhead a little but
+// coarsen elimination and load balancing on few cores. A segment of 8 such groups (1 Mi rows)
+// spreads SF 1 lineitem over 6 segments, enough to deal evenly across 2 or 3 primprocs.
+const (
+	DefaultRowGroupRows = 128 << 10
+	DefaultSegmentRows  = 8 * DefaultRowGroupRows
+	DefaultCompression  = "snappy"
+)
+
+// DefaultCacheSize is the column cache budget when Options.CacheSize is 0: a third of physical
+// memory (8 GiB on a 24 GiB machine), at least 256 MiB; 1 GiB if memory size is unknown.
+func DefaultCacheSize() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil || si.Totalram == 0 {
+		return 1 << 30
+	}
+	total := int64(si.Totalram) * int64(si.Unit)
+	return max(total/3, 256<<20)
+}
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// CacheSize bounds the decoded columns kept in memory, in bytes. 0 means
+	// DefaultCacheSize(); negative disables caching (every read decodes from disk).
+	CacheSize int64
+	// RowGroupRows is the number of rows per Parquet row group (one zone map per column each).
+	RowGroupRows int
+	// SegmentRows is the number of rows after which a writer starts a new segment file.
+	SegmentRows int
+	// Compression is the Parquet codec for new segments: "none", "snappy", "zstd" or "lz4".
+	Compression string
+	// Allocator allocates decoded columns; default memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Logger receives notices (leftover files removed, etc.); default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.CacheSize == 0 {
+		o.CacheSize = DefaultCacheSize()
+	}
+	if o.RowGroupRows == 0 {
+		o.RowGroupRows = DefaultRowGroupRows
+	}
+	if o.SegmentRows == 0 {
+		o.SegmentRows = max(DefaultSegmentRows, o.RowGroupRows)
+	}
+	if o.RowGroupRows < 1 || o.SegmentRows < o.RowGroupRows {
+		return o, fmt.Errorf("storage: need 1 <= RowGroupRows (%d) <= SegmentRows (%d)", o.RowGroupRows, o.SegmentRows)
+	}
+	if o.Compression == "" {
+		o.Compression = DefaultCompression
+	}
+	if _, err := codec(o.Compression); err != nil {
+		return o, err
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+func codec(name string) (compress.Compression, error) {
+	switch name {
+	case "none", "uncompressed":
+		return compress.Codecs.Uncompressed, nil
+	case "snappy":
+		return compress.Codecs.Snappy, nil
+	case "zstd":
+		return compress.Codecs.Zstd, nil
+	case "lz4":
+		return compress.Codecs.Lz4Raw, nil
+	}
+	return 0, fmt.Errorf("storage: unknown compression %q (want none, snappy, zstd or lz4)", name)
+}
+
+// Store is one directory of tables. It is safe for concurrent use: many scans, and
+// transactions that commit one at a time.
+type Store struct {
+	dir   string
+	opts  Options
+	log   *slog.Logger
+	lock  *os.File
+	cache *columnCache
+
+	nextSegmentID atomic.Uint64 // allocator for segment ids of uncommitted writes
+	commitMu      sync.Mutex    // serializes commits
+
+	mu       sync.Mutex // guards the fields below
+	cur      *Snapshot
+	fileRefs map[string]int      // relative path → live snapshots naming it
+	segs     map[uint64]*segment // open (or openable) segment files by id
+	closed   bool
+}
+
+// Open opens (creating if needed) the store in dir. It takes an exclusive lock on the
+// directory and removes files left by transactions that never committed.
+func Open(dir string, opts Options) (*Store, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", dir, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: lock %s: %w", dir, err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("storage: %s is in use by another process: %w", dir, err)
+	}
+	cat, err := readCatalog(dir)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
+	s := &Store{
+		dir:      dir,
+		opts:     opts,
+		log:      opts.Logger,
+		lock:     lock,
+		cache:    newColumnCache(opts.CacheSize),
+		fileRefs: make(map[string]int),
+		segs:     make(map[uint64]*segment),
+	}
+	s.nextSegmentID.Store(cat.NextSegmentID)
+	if err := s.removeLeftovers(cat); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.publishLocked(cat)
+	return s, nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// removeLeftovers deletes every file under DIR/tables that cat does not name (segments of
+// interrupted loads, obsolete segments whose deletion a crash cut short) and stray temporary
+// catalogs.
+func (s *Store) removeLeftovers(cat *catalog) error {
+	keep := make(map[string]bool)
+	cat.files(func(f string) { keep[f] = true })
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("storage: list %s: %w", s.dir, err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), catalogFile+".tmp-") {
+			s.removeLeftover(filepath.Join(s.dir, e.Name()))
+		}
+	}
+	tables := filepath.Join(s.dir, "tables")
+	err = filepath.WalkDir(tables, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(s.dir, path)
+		if !keep[filepath.ToSlash(rel)] {
+			s.removeLeftover(path)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storage: clean %s: %w", tables, err)
+	}
+	// Remove table directories left empty (dropped tables, loads that never committed).
+	dirs, _ := os.ReadDir(tables)
+	for _, d := range dirs {
+		if d.IsDir() && cat.table(d.Name()) == nil {
+			os.Remove(filepath.Join(tables, d.Name())) // fails harmlessly if not empty
+		}
+	}
+	return nil
+}
+
+func (s *Store) removeLeftover(path string) {
+	if err := os.Remove(path); err != nil {
+		s.log.Warn("storage: cannot remove leftover file", "file", path, "err", err)
+		return
+	}
+	s.log.Info("storage: removed file no committed catalog names", "file", path)
+}
+
+// Close releases the directory lock and open files. Snapshots and scans must be finished.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	segs := s.segs
+	s.segs = map[uint64]*segment{}
+	s.mu.Unlock()
+	for _, sg := range segs {
+		sg.close()
+	}
+	s.cache.drop()
+	return s.lock.Close()
+}
+
+// Snapshot pins the current catalog version. The caller must Release it.
+func (s *Store) Snapshot() *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur.refs++
+	return s.cur
+}
+
+// publishLocked makes cat the current version. Caller holds s.mu or is Open.
+func (s *Store) publishLocked(cat *catalog) {
+	sn := &Snapshot{store: s, cat: cat, refs: 1} // the store's own reference
+	cat.files(func(f string) { s.fileRefs[f]++ })
+	old := s.cur
+	s.cur = sn
+	if old != nil {
+		s.releaseLocked(old)
+	}
+}
+
+// releaseLocked drops one reference to sn; when the last goes, files no other live version
+// names are deleted, their handles closed and their cached columns dropped.
+func (s *Store) releaseLocked(sn *Snapshot) {
+	sn.refs--
+	if sn.refs > 0 {
+		return
+	}
+	if sn.refs < 0 {
+		panic("storage: snapshot released more often than acquired")
+	}
+	sn.cat.files(func(f string) {
+		s.fileRefs[f]--
+		if s.fileRefs[f] > 0 {
+			return
+		}
+		delete(s.fileRefs, f)
+		path := filepath.Join(s.dir, filepath.FromSlash(f))
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("storage: cannot remove obsolete file", "file", path, "err", err)
+		}
+	})
+	for _, t := range sn.cat.Tables {
+		for _, sm := range t.Segments {
+			if s.fileRefs[sm.File] > 0 {
+				continue
+			}
+			if sg := s.segs[sm.ID]; sg != nil {
+				delete(s.segs, sm.ID)
+				sg.close()
+			}
+			s.cache.dropSegment(sm.ID)
+		}
+	}
+}
+
+// Snapshot is one pinned, consistent version of the store's catalog. Everything read through
+// it (tables, segments, zone maps, data) belongs to that version, whatever commits meanwhile.
+type Snapshot struct {
+	store *Store
+	cat   *catalog
+	refs  int // guarded by store.mu
+}
+
+// Release unpins the snapshot. It must be called exactly once per Store.Snapshot.
+func (sn *Snapshot) Release() {
+	sn.store.mu.Lock()
+	defer sn.store.mu.Unlock()
+	sn.store.releaseLocked(sn)
+}
+
+// Version is the catalog version the snapshot pins; every commit increments it.
+func (sn *Snapshot) Version() uint64 { return sn.cat.Version }
+
+// TableInfo describes a table in a snapshot.
+type TableInfo struct {
+	Name     string
+	Schema   *arrow.Schema // fields carry their metadata (colink.sql_type)
+	Rows     int64         // deleted rows excluded
+	Segments []SegmentInfo // in load order
+}
+
+// SegmentInfo describes one segment of a table.
+type SegmentInfo struct {
+	ID        uint64
+	File      string // path relative to the store directory
+	Rows      int64  // rows written, deleted ones included
+	Deleted   int64
+	RowGroups int
+	Bytes     int64 // file size
+}
+
+// Tables lists the snapshot's tables, sorted by name.
+func (sn *Snapshot) Tables() []TableInfo {
+	out := make([]TableInfo, len(sn.cat.Tables))
+	for i, t := range sn.cat.Tables {
+		out[i] = tableInfo(t)
+	}
+	return out
+}
+
+// Table describes the named table.
+func (sn *Snapshot) Table(name string) (TableInfo, error) {
+	t := sn.cat.table(name)
+	if t == nil {
+		return TableInfo{}, fmt.Errorf("%w: %q", ErrNoTable, name)
+	}
+	return tableInfo(t), nil
+}
+
+// ErrNoTable is wrapped by errors about a table that does not exist.
+var ErrNoTable = errors.New("storage: no such table")
+
+func tableInfo(t *tableMeta) TableInfo {
+	ti := TableInfo{Name: t.Name, Schema: t.schema, Rows: t.rows(), Segments: make([]SegmentInfo, len(t.Segments))}
+	for i, s := range t.Segments {
+		si := SegmentInfo{ID: s.ID, File: s.File, Rows: s.Rows, RowGroups: len(s.RowGroups), Bytes: s.Size}
+		if s.Deletes != nil {
+			si.Deleted = s.Deletes.Count
+		}
+		ti.Segments[i] = si
+	}
+	return ti
+}
+
+// segment returns the handle of a segment file, creating it (unopened) if needed.
+func (s *Store) segment(table string, sm *segmentMeta) (*segment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("storage: store is closed")
+	}
+	sg := s.segs[sm.ID]
+	if sg == nil {
+		sg = &segment{path: filepath.Join(s.dir, filepath.FromSlash(sm.File)), table: table, meta: sm, alloc: s.opts.Allocator}
+		s.segs[sm.ID] = sg
+	}
+	return sg, nil
+}
+
+// dropPageCache asks the kernel to drop the cached pages of every live segment file.
+func (s *Store) dropPageCache() error {
+	s.mu.Lock()
+	files := make([]string, 0, len(s.fileRefs))
+	for f := range s.fileRefs {
+		files = append(files, filepath.Join(s.dir, filepath.FromSlash(f)))
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			errs = append(errs, fmt.Errorf("fadvise %s: %w", path, err))
+		}
+		f.Close()
+	}
+	return errors.Join(errs...)
+}
