@@ -39,7 +39,7 @@ type columnCache struct {
 	used    int64
 	gen     uint64 // bumped by drop: loads started before it are not cached
 
-	hits, misses, evictions           atomic.Int64
+	hits, misses, evictions          atomic.Int64
 	bytesHit, bytesLoaded, bytesDisk atomic.Int64
 }
 

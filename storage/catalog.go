@@ -94,10 +94,10 @@ type zoneMap struct {
 
 // zoneJSON is a zoneMap's compact JSON form: one of I, F, S (UTF-8) or B (other bytes).
 type zoneJSON struct {
-	N int64      `json:"n,omitempty"`
-	I []int64    `json:"i,omitempty"`
-	F []float64  `json:"f,omitempty"`
-	S []string   `json:"s,omitempty"`
+	N int64     `json:"n,omitempty"`
+	I []int64   `json:"i,omitempty"`
+	F []float64 `json:"f,omitempty"`
+	S []string  `json:"s,omitempty"`
 	B [][]byte  `json:"b,omitempty"`
 }
 

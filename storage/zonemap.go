@@ -56,7 +56,9 @@ type Value struct {
 func Int(v int64) Value { return Value{kind: valInt, i: v} }
 
 // Decimal is the constant unscaled / 10^scale, e.g. Decimal(5, 2) is 0.05.
-func Decimal(unscaled int64, scale int32) Value { return Value{kind: valInt, i: unscaled, scale: scale} }
+func Decimal(unscaled int64, scale int32) Value {
+	return Value{kind: valInt, i: unscaled, scale: scale}
+}
 
 // Date is a date constant, in days since 1970-01-01 (the Date32 encoding).
 func Date(days int32) Value { return Value{kind: valInt, i: int64(days)} }
