@@ -1,0 +1,171 @@
+package storage
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colinkdb/colink/tpch"
+)
+
+// The crash test re-executes the test binary as a child that loads a table; the parent kills
+// it with SIGKILL at some point of the load and then checks that the store opens with either
+// the previous contents or the complete new ones, and no stray files.
+const crashChildEnv = "COLINK_STORAGE_CRASH_CHILD" // "dir seed rows pauseAt"
+
+func crashOptions() Options { return Options{RowGroupRows: 1000, SegmentRows: 3000, CacheSize: 16 << 20} }
+
+func crashChild() {
+	args := strings.Fields(os.Getenv(crashChildEnv))
+	dir := args[0]
+	seed, _ := strconv.ParseUint(args[1], 10, 64)
+	rows, _ := strconv.ParseInt(args[2], 10, 64)
+	pauseAt, _ := strconv.ParseInt(args[3], 10, 64) // stop (without committing) after this many rows; -1: never
+	fail := func(err error) { fmt.Println("error:", err); os.Exit(2) }
+	s, err := Open(dir, crashOptions())
+	if err != nil {
+		fail(err)
+	}
+	lineitem, _ := tpch.LookupTable("lineitem")
+	sc := lineitem.ArrowSchema()
+	ctx := context.Background()
+	tx := s.Begin()
+	w, err := tx.Replace("lineitem", sc)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Println("loading")
+	for off := int64(0); off < rows; off += 700 {
+		if off >= pauseAt && pauseAt >= 0 {
+			fmt.Println("paused")
+			time.Sleep(time.Minute) // the parent kills us here
+			os.Exit(3)
+		}
+		rec := genRecord(s.opts.Allocator, sc, seed, off, min(700, rows-off))
+		if err := w.Write(ctx, rec); err != nil {
+			fail(err)
+		}
+		rec.Release()
+	}
+	if err := tx.Commit(ctx); err != nil {
+		fail(err)
+	}
+	fmt.Println("committed")
+	os.Exit(0)
+}
+
+func TestCrashDuringLoad(t *testing.T) {
+	if os.Getenv(crashChildEnv) != "" {
+		crashChild()
+		return
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir, crashOptions())
+	lineitem, _ := tpch.LookupTable("lineitem")
+	loadTable(t, s, "lineitem", lineitem.ArrowSchema(), 1, 5000, 1000)
+	s.Close()
+
+	type state struct {
+		seed uint64
+		rows int64
+	}
+	cur := state{1, 5000}
+	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
+	// First a kill at a known point (mid-load, segments already written), then kills after
+	// random delays that land anywhere from start-up to after the commit.
+	for iter := 0; iter < 8; iter++ {
+		next := state{uint64(iter + 2), int64(9000 + 1000*iter)}
+		pauseAt := int64(-1)
+		if iter == 0 {
+			pauseAt = 7000
+		}
+		delay := time.Duration(rng.Int64N(int64(150 * time.Millisecond)))
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashDuringLoad$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d", crashChildEnv, dir, next.seed, next.rows, pauseAt))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		lines := make(chan string, 16)
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		waitFor := func(want string) {
+			for l := range lines {
+				if strings.HasPrefix(l, "error") {
+					t.Fatalf("child: %s", l)
+				}
+				if l == want {
+					return
+				}
+			}
+			t.Fatalf("child exited before %q", want)
+		}
+		waitFor("loading")
+		if pauseAt >= 0 {
+			waitFor("paused")
+		} else {
+			time.Sleep(delay)
+		}
+		cmd.Process.Kill() // SIGKILL
+		cmd.Wait()
+		committed := false
+		for l := range lines {
+			committed = committed || l == "committed"
+		}
+
+		s := openTest(t, dir, crashOptions())
+		errPrev := verifyTable(s, "lineitem", cur.seed, cur.rows)
+		errNext := verifyTable(s, "lineitem", next.seed, next.rows)
+		switch {
+		case errPrev == nil:
+			if committed {
+				t.Fatalf("iteration %d: child reported a commit but the store has the old contents", iter)
+			}
+		case errNext == nil:
+			cur = next
+		default:
+			t.Fatalf("iteration %d (kill after %v): store holds neither the old nor the new table:\n old: %v\n new: %v", iter, delay, errPrev, errNext)
+		}
+		t.Logf("iteration %d: killed after %v, store has seed %d", iter, delay, cur.seed)
+		checkOnlyCatalogFiles(t, s)
+		s.Close()
+	}
+}
+
+// checkOnlyCatalogFiles fails if the store directory holds a file its catalog does not name
+// (other than CATALOG and LOCK).
+func checkOnlyCatalogFiles(t *testing.T, s *Store) {
+	t.Helper()
+	snap := s.Snapshot()
+	defer snap.Release()
+	named := map[string]bool{catalogFile: true, "LOCK": true}
+	snap.cat.files(func(f string) { named[f] = true })
+	filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(s.dir, path)
+		if !named[filepath.ToSlash(rel)] {
+			t.Errorf("stray file %s", rel)
+		}
+		return nil
+	})
+}
