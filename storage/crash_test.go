@@ -22,7 +22,9 @@ import (
 // the previous contents or the complete new ones, and no stray files.
 const crashChildEnv = "COLINK_STORAGE_CRASH_CHILD" // "dir seed rows pauseAt"
 
-func crashOptions() Options { return Options{RowGroupRows: 1000, SegmentRows: 3000, CacheSize: 16 << 20} }
+func crashOptions() Options {
+	return Options{RowGroupRows: 1000, SegmentRows: 3000, CacheSize: 16 << 20}
+}
 
 func crashChild() {
 	args := strings.Fields(os.Getenv(crashChildEnv))
