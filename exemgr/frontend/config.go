@@ -1,0 +1,113 @@
+package frontend
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Config configures the front end.
+type Config struct {
+	// Listen lists the addresses to accept clients on: "host:port" or "tcp://host:port" for
+	// TCP, "unix:///path/to/socket" or an absolute path for a unix socket.
+	Listen []string
+	// Socket, if set, adds a unix socket listener at this path, as mysqld's --socket does.
+	Socket string
+	// UsersFile is the users file (see Users); empty means DefaultUsers.
+	UsersFile string
+	// Users, if non-nil, is used instead of UsersFile.
+	Users Users
+	// ServerVersion is what the handshake and @@version report.
+	ServerVersion string
+	// VersionComment is @@version_comment, which the mariadb client prints on connect.
+	VersionComment string
+	// MaxConnections bounds concurrent client connections; more are refused with 1040.
+	MaxConnections int
+	// HandshakeTimeout bounds the connection phase, so a silent client cannot hold a slot.
+	HandshakeTimeout time.Duration
+	// Logger receives connection events; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultListen         = "127.0.0.1:4306"
+	DefaultServerVersion  = "8.0.11-colink"
+	DefaultVersionComment = "colink"
+)
+
+// DefaultConfig returns the configuration the flags default to.
+func DefaultConfig() Config {
+	return Config{
+		Listen:           []string{DefaultListen},
+		ServerVersion:    DefaultServerVersion,
+		VersionComment:   DefaultVersionComment,
+		MaxConnections:   1000,
+		HandshakeTimeout: 10 * time.Second,
+	}
+}
+
+// RegisterFlags adds the front end's flags to fs, defaulting to c's current values:
+// --mysql-listen, --mysql-socket, --users-file and --mysql-max-connections.
+func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&c.Listen, "mysql-listen", c.Listen,
+		"addresses for MySQL clients, comma-separated: host:port, tcp://host:port, unix:///path or /path (a unix socket)")
+	fs.StringVar(&c.Socket, "mysql-socket", c.Socket, "also listen on this unix socket, like mysqld --socket")
+	fs.StringVar(&c.UsersFile, "users-file", c.UsersFile,
+		"file of user:password lines (mode 0600); default: root with no password, from loopback and the unix socket only")
+	fs.IntVar(&c.MaxConnections, "mysql-max-connections", c.MaxConnections, "maximum concurrent client connections")
+}
+
+// listenAddr is a parsed listen address.
+type listenAddr struct {
+	network string // "tcp" or "unix"
+	address string
+}
+
+// parseListenAddr parses one --mysql-listen entry.
+func parseListenAddr(s string) (listenAddr, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return listenAddr{}, fmt.Errorf("empty listen address")
+	case strings.HasPrefix(s, "unix://"):
+		path := strings.TrimPrefix(s, "unix://")
+		if path == "" {
+			return listenAddr{}, fmt.Errorf("listen address %q: no socket path", s)
+		}
+		return listenAddr{"unix", path}, nil
+	case strings.HasPrefix(s, "/"):
+		return listenAddr{"unix", s}, nil
+	case strings.HasPrefix(s, "tcp://"):
+		s = strings.TrimPrefix(s, "tcp://")
+	case strings.Contains(s, "://"):
+		return listenAddr{}, fmt.Errorf("listen address %q: scheme must be tcp:// or unix://", s)
+	}
+	if _, port, err := net.SplitHostPort(s); err != nil || port == "" {
+		return listenAddr{}, fmt.Errorf("listen address %q: want host:port, tcp://host:port, unix:///path or /path", s)
+	}
+	return listenAddr{"tcp", s}, nil
+}
+
+// addrs returns the parsed listen addresses of c, the socket last.
+func (c *Config) addrs() ([]listenAddr, error) {
+	var out []listenAddr
+	for _, s := range c.Listen {
+		a, err := parseListenAddr(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	if c.Socket != "" {
+		out = append(out, listenAddr{"unix", c.Socket})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no listen address: set --mysql-listen or --mysql-socket")
+	}
+	return out, nil
+}

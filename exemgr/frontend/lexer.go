@@ -1,0 +1,177 @@
+package frontend
+
+import "strings"
+
+// The front end does not parse SQL; the engine does. It needs only to find statement
+// boundaries in multi-statement text and to recognise the few statements it answers itself,
+// and for both a lexer that knows MySQL's quoting and comments is enough.
+
+type tokenKind uint8
+
+const (
+	tokWord        tokenKind = iota + 1 // keyword or unquoted identifier
+	tokQuotedIdent                      // `identifier`
+	tokString                           // 'string' or "string"
+	tokNumber                           // 123, 1.5, 1e3
+	tokSysVar                           // @@name, @@session.name
+	tokUserVar                          // @name
+	tokPunct                            // any other single character
+)
+
+// token is one lexeme. text is its source text; for strings and quoted identifiers value is
+// the unquoted, unescaped content, otherwise value equals text.
+type token struct {
+	kind       tokenKind
+	text       string
+	value      string
+	start, end int // byte offsets in the source
+}
+
+// is reports whether t is the keyword or punctuation kw (case-insensitive).
+func (t token) is(kw string) bool {
+	return (t.kind == tokWord || t.kind == tokPunct) && strings.EqualFold(t.text, kw)
+}
+
+// lex splits src into tokens, skipping whitespace and comments (/* */, including /*! */
+// and /*+ */ forms, "-- " and "#" to end of line). An unterminated string, quoted identifier
+// or comment extends to the end of src.
+func lex(src string) []token {
+	var toks []token
+	i := 0
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '#':
+			i = lineEnd(src, i)
+		case c == '-' && i+1 < len(src) && src[i+1] == '-' && (i+2 == len(src) || src[i+2] <= ' '):
+			i = lineEnd(src, i)
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			if j := strings.Index(src[i+2:], "*/"); j >= 0 {
+				i += 2 + j + 2
+			} else {
+				i = len(src)
+			}
+		case c == '\'' || c == '"' || c == '`':
+			end, value := quoted(src, i)
+			kind := tokString
+			if c == '`' {
+				kind = tokQuotedIdent
+			}
+			toks = append(toks, token{kind: kind, text: src[i:end], value: value, start: i, end: end})
+			i = end
+		case c == '@':
+			j := i + 1
+			kind := tokUserVar
+			if j < len(src) && src[j] == '@' {
+				kind = tokSysVar
+				j++
+			}
+			for j < len(src) && (isWordByte(src[j]) || src[j] == '.') {
+				j++
+			}
+			toks = append(toks, token{kind: kind, text: src[i:j], value: src[i:j], start: i, end: j})
+			i = j
+		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+			j := i + 1
+			for j < len(src) && (isWordByte(src[j]) || src[j] == '.' ||
+				(src[j] == '+' || src[j] == '-') && (src[j-1] == 'e' || src[j-1] == 'E')) {
+				j++
+			}
+			toks = append(toks, token{kind: tokNumber, text: src[i:j], value: src[i:j], start: i, end: j})
+			i = j
+		case isWordByte(c):
+			j := i + 1
+			for j < len(src) && isWordByte(src[j]) {
+				j++
+			}
+			toks = append(toks, token{kind: tokWord, text: src[i:j], value: src[i:j], start: i, end: j})
+			i = j
+		default:
+			toks = append(toks, token{kind: tokPunct, text: src[i : i+1], value: src[i : i+1], start: i, end: i + 1})
+			i++
+		}
+	}
+	return toks
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
+}
+
+func lineEnd(src string, i int) int {
+	if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
+		return i + j + 1
+	}
+	return len(src)
+}
+
+// quoted scans the quoted lexeme starting at src[i] and returns the offset after it and its
+// content: a doubled quote stands for one; in strings a backslash escapes the next byte.
+func quoted(src string, i int) (end int, value string) {
+	q := src[i]
+	var b strings.Builder
+	j := i + 1
+	for j < len(src) {
+		c := src[j]
+		switch {
+		case c == q && j+1 < len(src) && src[j+1] == q:
+			b.WriteByte(q)
+			j += 2
+		case c == q:
+			return j + 1, b.String()
+		case c == '\\' && q != '`' && j+1 < len(src):
+			b.WriteByte(unescape(src[j+1]))
+			j += 2
+		default:
+			b.WriteByte(c)
+			j++
+		}
+	}
+	return len(src), b.String()
+}
+
+func unescape(c byte) byte {
+	switch c {
+	case '0':
+		return 0
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'b':
+		return '\b'
+	case 'Z':
+		return 26
+	}
+	return c
+}
+
+// statement is one statement of a query text: its source and its tokens.
+type statement struct {
+	text string
+	toks []token
+}
+
+// splitStatements splits query text at top-level semicolons. Statements with no tokens (empty,
+// or only comments) are dropped; each statement's text runs from its first token to its
+// last, so the separators and surrounding comments are not part of it.
+func splitStatements(src string) []statement {
+	toks := lex(src)
+	var stmts []statement
+	first := 0
+	for i := 0; i <= len(toks); i++ {
+		if i < len(toks) && !(toks[i].kind == tokPunct && toks[i].text == ";") {
+			continue
+		}
+		if i > first {
+			part := toks[first:i]
+			stmts = append(stmts, statement{text: src[part[0].start:part[len(part)-1].end], toks: part})
+		}
+		first = i + 1
+	}
+	return stmts
+}

@@ -1,0 +1,648 @@
+package frontend
+
+import (
+	"context"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file answers the statements that belong to the front end rather than the engine:
+// what clients send when they connect (SELECT @@version_comment LIMIT 1, SET NAMES, …),
+// session state (USE, SET of system variables, SHOW WARNINGS, SHOW VARIABLES), connections
+// (KILL, SHOW PROCESSLIST) and transaction statements, which are no-ops for a read-only
+// engine. Anything that does not match exactly goes to the engine.
+
+// sysVar is a server-wide system variable.
+type sysVar struct {
+	value    string
+	numeric  bool // sent as BIGINT rather than a string
+	readOnly bool // SET refuses it
+}
+
+// serverVars returns the system variables the front end knows, with their server values.
+func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
+	str := func(v string) sysVar { return sysVar{value: v} }
+	num := func(v string) sysVar { return sysVar{value: v, numeric: true} }
+	ro := func(v sysVar) sysVar { v.readOnly = true; return v }
+	hostname, _ := os.Hostname()
+	port, socket := "0", ""
+	for _, l := range listeners {
+		switch a := l.Addr().(type) {
+		case *net.TCPAddr:
+			if port == "0" {
+				port = strconv.Itoa(a.Port)
+			}
+		case *net.UnixAddr:
+			if socket == "" {
+				socket = a.Name
+			}
+		}
+	}
+	return map[string]sysVar{
+		"version":                  ro(str(cfg.ServerVersion)),
+		"version_comment":          ro(str(cfg.VersionComment)),
+		"version_compile_os":       ro(str(runtime.GOOS)),
+		"version_compile_machine":  ro(str(runtime.GOARCH)),
+		"hostname":                 ro(str(hostname)),
+		"port":                     ro(num(port)),
+		"socket":                   ro(str(socket)),
+		"max_connections":          ro(num(strconv.Itoa(cfg.MaxConnections))),
+		"max_allowed_packet":       num("67108864"),
+		"net_buffer_length":        num("16384"),
+		"net_write_timeout":        num("60"),
+		"net_read_timeout":         num("30"),
+		"wait_timeout":             num("28800"),
+		"interactive_timeout":      num("28800"),
+		"autocommit":               num("1"),
+		"auto_increment_increment": num("1"),
+		"lower_case_table_names":   ro(num("0")),
+		"sql_select_limit":         num("18446744073709551615"),
+		"sql_auto_is_null":         num("0"),
+		"sql_mode":                 str("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"),
+		"character_set_client":     str("utf8mb4"),
+		"character_set_connection": str("utf8mb4"),
+		"character_set_results":    str("utf8mb4"),
+		"character_set_server":     str("utf8mb4"),
+		"character_set_database":   str("utf8mb4"),
+		"collation_connection":     str("utf8mb4_general_ci"),
+		"collation_server":         str("utf8mb4_general_ci"),
+		"collation_database":       str("utf8mb4_general_ci"),
+		"init_connect":             str(""),
+		"time_zone":                str("SYSTEM"),
+		"system_time_zone":         ro(str(time.Now().Format("MST"))),
+		"transaction_isolation":    str("REPEATABLE-READ"),
+		"tx_isolation":             str("REPEATABLE-READ"),
+		"transaction_read_only":    num("0"),
+		"tx_read_only":             num("0"),
+		"query_cache_size":         ro(num("0")),
+		"query_cache_type":         ro(str("OFF")),
+		"performance_schema":       ro(num("0")),
+		"have_ssl":                 ro(str("DISABLED")),
+		"license":                  ro(str("Apache-2.0")),
+		"default_storage_engine":   str("colink"),
+	}
+}
+
+// parser walks a statement's tokens.
+type parser struct {
+	toks []token
+	i    int
+}
+
+func (p *parser) done() bool { return p.i >= len(p.toks) }
+
+func (p *parser) peek() token {
+	if p.done() {
+		return token{}
+	}
+	return p.toks[p.i]
+}
+
+func (p *parser) next() token {
+	t := p.peek()
+	p.i++
+	return t
+}
+
+// accept consumes the next token if it is keyword or punctuation kw.
+func (p *parser) accept(kw string) bool {
+	if !p.done() && p.toks[p.i].is(kw) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// acceptSeq consumes kws if the next tokens are exactly those.
+func (p *parser) acceptSeq(kws ...string) bool {
+	if p.i+len(kws) > len(p.toks) {
+		return false
+	}
+	for j, kw := range kws {
+		if !p.toks[p.i+j].is(kw) {
+			return false
+		}
+	}
+	p.i += len(kws)
+	return true
+}
+
+// isShowWarnings reports whether st is SHOW WARNINGS or SHOW ERRORS, which must not clear
+// the warnings they list.
+func isShowWarnings(st statement) bool {
+	p := parser{toks: st.toks}
+	return p.accept("show") && (p.accept("warnings") || p.accept("errors"))
+}
+
+// local answers st if the front end owns it; handled is false otherwise. A nil result with
+// a nil error is an OK.
+func (c *conn) local(ctx context.Context, st statement) (res *textResult, err error, handled bool) {
+	p := &parser{toks: st.toks}
+	first := p.next()
+	switch {
+	case first.is("select"):
+		return c.selectSystem(st, p)
+	case first.is("set"):
+		return c.set(p)
+	case first.is("use"):
+		name := p.next()
+		if (name.kind != tokWord && name.kind != tokQuotedIdent) || !p.done() {
+			return nil, nil, false
+		}
+		return nil, c.useDatabase(ctx, name.value), true
+	case first.is("kill"):
+		return c.killStatement(p)
+	case first.is("show"):
+		return c.show(p)
+	case first.is("begin"), first.is("commit"), first.is("rollback"):
+		p.accept("work")
+		return nil, nil, p.done()
+	case first.is("start"):
+		if !p.accept("transaction") {
+			return nil, nil, false
+		}
+		for !p.done() { // WITH CONSISTENT SNAPSHOT, READ ONLY, READ WRITE
+			if t := p.next(); t.kind != tokWord && !t.is(",") {
+				return nil, nil, false
+			}
+		}
+		return nil, nil, true
+	}
+	return nil, nil, false
+}
+
+// systemItem is one expression of a SELECT the front end can evaluate.
+type systemItem struct {
+	label string
+	eval  func() (cell, bool) // the value, and whether it is numeric
+}
+
+// selectSystem answers SELECT whose every item is a system variable or one of DATABASE(),
+// SCHEMA(), USER(), CURRENT_USER(), SESSION_USER(), SYSTEM_USER(), CONNECTION_ID() and
+// VERSION(), each optionally aliased, with an optional LIMIT.
+func (c *conn) selectSystem(st statement, p *parser) (*textResult, error, bool) {
+	base := st.toks[0].start
+	var items []systemItem
+	for {
+		start := p.peek().start
+		eval, err, ok := c.systemItem(p)
+		if !ok {
+			return nil, nil, false
+		}
+		if err != nil {
+			return nil, err, true
+		}
+		label := st.text[start-base : p.toks[p.i-1].end-base]
+		if p.accept("as") {
+			alias := p.next()
+			if alias.kind != tokWord && alias.kind != tokQuotedIdent && alias.kind != tokString {
+				return nil, nil, false
+			}
+			label = alias.value
+		} else if t := p.peek(); t.kind == tokQuotedIdent || t.kind == tokString || t.kind == tokWord && !t.is("limit") && !t.is("from") {
+			label = p.next().value
+		}
+		items = append(items, systemItem{label: label, eval: eval})
+		if !p.accept(",") {
+			break
+		}
+	}
+	limit := -1
+	if p.accept("limit") {
+		n, err := strconv.Atoi(p.next().text)
+		if err != nil {
+			return nil, nil, false
+		}
+		limit = n
+	}
+	if !p.done() {
+		return nil, nil, false
+	}
+	res := &textResult{}
+	row := make([]cell, len(items))
+	for i, it := range items {
+		v, numeric := it.eval()
+		row[i] = v
+		col := Column{Name: it.label, Type: TypeVarString, Length: uint32(max(len(v.text), 1))}
+		if numeric {
+			col = Column{Name: it.label, Type: TypeLongLong, Length: 21, Flags: FlagNum | FlagBinary}
+		}
+		res.cols = append(res.cols, col)
+	}
+	if limit != 0 {
+		res.rows = [][]cell{row}
+	}
+	return res, nil, true
+}
+
+// systemItem parses one item of a system SELECT. ok is false if it is something else.
+func (c *conn) systemItem(p *parser) (eval func() (cell, bool), err error, ok bool) {
+	t := p.next()
+	if t.kind == tokSysVar {
+		scope, name := splitVarName(strings.TrimPrefix(t.text, "@@"))
+		v, known := c.srv.vars[name]
+		if !known {
+			return nil, Errorf(ErrUnknownSystemVar, "Unknown system variable '%s'", name), true
+		}
+		return func() (cell, bool) {
+			if scope != "global" {
+				if sv, ok := c.sess.Var(name); ok {
+					return textCell(sv), v.numeric
+				}
+			}
+			return textCell(v.value), v.numeric
+		}, nil, true
+	}
+	if t.kind != tokWord {
+		return nil, nil, false
+	}
+	fn := strings.ToLower(t.text)
+	parens := p.acceptSeq("(", ")")
+	if !parens && fn != "current_user" {
+		return nil, nil, false
+	}
+	userHost := func() (cell, bool) {
+		host := c.sess.host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		return textCell(c.sess.user + "@" + host), false
+	}
+	switch fn {
+	case "database", "schema":
+		return func() (cell, bool) {
+			if db := c.sess.Database(); db != "" {
+				return textCell(db), false
+			}
+			return nullCell, false
+		}, nil, true
+	case "user", "session_user", "system_user", "current_user":
+		return userHost, nil, true
+	case "connection_id":
+		return func() (cell, bool) { return textCell(strconv.FormatUint(uint64(c.sess.id), 10)), true }, nil, true
+	case "version":
+		return func() (cell, bool) { return textCell(c.srv.cfg.ServerVersion), false }, nil, true
+	}
+	return nil, nil, false
+}
+
+// splitVarName splits "session.sql_mode" into scope and lower-case name; scope is "" when
+// not given ("local" means "session").
+func splitVarName(s string) (scope, name string) {
+	s = strings.ToLower(s)
+	if before, after, ok := strings.Cut(s, "."); ok {
+		switch before {
+		case "session", "local":
+			return "session", after
+		case "global":
+			return "global", after
+		}
+	}
+	return "", s
+}
+
+// set answers SET NAMES, SET CHARACTER SET, SET TRANSACTION and SET of known system
+// variables to literal values, which it records in the session. Other SETs (user variables,
+// engine settings, expressions) go to the engine.
+func (c *conn) set(p *parser) (*textResult, error, bool) {
+	switch {
+	case p.accept("names"):
+		cs := p.next()
+		if cs.kind != tokWord && cs.kind != tokString && cs.kind != tokQuotedIdent {
+			return nil, nil, false
+		}
+		if p.accept("collate") {
+			p.next()
+		}
+		if !p.done() {
+			return nil, nil, false
+		}
+		for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
+			c.sess.SetVar(v, cs.value)
+		}
+		return nil, nil, true
+	case p.acceptSeq("character", "set"), p.accept("charset"):
+		return nil, nil, true
+	}
+	type assignment struct{ name, value string }
+	var sets []assignment
+	for {
+		scope := ""
+		switch {
+		case p.accept("session"), p.accept("local"):
+			scope = "session"
+		case p.accept("global"):
+			scope = "global"
+		}
+		if p.accept("transaction") {
+			return nil, nil, true // isolation levels mean nothing to a read-only engine
+		}
+		t := p.next()
+		var name string
+		switch t.kind {
+		case tokWord:
+			name = strings.ToLower(t.text)
+		case tokSysVar:
+			var s string
+			s, name = splitVarName(strings.TrimPrefix(t.text, "@@"))
+			if s != "" {
+				scope = s
+			}
+		default:
+			return nil, nil, false
+		}
+		if !p.accept("=") && !p.acceptSeq(":", "=") {
+			return nil, nil, false
+		}
+		value, ok := literalValue(p)
+		if !ok {
+			return nil, nil, false
+		}
+		v, known := c.srv.vars[name]
+		if !known {
+			return nil, nil, false // perhaps the engine's
+		}
+		if scope == "global" {
+			return nil, Errorf(ErrNotSupportedYet, "colink does not support SET GLOBAL; set '%s' for the session", name), true
+		}
+		if v.readOnly {
+			return nil, Errorf(1238, "Variable '%s' is a read only variable", name), true
+		}
+		if v.numeric {
+			switch strings.ToLower(value) {
+			case "on", "true":
+				value = "1"
+			case "off", "false":
+				value = "0"
+			}
+			if value != "\x00default" {
+				if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+					if _, err := strconv.ParseUint(value, 10, 64); err != nil {
+						return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, value), true
+					}
+				}
+			}
+		}
+		sets = append(sets, assignment{name, value})
+		if !p.accept(",") {
+			break
+		}
+	}
+	if !p.done() {
+		return nil, nil, false
+	}
+	for _, a := range sets {
+		if a.value == "\x00default" {
+			c.sess.mu.Lock()
+			delete(c.sess.vars, a.name)
+			c.sess.mu.Unlock()
+			continue
+		}
+		c.sess.SetVar(a.name, a.value)
+	}
+	return nil, nil, true
+}
+
+// literalValue parses a SET value: a string, a number (optionally negative), or a word
+// (ON, OFF, an identifier). DEFAULT returns "\x00default".
+func literalValue(p *parser) (string, bool) {
+	neg := p.accept("-")
+	t := p.next()
+	switch t.kind {
+	case tokNumber:
+		if neg {
+			return "-" + t.text, true
+		}
+		return t.text, true
+	case tokString:
+		return t.value, !neg
+	case tokWord, tokQuotedIdent:
+		if neg {
+			return "", false
+		}
+		if t.kind == tokWord && strings.EqualFold(t.text, "default") {
+			return "\x00default", true
+		}
+		return t.value, true
+	}
+	return "", false
+}
+
+// killStatement answers KILL [HARD|SOFT] [CONNECTION|QUERY] id.
+func (c *conn) killStatement(p *parser) (*textResult, error, bool) {
+	if !p.accept("hard") {
+		p.accept("soft")
+	}
+	connection := true
+	if p.accept("query") {
+		connection = false
+	} else {
+		p.accept("connection")
+	}
+	t := p.next()
+	id, err := strconv.ParseUint(t.text, 10, 32)
+	if t.kind != tokNumber || err != nil || !p.done() {
+		return nil, nil, false
+	}
+	quit, err := c.kill(uint32(id), connection)
+	if err == nil && quit {
+		err = errQuit
+	}
+	return nil, err, true
+}
+
+// kill kills session id's query, or the session's connection. A user may kill their own
+// sessions; root may kill any. quit is true when the connection killed is this one, which
+// the caller closes after answering.
+func (c *conn) kill(id uint32, connection bool) (quit bool, err error) {
+	target := c.srv.session(id)
+	if target == nil {
+		return false, Errorf(ErrNoSuchThread, "Unknown thread id: %d", id)
+	}
+	if target.user != c.sess.user && c.sess.user != "root" {
+		return false, Errorf(ErrKillDenied, "You are not owner of thread %d", id)
+	}
+	if target == c.sess {
+		return connection, nil // this statement is the session's only query
+	}
+	if connection {
+		target.killConnection()
+	} else {
+		target.killQuery()
+	}
+	return false, nil
+}
+
+// show answers SHOW [FULL] PROCESSLIST, SHOW WARNINGS, SHOW ERRORS and
+// SHOW [GLOBAL|SESSION] VARIABLES [LIKE 'pattern'].
+func (c *conn) show(p *parser) (*textResult, error, bool) {
+	switch {
+	case p.acceptSeq("full", "processlist"):
+		return c.processList(true), nil, p.done()
+	case p.accept("processlist"):
+		return c.processList(false), nil, p.done()
+	case p.accept("warnings"):
+		return c.warnings(p, false)
+	case p.accept("errors"):
+		return c.warnings(p, true)
+	}
+	global := false
+	if p.accept("global") {
+		global = true
+	} else if !p.accept("session") {
+		p.accept("local")
+	}
+	if !p.accept("variables") {
+		return nil, nil, false
+	}
+	pattern := ""
+	if p.accept("like") {
+		t := p.next()
+		if t.kind != tokString {
+			return nil, nil, false
+		}
+		pattern = t.value
+	}
+	if !p.done() {
+		return nil, nil, false
+	}
+	names := make([]string, 0, len(c.srv.vars))
+	for name := range c.srv.vars {
+		if pattern == "" || likeMatch(pattern, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	res := &textResult{cols: []Column{
+		{Name: "Variable_name", Type: TypeVarString, Length: 64, Flags: FlagNotNull},
+		{Name: "Value", Type: TypeVarString, Length: 2048},
+	}}
+	for _, name := range names {
+		v := c.srv.vars[name].value
+		if !global {
+			if sv, ok := c.sess.Var(name); ok {
+				v = sv
+			}
+		}
+		res.rows = append(res.rows, []cell{textCell(name), textCell(v)})
+	}
+	return res, nil, true
+}
+
+func (c *conn) processList(full bool) *textResult {
+	res := &textResult{cols: []Column{
+		{Name: "Id", Type: TypeLongLong, Length: 21, Flags: FlagNotNull | FlagNum | FlagBinary},
+		{Name: "User", Type: TypeVarString, Length: 32, Flags: FlagNotNull},
+		{Name: "Host", Type: TypeVarString, Length: 64, Flags: FlagNotNull},
+		{Name: "db", Type: TypeVarString, Length: 64},
+		{Name: "Command", Type: TypeVarString, Length: 16, Flags: FlagNotNull},
+		{Name: "Time", Type: TypeLong, Length: 7, Flags: FlagNotNull | FlagNum | FlagBinary},
+		{Name: "State", Type: TypeVarString, Length: 30},
+		{Name: "Info", Type: TypeVarString, Length: 100},
+	}}
+	now := time.Now()
+	for _, pi := range c.srv.snapshot() {
+		db, info := nullCell, nullCell
+		if pi.database != "" {
+			db = textCell(pi.database)
+		}
+		command, state := "Sleep", ""
+		if pi.query != "" || pi.id == c.sess.id {
+			command, state = "Query", "executing"
+			q := pi.query
+			if pi.id == c.sess.id {
+				q = "SHOW PROCESSLIST"
+				if full {
+					q = "SHOW FULL PROCESSLIST"
+				}
+			}
+			if !full && len(q) > 100 {
+				q = q[:100]
+			}
+			info = textCell(q)
+		}
+		res.rows = append(res.rows, []cell{
+			textCell(strconv.FormatUint(uint64(pi.id), 10)), textCell(pi.user), textCell(pi.host), db,
+			textCell(command), textCell(strconv.FormatInt(int64(now.Sub(pi.since).Seconds()), 10)), textCell(state), info,
+		})
+	}
+	return res
+}
+
+func sortProcesses(ps []processInfo) {
+	slices.SortFunc(ps, func(a, b processInfo) int { return int(int64(a.id) - int64(b.id)) })
+}
+
+// warnings answers SHOW WARNINGS / SHOW ERRORS [LIMIT [offset,] n].
+func (c *conn) warnings(p *parser, errorsOnly bool) (*textResult, error, bool) {
+	offset, limit := 0, -1
+	if p.accept("limit") {
+		a, err := strconv.Atoi(p.next().text)
+		if err != nil {
+			return nil, nil, false
+		}
+		limit = a
+		if p.accept(",") {
+			b, err := strconv.Atoi(p.next().text)
+			if err != nil {
+				return nil, nil, false
+			}
+			offset, limit = a, b
+		}
+	}
+	if !p.done() {
+		return nil, nil, false
+	}
+	res := &textResult{cols: []Column{
+		{Name: "Level", Type: TypeVarString, Length: 7, Flags: FlagNotNull},
+		{Name: "Code", Type: TypeLong, Length: 4, Flags: FlagNotNull | FlagNum | FlagBinary | FlagUnsigned},
+		{Name: "Message", Type: TypeVarString, Length: 512, Flags: FlagNotNull},
+	}}
+	n := 0
+	for _, w := range c.sess.Warnings() {
+		if errorsOnly && w.Level != "Error" {
+			continue
+		}
+		n++
+		if n <= offset || (limit >= 0 && n > offset+limit) {
+			continue
+		}
+		res.rows = append(res.rows, []cell{textCell(w.Level), textCell(strconv.Itoa(int(w.Code))), textCell(w.Message)})
+	}
+	return res, nil, true
+}
+
+// likeMatch matches s against a LIKE pattern (% any run, _ one character, \ escapes),
+// case-insensitively as MySQL's default collations do.
+func likeMatch(pattern, s string) bool {
+	p, t := []rune(strings.ToLower(pattern)), []rune(strings.ToLower(s))
+	// Iterative matching with backtracking to the last %.
+	pi, ti, starP, starT := 0, 0, -1, 0
+	for ti < len(t) {
+		switch {
+		case pi < len(p) && p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == t[ti]:
+			pi += 2
+			ti++
+		case pi < len(p) && (p[pi] == '_' || p[pi] != '%' && p[pi] != '\\' && p[pi] == t[ti]):
+			pi++
+			ti++
+		case pi < len(p) && p[pi] == '%':
+			starP, starT = pi, ti
+			pi++
+		case starP >= 0:
+			starT++
+			pi, ti = starP+1, starT
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '%' {
+		pi++
+	}
+	return pi == len(p)
+}

@@ -1,0 +1,314 @@
+package frontend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+)
+
+// Server accepts MySQL clients and runs their sessions. Make one with Listen, run it with
+// Serve.
+type Server struct {
+	cfg       Config
+	engine    Engine
+	users     Users
+	log       *slog.Logger
+	proto     *server.Server // go-mysql's connection phase: handshake and authentication
+	listeners []net.Listener
+	vars      map[string]sysVar // server-wide system variables, read-only after Listen
+	started   time.Time
+	questions atomic.Uint64 // statements received, for COM_STATISTICS
+
+	mu       sync.Mutex
+	sessions map[uint32]*Session // guarded by mu
+	conns    map[net.Conn]struct{}
+	closing  bool // Serve is shutting down: refuse new connections
+	wg       sync.WaitGroup
+}
+
+// Listen validates cfg, loads the users file and opens the listeners; the server accepts no
+// client until Serve.
+func Listen(cfg Config, engine Engine) (*Server, error) {
+	if engine == nil {
+		return nil, fmt.Errorf("frontend: no engine")
+	}
+	def := DefaultConfig()
+	if cfg.ServerVersion == "" {
+		cfg.ServerVersion = def.ServerVersion
+	}
+	if cfg.VersionComment == "" {
+		cfg.VersionComment = def.VersionComment
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = def.MaxConnections
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = def.HandshakeTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	addrs, err := cfg.addrs()
+	if err != nil {
+		return nil, err
+	}
+	users := cfg.Users
+	if users == nil && cfg.UsersFile != "" {
+		if users, err = LoadUsers(cfg.UsersFile); err != nil {
+			return nil, err
+		}
+		if fi, err := os.Stat(cfg.UsersFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("users file is readable by others; it holds passwords", "path", cfg.UsersFile, "mode", fi.Mode().Perm())
+		}
+	}
+	if users == nil {
+		users = DefaultUsers()
+	}
+	s := &Server{
+		cfg:      cfg,
+		engine:   engine,
+		users:    users,
+		log:      log,
+		proto:    server.NewServer(cfg.ServerVersion, defaultCollation, mysql.AUTH_NATIVE_PASSWORD, nil, nil),
+		started:  time.Now(),
+		sessions: make(map[uint32]*Session),
+		conns:    make(map[net.Conn]struct{}),
+	}
+	for _, a := range addrs {
+		l, err := listen(a)
+		if err != nil {
+			s.closeListeners()
+			return nil, err
+		}
+		s.listeners = append(s.listeners, l)
+	}
+	s.vars = serverVars(&cfg, s.listeners)
+	return s, nil
+}
+
+// listen opens one listener. A unix socket file left by a dead server is removed; one that
+// still accepts connections is an error.
+func listen(a listenAddr) (net.Listener, error) {
+	if a.network == "unix" && a.address[0] != '@' {
+		if fi, err := os.Lstat(a.address); err == nil && fi.Mode().Type() == fs.ModeSocket {
+			if c, err := net.DialTimeout("unix", a.address, time.Second); err == nil {
+				c.Close()
+				return nil, fmt.Errorf("listen unix %s: another server is using the socket", a.address)
+			}
+			if err := os.Remove(a.address); err != nil {
+				return nil, fmt.Errorf("remove stale socket: %w", err)
+			}
+		}
+	}
+	l, err := net.Listen(a.network, a.address)
+	if err != nil {
+		return nil, fmt.Errorf("listen for MySQL clients: %w", err)
+	}
+	return l, nil
+}
+
+// Addrs returns the listeners' addresses (useful with port 0).
+func (s *Server) Addrs() []net.Addr {
+	out := make([]net.Addr, len(s.listeners))
+	for i, l := range s.listeners {
+		out[i] = l.Addr()
+	}
+	return out
+}
+
+// Serve accepts clients until ctx is done, then closes the listeners, cancels every running
+// query (context.Cause ErrShutdown), closes every connection and returns once every session
+// has ended — which waits for engines to honour their contexts.
+func (s *Server) Serve(ctx context.Context) error {
+	serveCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	var lwg sync.WaitGroup
+	for _, l := range s.listeners {
+		lwg.Add(1)
+		go func() {
+			defer lwg.Done()
+			s.accept(serveCtx, l)
+		}()
+	}
+	for _, a := range s.Addrs() {
+		s.log.Info("accepting MySQL clients", "network", a.Network(), "address", a.String())
+	}
+	<-ctx.Done()
+	s.mu.Lock()
+	s.closing = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	cancel(ErrShutdown)
+	s.closeListeners()
+	lwg.Wait()
+	s.wg.Wait()
+	return nil
+}
+
+// Serve listens as cfg says and serves clients until ctx is done.
+func Serve(ctx context.Context, cfg Config, engine Engine) error {
+	s, err := Listen(cfg, engine)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+func (s *Server) closeListeners() {
+	for _, l := range s.listeners {
+		l.Close()
+	}
+}
+
+// accept runs l's accept loop until l is closed. Other accept errors (such as running out of
+// file descriptors) are logged and retried with a growing pause.
+func (s *Server) accept(ctx context.Context, l net.Listener) {
+	backoff := 5 * time.Millisecond
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("accept MySQL client", "address", l.Addr().String(), "err", err)
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		if s.admit(nc) {
+			go s.handleConn(ctx, nc)
+		}
+	}
+}
+
+// admit registers a new connection, or refuses it with 1040 when the server is full or
+// closing.
+func (s *Server) admit(nc net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing || len(s.conns) >= s.cfg.MaxConnections {
+		// An ERR packet in place of the handshake, without SQLSTATE as no capabilities are
+		// agreed yet.
+		msg := "Too many connections"
+		p := []byte{byte(3 + len(msg)), 0, 0, 0, headerErr, byte(ErrConCount & 0xff), byte(ErrConCount >> 8)}
+		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = nc.Write(append(p, msg...))
+		nc.Close()
+		return false
+	}
+	s.conns[nc] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+// handleConn runs one connection: the connection phase through go-mysql, then the command
+// loop.
+func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, nc)
+		s.mu.Unlock()
+		nc.Close()
+	}()
+	remote := nc.RemoteAddr()
+	_ = nc.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	hs := &handshakeHandler{ctx: ctx, engine: s.engine}
+	mc, err := s.proto.NewCustomizedConn(&capabilityPatchConn{Conn: nc}, credentialProvider{users: s.users, remote: remote}, hs)
+	if err != nil {
+		if errors.Is(err, server.ErrAccessDenied) {
+			s.log.Info("login refused", "remote", remote.String(), "err", err)
+		} else {
+			s.log.Debug("handshake failed", "remote", remote.String(), "err", err)
+		}
+		return
+	}
+	_ = nc.SetDeadline(time.Time{})
+
+	sess := NewSession(mc.ConnectionID(), mc.GetUser(), hostOf(remote))
+	sess.database = hs.database
+	sess.closeConn = func() { nc.Close() }
+	s.mu.Lock()
+	s.sessions[sess.id] = sess
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.sessions, sess.id)
+		s.mu.Unlock()
+		if ender, ok := s.engine.(SessionEnder); ok {
+			ender.EndSession(sess)
+		}
+	}()
+	s.log.Debug("session start", "id", sess.id, "user", sess.user, "remote", remote.String())
+	c := &conn{
+		srv:             s,
+		mc:              mc,
+		nc:              nc,
+		sess:            sess,
+		w:               newPacketWriter(nc),
+		multiStatements: mc.Capability()&mysql.CLIENT_MULTI_STATEMENTS != 0,
+	}
+	c.serve(ctx)
+	s.log.Debug("session end", "id", sess.id)
+}
+
+// session returns the live session with connection id id.
+func (s *Server) session(id uint32) *Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+// snapshot returns every live session's process information, by id.
+func (s *Server) snapshot() []processInfo {
+	s.mu.Lock()
+	out := make([]processInfo, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		out = append(out, sess.processInfo())
+	}
+	s.mu.Unlock()
+	sortProcesses(out)
+	return out
+}
+
+// hostOf is how SHOW PROCESSLIST and USER() name a client's address.
+func hostOf(a net.Addr) string {
+	if _, ok := a.(*net.UnixAddr); ok {
+		return "localhost"
+	}
+	return a.String()
+}
+
+// handshakeHandler is the go-mysql Handler used during the connection phase, where only
+// UseDB (a database named in the handshake response) is ever called; the command phase is
+// the front end's own. UseDB runs before the password is checked, so an unauthenticated
+// client can learn whether a database exists; go-mysql offers no later hook.
+type handshakeHandler struct {
+	server.EmptyHandler
+	ctx      context.Context
+	engine   Engine
+	database string
+}
+
+func (h *handshakeHandler) UseDB(name string) error {
+	if err := h.engine.CheckDatabase(h.ctx, name); err != nil {
+		code, state, msg := AsMySQL(err)
+		return &mysql.MyError{Code: code, State: state, Message: msg}
+	}
+	h.database = name
+	return nil
+}

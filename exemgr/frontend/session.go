@@ -1,0 +1,164 @@
+package frontend
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Session is one client connection's state. The connection's goroutine owns it; the methods
+// are safe to call from other goroutines too (SHOW PROCESSLIST and KILL read other sessions).
+type Session struct {
+	id      uint32
+	user    string
+	host    string // the client's address as SHOW PROCESSLIST shows it
+	started time.Time
+
+	mu sync.Mutex
+	// The fields below are guarded by mu.
+	database     string
+	vars         map[string]string // session values of system variables, lower-case names
+	query        string            // the running statement, "" between statements
+	queryStarted time.Time         // when query began, or when the last one ended
+	cancelQuery  context.CancelCauseFunc
+	closeConn    func() // ends the session's connection (KILL CONNECTION)
+	stats        any
+	warnings     []Warning
+}
+
+// NewSession returns a session with connection id id for user connected from host. The
+// server makes one per connection; engine tests may make their own.
+func NewSession(id uint32, user, host string) *Session {
+	now := time.Now()
+	return &Session{id: id, user: user, host: host, started: now, queryStarted: now}
+}
+
+// ID is the session's connection id, as CONNECTION_ID() and KILL use it.
+func (s *Session) ID() uint32 { return s.id }
+
+// User is the name the session authenticated as.
+func (s *Session) User() string { return s.user }
+
+// Host is the client's address: "ip:port" for TCP, "localhost" for the unix socket.
+func (s *Session) Host() string { return s.host }
+
+// Started is when the session connected.
+func (s *Session) Started() time.Time { return s.started }
+
+// Database is the session's current database, "" if none.
+func (s *Session) Database() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.database
+}
+
+// SetDatabase makes name the current database. The caller has checked that it exists.
+func (s *Session) SetDatabase(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.database = name
+}
+
+// Var returns the session's value of system variable name (case-insensitive) if the session
+// has SET it.
+func (s *Session) Var(name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.vars[strings.ToLower(name)]
+	return v, ok
+}
+
+// SetVar sets the session's value of system variable name.
+func (s *Session) SetVar(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.vars == nil {
+		s.vars = make(map[string]string)
+	}
+	s.vars[strings.ToLower(name)] = value
+}
+
+// QueryStats returns what the engine stored with SetQueryStats, nil if nothing.
+func (s *Session) QueryStats() any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// SetQueryStats stores the statistics of the session's last query. The front end never looks
+// inside; the engine answers SHOW QUERY STATS from them.
+func (s *Session) SetQueryStats(stats any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats = stats
+}
+
+// Warnings returns the warnings of the session's last statement.
+func (s *Session) Warnings() []Warning {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Warning(nil), s.warnings...)
+}
+
+func (s *Session) setWarnings(w []Warning) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.warnings = w
+}
+
+// reset forgets the session's variables, warnings and stats (COM_RESET_CONNECTION).
+func (s *Session) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.vars, s.warnings, s.stats = nil, nil, nil
+}
+
+// beginQuery records that query runs and can be killed through cancel.
+func (s *Session) beginQuery(query string, cancel context.CancelCauseFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.query, s.queryStarted, s.cancelQuery = query, time.Now(), cancel
+}
+
+// endQuery records that no query runs.
+func (s *Session) endQuery() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.query, s.queryStarted, s.cancelQuery = "", time.Now(), nil
+}
+
+// killQuery cancels the running query, if any.
+func (s *Session) killQuery() {
+	s.mu.Lock()
+	cancel := s.cancelQuery
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrKilled)
+	}
+}
+
+// killConnection cancels the running query and closes the connection.
+func (s *Session) killConnection() {
+	s.killQuery()
+	s.mu.Lock()
+	closeConn := s.closeConn
+	s.mu.Unlock()
+	if closeConn != nil {
+		closeConn()
+	}
+}
+
+// processInfo is a snapshot for SHOW PROCESSLIST.
+type processInfo struct {
+	id                   uint32
+	user, host, database string
+	query                string
+	since                time.Time
+}
+
+func (s *Session) processInfo() processInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return processInfo{id: s.id, user: s.user, host: s.host, database: s.database, query: s.query, since: s.queryStarted}
+}
