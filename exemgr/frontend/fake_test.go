@@ -61,6 +61,9 @@ func (f *fakeEngine) CheckDatabase(_ context.Context, name string) error {
 }
 
 func (f *fakeEngine) FieldList(_ context.Context, s *Session, table, _ string) ([]Column, error) {
+	f.mu.Lock()
+	f.queries = append(f.queries, "COM_FIELD_LIST "+table)
+	f.mu.Unlock()
 	if table != "typed" {
 		return nil, tableError{table}
 	}
