@@ -1,0 +1,129 @@
+// Command dbt3 is colink's DBT3/TPC-H toolkit: it generates the data (dbgen-identical) and
+// the query streams (qgen), and — as its other subcommands arrive — loads, runs and measures
+// the benchmark.
+//
+// Every subcommand lives in its own file as a command value listed in commands(). A
+// subcommand parses its arguments with its own pflag.FlagSet and returns an error; a
+// *usageError (bad arguments: unknown flag, bad value, unusable directory) makes dbt3 exit
+// with status 2, any other error with status 1.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// command is one dbt3 subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+// commands lists the subcommands in the order usage shows them.
+func commands() []command {
+	return []command{
+		{"gen", "generate TPC-H tables and refresh sets, byte-identical to dbgen 2.14", runGen},
+		{"qgen", "write the 22 queries of a stream with qgen's parameters", runQgen},
+	}
+}
+
+// env is what a subcommand may touch of the outside world.
+type env struct {
+	stdout, stderr io.Writer
+	// stderrTerminal says whether stderr is a terminal (progress bars go there only then).
+	stderrTerminal bool
+}
+
+// usageError marks bad command-line input: dbt3 prints it and exits with status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// parseFlags parses args with fs and turns its failures into usage errors. It returns
+// errHelp after printing the usage for -h/--help.
+func parseFlags(fs *pflag.FlagSet, env *env, args []string) error {
+	fs.SetOutput(env.stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// errHelp reports that help was asked for and printed; dbt3 exits 0.
+var errHelp = errors.New("help requested")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrTerminal: isTerminal(os.Stderr)}
+	code := run(ctx, e, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand and maps its outcome to an exit status.
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		usage(e.stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage(e.stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		var ue *usageError
+		switch {
+		case err == nil, errors.Is(err, errHelp):
+			return exitOK
+		case errors.As(err, &ue):
+			fmt.Fprintf(e.stderr, "dbt3 %s: %v\nRun 'dbt3 %s --help' for usage.\n", name, err, name)
+			return exitUsage
+		default:
+			fmt.Fprintf(e.stderr, "dbt3 %s: %v\n", name, err)
+			return exitFailure
+		}
+	}
+	fmt.Fprintf(e.stderr, "dbt3: unknown command %q\n", name)
+	usage(e.stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: dbt3 <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'dbt3 <command> --help' for a command's flags.")
+}
