@@ -34,15 +34,21 @@ func sizeClass(n int) int {
 }
 
 func (r *recycler) Allocate(n int) []byte {
+	b := r.allocateRaw(n)
+	clear(b)
+	return b
+}
+
+// allocateRaw is Allocate without zeroing a recycled buffer, for callers that overwrite
+// every byte they use.
+func (r *recycler) allocateRaw(n int) []byte {
 	c := sizeClass(n)
 	r.mu.Lock()
 	if k := len(r.free[c]); k > 0 {
 		b := r.free[c][k-1]
 		r.free[c] = r.free[c][:k-1]
 		r.mu.Unlock()
-		b = b[:n]
-		clear(b)
-		return b
+		return b[:n]
 	}
 	r.mu.Unlock()
 	raw := make([]byte, 1<<c+bufAlign)

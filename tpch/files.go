@@ -156,9 +156,10 @@ func jobUnits(gr group, f Format) int64 {
 }
 
 const (
-	tblBlock     = 1 << 20 // bytes per .tbl write
-	outQueue     = 4       // payloads buffered per job output
-	fileJobQueue = 8       // jobs queued per file ahead of its writer
+	tblBlockCap  = 1 << 20            // capacity of a .tbl block buffer
+	tblBlock     = tblBlockCap - 8192 // a block is sent once this full; a unit's text is < 2 KiB
+	outQueue     = 4                  // payloads buffered per job output
+	fileJobQueue = 4                  // jobs queued per file ahead of its writer
 )
 
 // Generate writes the tables and refresh sets that o asks for into o.Dir, generating rows
@@ -396,7 +397,7 @@ func runJob(ctx context.Context, j *job, mem *recycler) error {
 	var bufs [8][]byte
 	var rows [8]int64
 	for _, t := range s.tables {
-		bufs[t] = mem.Allocate(tblBlock + 64<<10)[:0]
+		bufs[t] = mem.allocateRaw(tblBlockCap)[:0]
 	}
 	for i := j.first; i < j.first+j.count; i++ {
 		rg.make(s.gr, i, s.upd, &u)
@@ -407,7 +408,7 @@ func runJob(ctx context.Context, j *job, mem *recycler) error {
 				if err := send(t, payload{buf: bufs[t], rows: rows[t]}); err != nil {
 					return err
 				}
-				bufs[t] = mem.Allocate(tblBlock + 64<<10)[:0]
+				bufs[t] = mem.allocateRaw(tblBlockCap)[:0]
 				rows[t] = 0
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	workers := fs.Int("workers", 0, "generator goroutines (default: GOMAXPROCS)")
 	noSync := fs.Bool("no-sync", false, "do not fsync files before renaming them into place")
 	stats := fs.Bool("stats", false, "print wall and CPU time, peak RSS and context switches at the end")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the generation to this file")
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
 	}
@@ -86,6 +88,17 @@ func runGen(ctx context.Context, e *env, args []string) error {
 			progressbar.OptionClearOnFinish(),
 		)
 		opts.Progress = func(n int64) { _ = bar.Add64(n) }
+	}
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			return usagef("--cpuprofile: %v", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	err = tpch.Generate(ctx, opts)
