@@ -1,0 +1,492 @@
+package ipc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+)
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	Transport    Transport     // tcp, unix or auto; DefaultTransport if empty
+	ConnsPerPeer int           // connections kept to the peer (default 2)
+	Name         string        // for the peer's logs
+	AuthToken    []byte        // answers a TCP server's challenge; with it, unauthenticated TCP servers are refused
+	AllowUIDs    []int         // unix servers may run as these uids besides this process's
+	Compression  string        // "", "lz4" or "zstd": Arrow body compression for batches both ways
+	Limits       Limits        // connection limits
+	DialTimeout  time.Duration // per connection attempt, handshake included (default 2s)
+	BackoffMin   time.Duration // first reconnection delay (default 50ms)
+	BackoffMax   time.Duration // longest reconnection delay (default 2s)
+	Pool         *BufferPool   // receive buffers; a new pool if nil
+	Logger       *slog.Logger  // slog.Default() if nil
+	// OnState, if set, is called (from the client's goroutines, serially) whenever the peer
+	// goes from no live connection to one (Up) or back (down, with the reason).
+	OnState func(PeerEvent)
+}
+
+// PeerEvent reports a change in a peer's reachability.
+type PeerEvent struct {
+	Peer      string // the peer's URL as configured
+	Up        bool
+	Transport string // of the connection that came up
+	Endpoint  string // the endpoint that connection dialled
+	Err       error  // why the peer went down
+}
+
+// Client keeps a small pool of connections to one peer, reconnecting with backoff, and
+// spreads streams over them: each Open goes to the live connection with the fewest open
+// streams (round robin among equals).
+type Client struct {
+	peer  Endpoint
+	cfg   ClientConfig
+	log   *slog.Logger
+	pool  *BufferPool
+	local bool // the peer's host is this machine
+
+	mu       sync.Mutex
+	slots    []*slot
+	rr       int
+	closed   bool
+	changed  chan struct{} // closed and replaced on every state change
+	up       int           // live connections
+	failures uint64        // failed dial attempts, ever
+	lastErr  error
+	done     chan struct{}
+	wg       sync.WaitGroup
+	events   chan PeerEvent
+}
+
+type slot struct {
+	idx  int
+	conn *Conn
+	kick chan struct{}
+	ep   string // endpoint of the live connection
+}
+
+// NewClient validates the configuration and starts connecting to peer (a URL) in the
+// background; Open waits for a connection when none is up yet.
+func NewClient(peer string, cfg ClientConfig) (*Client, error) {
+	ep, err := ParseEndpoint(peer)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Transport == "" {
+		cfg.Transport = DefaultTransport
+	}
+	if _, err := ParseTransport(string(cfg.Transport)); err != nil {
+		return nil, err
+	}
+	if cfg.ConnsPerPeer <= 0 {
+		cfg.ConnsPerPeer = 2
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 2 * time.Second
+	}
+	if cfg.BackoffMin <= 0 {
+		cfg.BackoffMin = 50 * time.Millisecond
+	}
+	if cfg.BackoffMax < cfg.BackoffMin {
+		cfg.BackoffMax = max(2*time.Second, cfg.BackoffMin)
+	}
+	if cfg.Compression != "" && cfg.Compression != "lz4" && cfg.Compression != "zstd" {
+		return nil, fmt.Errorf("compression %q: want lz4 or zstd", cfg.Compression)
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	c := &Client{peer: ep, cfg: cfg, changed: make(chan struct{}), done: make(chan struct{}), events: make(chan PeerEvent, 64)}
+	c.log = cfg.Logger
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	c.log = c.log.With("peer", ep.String())
+	c.pool = cfg.Pool
+	if c.pool == nil {
+		c.pool = NewBufferPool(0)
+	}
+	switch {
+	case ep.Network == "unix" && cfg.Transport == TransportTCP:
+		return nil, fmt.Errorf("peer %s is a unix endpoint but the transport is tcp; give its tcp:// URL", ep)
+	case ep.Network == "tcp" && cfg.Transport != TransportTCP:
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
+		c.local, err = IsLocalHost(ctx, ep.Host())
+		cancel()
+		if err != nil {
+			c.log.Warn("link: cannot tell whether the peer is local; treating it as remote", "err", err)
+		}
+		if !c.local && cfg.Transport == TransportUnix {
+			return nil, fmt.Errorf("peer %s is not on this host; transport unix needs a local peer (use tcp or auto)", ep)
+		}
+	}
+	for i := range cfg.ConnsPerPeer {
+		s := &slot{idx: i, kick: make(chan struct{}, 1)}
+		c.slots = append(c.slots, s)
+	}
+	c.wg.Add(len(c.slots) + 1)
+	go c.deliverEvents()
+	for _, s := range c.slots {
+		go c.maintain(s)
+	}
+	return c, nil
+}
+
+// Peer returns the peer's URL.
+func (c *Client) Peer() string { return c.peer.String() }
+
+func (c *Client) deliverEvents() {
+	defer c.wg.Done()
+	for {
+		select {
+		case ev := <-c.events:
+			if c.cfg.OnState != nil {
+				c.cfg.OnState(ev)
+			}
+		case <-c.done:
+			return
+		}
+	}
+}
+
+func (c *Client) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func (c *Client) emit(ev PeerEvent) {
+	select {
+	case c.events <- ev:
+	default: // a consumer this slow loses events; the state is still readable with Up
+	}
+}
+
+// maintain keeps one slot connected: dial, serve until the connection ends, back off, redial.
+func (c *Client) maintain(s *slot) {
+	defer c.wg.Done()
+	backoff := time.Duration(0)
+	for {
+		if backoff > 0 {
+			jitter := time.Duration(rand.Int64N(int64(backoff)/5 + 1))
+			t := time.NewTimer(backoff - backoff/10 + jitter)
+			select {
+			case <-c.done:
+				t.Stop()
+				return
+			case <-s.kick: // someone is waiting for a connection: try now
+				t.Stop()
+			case <-t.C:
+			}
+		}
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.DialTimeout)
+		conn, ep, err := c.dial(ctx, s.idx == 0)
+		cancel()
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			if conn != nil {
+				conn.Close()
+			}
+			return
+		}
+		if err != nil {
+			c.failures++
+			c.lastErr = err
+			c.notifyLocked()
+			c.mu.Unlock()
+			if backoff == 0 {
+				c.log.Warn("link: cannot connect to peer", "err", err)
+			} else {
+				c.log.Debug("link: reconnect failed", "err", err)
+			}
+			backoff = min(max(2*backoff, c.cfg.BackoffMin), c.cfg.BackoffMax)
+			continue
+		}
+		backoff = 0
+		s.conn, s.ep = conn, ep
+		c.up++
+		if c.up == 1 {
+			c.emit(PeerEvent{Peer: c.peer.String(), Up: true, Transport: conn.Transport(), Endpoint: ep})
+		}
+		c.notifyLocked()
+		c.mu.Unlock()
+
+		select {
+		case <-conn.Done():
+		case <-c.done:
+			conn.Close()
+			return
+		}
+		c.mu.Lock()
+		s.conn = nil
+		c.up--
+		err = conn.Err()
+		c.lastErr = err
+		if c.up == 0 && !c.closed {
+			c.emit(PeerEvent{Peer: c.peer.String(), Err: err})
+			c.log.Warn("link: peer down", "err", err)
+		}
+		c.notifyLocked()
+		c.mu.Unlock()
+		// Redial at once after a connection that was up; back off if that fails too.
+	}
+}
+
+// dial makes one connection according to the transport rule; see PROTOCOL.md "Choosing a
+// transport". It returns the connection and the endpoint it reached.
+func (c *Client) dial(ctx context.Context, logChoice bool) (*Conn, string, error) {
+	hp := handshakeParams{name: c.cfg.Name, token: c.cfg.AuthToken, allowUIDs: c.cfg.AllowUIDs, compression: c.cfg.Compression}
+	if c.peer.Network == "unix" || c.cfg.Transport == TransportTCP || !c.local {
+		conn, err := c.dialEndpoint(ctx, c.peer, hp)
+		if err == nil && logChoice {
+			c.log.Info("link: connected", "transport", conn.Transport(), "endpoint", c.peer.String(), "reason", c.reason())
+		}
+		return conn, c.peer.String(), err
+	}
+	// A local peer given by TCP, transport unix or auto: ask it for its unix sockets.
+	tc, err := c.dialEndpoint(ctx, c.peer, hp)
+	if err != nil {
+		return nil, "", err
+	}
+	var tried []string
+	for _, u := range tc.peer.Unix {
+		ep, err := ParseEndpoint(u)
+		if err != nil || ep.Network != "unix" {
+			tried = append(tried, fmt.Sprintf("%s: not a unix endpoint", u))
+			continue
+		}
+		uc, err := c.dialEndpoint(ctx, ep, hp)
+		if err != nil {
+			tried = append(tried, err.Error())
+			continue
+		}
+		if !bytes.Equal(uc.peer.Instance, tc.peer.Instance) {
+			uc.Close()
+			tried = append(tried, fmt.Sprintf("%s is served by another process than %s", u, c.peer))
+			continue
+		}
+		tc.Close()
+		if logChoice {
+			c.log.Info("link: connected", "transport", "unix", "endpoint", u,
+				"reason", fmt.Sprintf("transport %s: peer %s is local and advertises %s", c.cfg.Transport, c.peer, u))
+		}
+		return uc, u, nil
+	}
+	why := "the peer advertises no unix socket"
+	if len(tried) > 0 {
+		why = fmt.Sprintf("its unix sockets failed: %v", tried)
+	}
+	if c.cfg.Transport == TransportUnix {
+		tc.Close()
+		return nil, "", fmt.Errorf("transport unix: %s: %s", c.peer, why)
+	}
+	if logChoice {
+		c.log.Info("link: connected", "transport", "tcp", "endpoint", c.peer.String(), "reason", "transport auto: falling back to tcp: "+why)
+	}
+	return tc, c.peer.String(), nil
+}
+
+func (c *Client) reason() string {
+	switch {
+	case c.peer.Network == "unix":
+		return "the peer was given as a unix endpoint"
+	case c.cfg.Transport == TransportTCP:
+		return "transport tcp"
+	}
+	return fmt.Sprintf("transport %s: peer is not on this host", c.cfg.Transport)
+}
+
+func (c *Client) dialEndpoint(ctx context.Context, ep Endpoint, hp handshakeParams) (*Conn, error) {
+	nc, err := Dial(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	conn := newConn(nc, true, c.pool, c.cfg.Limits, c.log)
+	conn.setRemote(ep.String())
+	if err := conn.clientHandshake(ctx, hp); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("%s: %w", ep, err)
+	}
+	conn.start()
+	return conn, nil
+}
+
+// pick returns the live connection with the fewest open streams.
+func (c *Client) pickLocked() *Conn {
+	var best *Conn
+	bestN := 0
+	n := len(c.slots)
+	for i := range n {
+		s := c.slots[(c.rr+i)%n]
+		if s.conn == nil {
+			continue
+		}
+		if k := s.conn.ActiveStreams(); best == nil || k < bestN {
+			best, bestN = s.conn, k
+		}
+	}
+	c.rr++
+	return best
+}
+
+// Open opens a stream on the least loaded live connection; see Conn.Open. With no live
+// connection it asks every slot to redial now and waits for the outcome: it fails with an
+// error wrapping ErrPeerDown if a dial attempt fails meanwhile, or when ctx is done.
+func (c *Client) Open(ctx context.Context, method string, args []byte, fin bool) (*Stream, error) {
+	for attempt := 0; ; attempt++ {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
+		}
+		conn := c.pickLocked()
+		if conn != nil {
+			c.mu.Unlock()
+			st, err := conn.Open(ctx, method, args, fin)
+			if err != nil && errors.Is(err, ErrConnClosed) && attempt < 3 {
+				continue // the connection died under us; its slot is redialling
+			}
+			return st, err
+		}
+		f0, changed := c.failures, c.changed
+		c.mu.Unlock()
+		for _, s := range c.slots {
+			signal(s.kick)
+		}
+		for conn == nil {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%w: %s: waiting for a connection: %w", ErrPeerDown, c.peer, ctx.Err())
+			case <-changed:
+			}
+			c.mu.Lock()
+			conn = c.pickLocked()
+			if conn == nil && c.failures > f0 {
+				err := c.lastErr
+				c.mu.Unlock()
+				return nil, fmt.Errorf("%w: %s: %w", ErrPeerDown, c.peer, err)
+			}
+			if conn == nil && c.closed {
+				c.mu.Unlock()
+				return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
+			}
+			changed = c.changed
+			c.mu.Unlock()
+		}
+	}
+}
+
+// Call is a unary request on the least loaded connection; see Conn.Call.
+func (c *Client) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
+	s, err := c.Open(ctx, method, args, true)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.drain()
+}
+
+// WaitUp waits until at least one connection is up, or the first dial attempt after the
+// call fails, or ctx is done.
+func (c *Client) WaitUp(ctx context.Context) error {
+	c.mu.Lock()
+	f0 := c.failures
+	for c.up == 0 {
+		if c.closed {
+			c.mu.Unlock()
+			return fmt.Errorf("%w: client closed", ErrConnClosed)
+		}
+		if c.failures > f0 {
+			err := c.lastErr
+			c.mu.Unlock()
+			return fmt.Errorf("%w: %s: %w", ErrPeerDown, c.peer, err)
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s: %w", ErrPeerDown, c.peer, ctx.Err())
+		case <-ch:
+		}
+		c.mu.Lock()
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// Up reports whether at least one connection is live.
+func (c *Client) Up() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.up > 0
+}
+
+// Conns returns the live connections.
+func (c *Client) Conns() []*Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Conn
+	for _, s := range c.slots {
+		if s.conn != nil {
+			out = append(out, s.conn)
+		}
+	}
+	return out
+}
+
+// Stats returns the counters of the live connections.
+func (c *Client) Stats() []ConnStats {
+	var out []ConnStats
+	for _, conn := range c.Conns() {
+		out = append(out, conn.Stats())
+	}
+	return out
+}
+
+// Close closes every connection and stops reconnecting; open streams fail.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	c.notifyLocked()
+	var conns []*Conn
+	for _, s := range c.slots {
+		if s.conn != nil {
+			conns = append(conns, s.conn)
+		}
+	}
+	c.mu.Unlock()
+	for _, conn := range conns {
+		conn.Close()
+	}
+	c.wg.Wait()
+	return nil
+}
+
+// NewClientConn runs the client handshake on an established nc (a socket, or an in-memory
+// pipe in tests) and returns the connection, outside any Client pool.
+func NewClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*Conn, error) {
+	pool := cfg.Pool
+	if pool == nil {
+		pool = NewBufferPool(0)
+	}
+	conn := newConn(nc, true, pool, cfg.Limits, cfg.Logger)
+	if err := conn.clientHandshake(ctx, handshakeParams{name: cfg.Name, token: cfg.AuthToken, allowUIDs: cfg.AllowUIDs, compression: cfg.Compression}); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	conn.start()
+	return conn, nil
+}

@@ -1,0 +1,546 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	arrowipc "github.com/apache/arrow-go/v18/arrow/ipc"
+)
+
+// Limits are a connection's knobs. Zero fields take the defaults below.
+type Limits struct {
+	MaxFrame          int           // largest payload this side accepts (DefaultMaxFrame)
+	StreamWindow      int           // initial credit this side grants each stream (DefaultStreamWindow)
+	MaxStreams        int           // server: concurrent streams per connection (DefaultMaxStreams)
+	HeartbeatInterval time.Duration // ping after this long without input (DefaultHeartbeatInterval)
+	HeartbeatTimeout  time.Duration // fail the connection after this long without input (DefaultHeartbeatTimeout)
+	HandshakeTimeout  time.Duration // bound on the whole handshake (DefaultHandshakeTimeout)
+}
+
+// Defaults for Limits.
+const (
+	DefaultStreamWindow      = 16 << 20
+	DefaultMaxStreams        = 1024
+	DefaultHeartbeatInterval = 250 * time.Millisecond
+	DefaultHeartbeatTimeout  = time.Second
+	DefaultHandshakeTimeout  = 5 * time.Second
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFrame <= 0 {
+		l.MaxFrame = DefaultMaxFrame
+	}
+	l.MaxFrame = min(max(l.MaxFrame, MinMaxFrame), MaxFrameCap)
+	if l.StreamWindow <= 0 {
+		l.StreamWindow = DefaultStreamWindow
+	}
+	l.StreamWindow = min(max(l.StreamWindow, MinMaxFrame), MaxFrameCap)
+	if l.MaxStreams <= 0 {
+		l.MaxStreams = DefaultMaxStreams
+	}
+	if l.HeartbeatInterval <= 0 {
+		l.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if l.HeartbeatTimeout <= 0 {
+		l.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if l.HeartbeatTimeout < 2*l.HeartbeatInterval {
+		l.HeartbeatTimeout = 2 * l.HeartbeatInterval
+	}
+	if l.HandshakeTimeout <= 0 {
+		l.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	return l
+}
+
+// Conn is one established link connection carrying many streams. A client opens streams
+// with Open; a server's connections dispatch the streams their peer opens to the server's
+// handlers. A Conn is safe for concurrent use.
+type Conn struct {
+	id        uint64
+	nc        net.Conn
+	sio       *sockIO
+	fr        *frameReader
+	fw        *frameWriter
+	pool      *BufferPool
+	log       *slog.Logger
+	baseLog   *slog.Logger
+	isClient  bool
+	transport string // "tcp", "unix" or the net.Addr network of an in-memory pipe
+	remote    string
+	lim       Limits
+	peer      Hello // the peer's hello: its limits, name, instance, unix endpoints
+	sendOpts  []arrowipc.Option
+	onRequest func(*Stream) // server: start a handler for a new stream
+	baseCtx   context.Context // server: parent of every handler's context
+
+	mu      sync.Mutex
+	streams map[uint32]*Stream
+	lastID  uint32 // client: last id allocated; server: highest id the peer opened
+	opened  uint64
+	err     error
+	done    chan struct{}
+
+	lastRead atomic.Int64 // unix nanos of the last read that returned data
+	started  time.Time
+
+	batchesIn, batchesOut   atomic.Uint64
+	creditStallNs           atomic.Int64
+	creditWaits, lateFrames atomic.Uint64
+	rttNs                   atomic.Int64
+}
+
+// connIDs hands out connection ids for logs; it is per process but only an identity counter.
+var connIDs atomic.Uint64
+
+func newConn(nc net.Conn, isClient bool, pool *BufferPool, lim Limits, log *slog.Logger) *Conn {
+	if pool == nil {
+		pool = NewBufferPool(0)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Conn{
+		id:       connIDs.Add(1),
+		nc:       nc,
+		sio:      newSockIO(nc),
+		pool:     pool,
+		isClient: isClient,
+		lim:      lim.withDefaults(),
+		streams:  make(map[uint32]*Stream),
+		done:     make(chan struct{}),
+		started:  time.Now(),
+	}
+	c.transport = nc.LocalAddr().Network()
+	c.baseLog = log
+	remote := nc.RemoteAddr().String()
+	if c.transport == "unix" {
+		// A unix client's address is unnamed and the server's is the name it was bound
+		// under; name the peer by its process instead.
+		remote = "unix peer"
+		if uid, pid, err := peerCred(nc); err == nil {
+			remote = fmt.Sprintf("unix peer pid %d uid %d", pid, uid)
+		}
+	}
+	c.setRemote(remote)
+	c.fr = newFrameReader(c.sio, pool, &c.lastRead)
+	c.fw = newFrameWriter(c.sio)
+	c.lastRead.Store(time.Now().UnixNano())
+	return c
+}
+
+// setRemote names the peer in errors and logs.
+func (c *Conn) setRemote(r string) {
+	c.remote = r
+	c.log = c.baseLog.With("conn", c.id, "transport", c.transport, "remote", r)
+}
+
+// start runs the connection after a successful handshake.
+func (c *Conn) start() {
+	c.fr.maxFrame = uint32(c.lim.MaxFrame)
+	c.lastRead.Store(time.Now().UnixNano())
+	go c.readLoop()
+	go c.heartbeatLoop()
+	go c.fw.flushLoop(c.done)
+}
+
+// Done is closed when the connection has failed or been closed.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, nil while it is up.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Transport returns "tcp" or "unix".
+func (c *Conn) Transport() string { return c.transport }
+
+// Remote returns the peer's address.
+func (c *Conn) Remote() string { return c.remote }
+
+// Peer returns the peer's hello.
+func (c *Conn) Peer() Hello { return c.peer }
+
+// ActiveStreams returns the number of streams open on the connection.
+func (c *Conn) ActiveStreams() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.streams)
+}
+
+// Close closes the connection; its streams fail with ErrConnClosed.
+func (c *Conn) Close() error {
+	c.fail(fmt.Errorf("%w: closed by this side", ErrConnClosed))
+	return nil
+}
+
+// closeWith sends an ERROR on stream 0 (best effort, bounded by a short write deadline) and
+// closes the connection: how a server tells its clients it is going away.
+func (c *Conn) closeWith(code, msg string) {
+	_ = c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	var buf [256]byte
+	_ = c.fw.write(&frame{kind: KindError, small: appendErrorPayload(buf[:0], code, msg)})
+	c.fail(fmt.Errorf("%w: %s: %s", ErrConnClosed, code, msg))
+}
+
+// fail ends the connection once: every stream fails with err, blocked writers and readers
+// return, and the socket closes.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	streams := make([]*Stream, 0, len(c.streams))
+	for _, s := range c.streams {
+		streams = append(streams, s)
+	}
+	clear(c.streams)
+	close(c.done)
+	c.mu.Unlock()
+
+	c.fw.fail(err)
+	c.nc.Close()
+	for _, s := range streams {
+		s.failConn(err)
+	}
+	switch {
+	case errors.Is(err, ErrProtocol), errors.Is(err, ErrPeerSilent), errors.Is(err, ErrVersion), errors.Is(err, ErrAuth):
+		c.log.Warn("link: closing connection", "err", err)
+	default:
+		c.log.Debug("link: connection closed", "err", err)
+	}
+}
+
+// protocolError reports a peer's protocol violation: best effort (a write bounded by a short
+// deadline), it tells the peer why on stream 0, then fails the connection.
+func (c *Conn) protocolError(err error) {
+	var buf [512]byte
+	msg := err.Error()
+	if len(msg) > 400 {
+		msg = msg[:400]
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+	_ = c.fw.write(&frame{kind: KindError, small: appendErrorPayload(buf[:0], CodeProtocol, msg)})
+	c.fail(err)
+}
+
+func (c *Conn) readLoop() {
+	for {
+		f, err := c.fr.next()
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		if err := c.dispatch(f); err != nil {
+			c.protocolError(err)
+			return
+		}
+	}
+}
+
+func (c *Conn) readFailed(err error) {
+	switch {
+	case errors.Is(err, ErrProtocol), errors.Is(err, ErrVersion):
+		c.protocolError(err)
+	case errors.Is(err, io.EOF):
+		c.fail(fmt.Errorf("%w: peer %s closed the connection", ErrConnClosed, c.remote))
+	default:
+		c.mu.Lock()
+		failed := c.err != nil
+		c.mu.Unlock()
+		if !failed {
+			c.fail(fmt.Errorf("%w: read from %s: %w", ErrConnClosed, c.remote, err))
+		}
+	}
+}
+
+// lookup returns the live stream id, or nil. late reports that id was used before and has
+// been retired, so frames for it are stale rather than illegal.
+func (c *Conn) lookup(id uint32) (s *Stream, late bool) {
+	c.mu.Lock()
+	s = c.streams[id]
+	last := c.lastID
+	c.mu.Unlock()
+	return s, s == nil && id <= last
+}
+
+// dispatch routes one frame. It runs on the reader goroutine and never blocks on the peer.
+// It owns f.owned: data frames hand it to their stream, other frames return it to the pool.
+func (c *Conn) dispatch(f inFrame) error {
+	h := f.h
+	if f.owned != nil && !h.Kind.isData() {
+		defer c.pool.Put(f.owned)
+	}
+	switch h.Kind {
+	case KindPing:
+		nonce, err := decodeUintPayload(h.Kind, f.payload)
+		if err != nil {
+			return err
+		}
+		var buf [16]byte
+		return c.fw.writeAsync(&frame{kind: KindPong, small: mpAppendUint(buf[:0], nonce)})
+	case KindPong:
+		nonce, err := decodeUintPayload(h.Kind, f.payload)
+		if err != nil {
+			return err
+		}
+		if rtt := time.Now().UnixNano() - int64(nonce); rtt >= 0 {
+			c.rttNs.Store(rtt)
+		}
+		return nil
+	case KindHello:
+		return fmt.Errorf("%w: HELLO after the handshake", ErrProtocol)
+	case KindRequest:
+		return c.onRequestFrame(f)
+	case KindError:
+		e, err := decodeErrorPayload(f.payload)
+		if err != nil {
+			return err
+		}
+		if h.Stream == 0 {
+			c.fail(fmt.Errorf("%w: peer closed it: %w", ErrConnClosed, e))
+			return nil
+		}
+		if s, late := c.lookup(h.Stream); s != nil {
+			s.onRemoteEnd(nil, e)
+		} else if !late {
+			return fmt.Errorf("%w: ERROR for stream %d, which was never opened", ErrProtocol, h.Stream)
+		}
+		return nil
+	}
+
+	s, late := c.lookup(h.Stream)
+	if s == nil {
+		if f.owned != nil && h.Kind.isData() {
+			c.pool.Put(f.owned)
+		}
+		if late {
+			c.lateFrames.Add(1)
+			if h.Kind.isData() || h.Kind == KindEnd || h.Kind == KindCredit || h.Kind == KindCancel {
+				return nil
+			}
+		}
+		return fmt.Errorf("%w: %v frame for stream %d, which was never opened", ErrProtocol, h.Kind, h.Stream)
+	}
+	switch h.Kind {
+	case KindSchema, KindBatch:
+		return s.onData(f)
+	case KindEnd:
+		if err := mpValidMap(f.payload); err != nil {
+			return fmt.Errorf("%w: END payload on stream %d: %w", ErrProtocol, h.Stream, err)
+		}
+		s.onRemoteEnd(append([]byte(nil), f.payload...), nil)
+		return nil
+	case KindCredit:
+		n, err := decodeUintPayload(h.Kind, f.payload)
+		if err != nil {
+			return err
+		}
+		if n == 0 || n > MaxFrameCap {
+			return fmt.Errorf("%w: CREDIT of %d bytes on stream %d", ErrProtocol, n, h.Stream)
+		}
+		s.onCredit(int64(n))
+		return nil
+	case KindCancel:
+		reason, err := decodeCancelPayload(f.payload)
+		if err != nil {
+			return err
+		}
+		s.onRemoteCancel(reason)
+		return nil
+	}
+	return fmt.Errorf("%w: unexpected %v frame", ErrProtocol, h.Kind)
+}
+
+func (c *Conn) onRequestFrame(f inFrame) error {
+	h := f.h
+	if c.isClient {
+		return fmt.Errorf("%w: a server may not open streams (REQUEST on stream %d)", ErrProtocol, h.Stream)
+	}
+	q, err := decodeRequest(f.payload)
+	if err != nil {
+		return fmt.Errorf("stream %d: %w", h.Stream, err)
+	}
+	c.mu.Lock()
+	if h.Stream <= c.lastID {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: REQUEST reuses stream id %d (last opened %d)", ErrProtocol, h.Stream, c.lastID)
+	}
+	c.lastID = h.Stream
+	if len(c.streams) >= c.lim.MaxStreams {
+		c.mu.Unlock()
+		var buf [128]byte
+		msg := fmt.Sprintf("connection has %d streams open, the limit", c.lim.MaxStreams)
+		return c.fw.writeAsync(&frame{kind: KindError, stream: h.Stream, small: appendErrorPayload(buf[:0], CodeTooManyStreams, msg)})
+	}
+	s := newStream(c, h.Stream, false, q.Method, append([]byte(nil), q.Args...))
+	s.timeout = q.Timeout
+	s.ctx, s.cancelCtx = context.WithCancelCause(c.baseCtx)
+	if q.Timeout > 0 {
+		var stop context.CancelFunc
+		s.ctx, stop = context.WithTimeout(s.ctx, q.Timeout)
+		parent := s.cancelCtx
+		s.cancelCtx = func(err error) { stop(); parent(err) }
+	}
+	if h.Flags&FlagFin != 0 {
+		s.remoteFin = true
+	}
+	c.streams[h.Stream] = s
+	c.opened++
+	c.mu.Unlock()
+	c.onRequest(s)
+	return nil
+}
+
+func (c *Conn) retire(s *Stream) {
+	c.mu.Lock()
+	if c.streams[s.id] == s {
+		delete(c.streams, s.id)
+	}
+	c.mu.Unlock()
+}
+
+func (c *Conn) heartbeatLoop() {
+	t := time.NewTicker(c.lim.HeartbeatInterval / 2)
+	defer t.Stop()
+	var buf [16]byte
+	for {
+		select {
+		case <-c.done:
+			return
+		case now := <-t.C:
+			idle := time.Duration(now.UnixNano() - c.lastRead.Load())
+			if idle > c.lim.HeartbeatTimeout {
+				c.fail(fmt.Errorf("%w: nothing received from %s for %v", ErrPeerSilent, c.remote, idle.Round(time.Millisecond)))
+				return
+			}
+			if idle >= c.lim.HeartbeatInterval {
+				_ = c.fw.writeAsync(&frame{kind: KindPing, small: mpAppendUint(buf[:0], uint64(now.UnixNano()))})
+			}
+		}
+	}
+}
+
+// Open starts a stream calling method with args (one msgpack value, nil for none). With fin
+// the client sends nothing more on the stream (no batches, no END). The stream lives until
+// the server ends it, ctx is done, or Cancel or Close is called; the caller must Close it.
+func (c *Conn) Open(ctx context.Context, method string, args []byte, fin bool) (*Stream, error) {
+	if !c.isClient {
+		return nil, errors.New("ipc: Open on a server-side connection")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	if len(c.streams) >= int(c.peer.MaxStreams) {
+		c.mu.Unlock()
+		return nil, &RemoteError{Code: CodeTooManyStreams, Message: fmt.Sprintf("%d streams open on the connection, the peer's limit", len(c.streams))}
+	}
+	if c.lastID == 1<<32-1 {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: stream ids exhausted", ErrConnClosed)
+	}
+	c.lastID++
+	s := newStream(c, c.lastID, true, method, nil)
+	s.localFin = fin
+	c.streams[s.id] = s
+	c.opened++
+	c.mu.Unlock()
+
+	var timeout time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		if timeout = time.Until(dl); timeout <= 0 {
+			c.retire(s)
+			return nil, context.DeadlineExceeded
+		}
+	}
+	var flags Flags
+	if fin {
+		flags = FlagFin
+	}
+	var buf [512]byte
+	err := c.fw.write(&frame{kind: KindRequest, flags: flags, stream: s.id, small: appendRequest(buf[:0], method, args, timeout)})
+	if err != nil {
+		c.retire(s)
+		return nil, err
+	}
+	s.ctx = ctx
+	if ctx.Done() != nil {
+		s.stopAfter = context.AfterFunc(ctx, func() { s.cancel(context.Cause(ctx)) })
+	}
+	return s, nil
+}
+
+// Call is a unary request: it opens a stream with fin, discards any batches the server sends,
+// and returns the server's END payload (a msgpack map).
+func (c *Conn) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
+	s, err := c.Open(ctx, method, args, true)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.drain()
+}
+
+// ConnStats are one connection's counters.
+type ConnStats struct {
+	ID            uint64        `json:"id" msgpack:"id"`
+	Transport     string        `json:"transport" msgpack:"transport"`
+	Remote        string        `json:"remote" msgpack:"remote"`
+	PeerName      string        `json:"peer_name" msgpack:"peer_name"`
+	Up            time.Duration `json:"up_ns" msgpack:"up_ns"`
+	BytesIn       uint64        `json:"bytes_in" msgpack:"bytes_in"`
+	BytesOut      uint64        `json:"bytes_out" msgpack:"bytes_out"`
+	FramesIn      uint64        `json:"frames_in" msgpack:"frames_in"`
+	FramesOut     uint64        `json:"frames_out" msgpack:"frames_out"`
+	BatchesIn     uint64        `json:"batches_in" msgpack:"batches_in"`
+	BatchesOut    uint64        `json:"batches_out" msgpack:"batches_out"`
+	ReadSyscalls  uint64        `json:"read_syscalls" msgpack:"read_syscalls"`
+	WriteSyscalls uint64        `json:"write_syscalls" msgpack:"write_syscalls"`
+	WriteRounds   uint64        `json:"write_rounds" msgpack:"write_rounds"`
+	CreditStall   time.Duration `json:"credit_stall_ns" msgpack:"credit_stall_ns"`
+	CreditWaits   uint64        `json:"credit_waits" msgpack:"credit_waits"`
+	StreamsOpened uint64        `json:"streams_opened" msgpack:"streams_opened"`
+	StreamsActive int           `json:"streams_active" msgpack:"streams_active"`
+	LateFrames    uint64        `json:"late_frames" msgpack:"late_frames"`
+	RTT           time.Duration `json:"rtt_ns" msgpack:"rtt_ns"`
+}
+
+// Stats returns the connection's counters.
+func (c *Conn) Stats() ConnStats {
+	bytesOut, framesOut, rounds := c.fw.counters()
+	c.mu.Lock()
+	opened, active := c.opened, len(c.streams)
+	c.mu.Unlock()
+	return ConnStats{
+		ID: c.id, Transport: c.transport, Remote: c.remote, PeerName: c.peer.Name,
+		Up:      time.Since(c.started),
+		BytesIn: c.fr.bytesIn.Load(), BytesOut: bytesOut,
+		FramesIn: c.fr.framesIn.Load(), FramesOut: framesOut,
+		BatchesIn: c.batchesIn.Load(), BatchesOut: c.batchesOut.Load(),
+		ReadSyscalls: c.sio.reads.Load(), WriteSyscalls: c.sio.writes.Load(), WriteRounds: rounds,
+		CreditStall: time.Duration(c.creditStallNs.Load()), CreditWaits: c.creditWaits.Load(),
+		StreamsOpened: opened, StreamsActive: active, LateFrames: c.lateFrames.Load(),
+		RTT: time.Duration(c.rttNs.Load()),
+	}
+}
+
+// allocator returns the pool as an arrow allocator.
+func (c *Conn) allocator() memory.Allocator { return c.pool }

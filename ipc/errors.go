@@ -1,0 +1,68 @@
+package ipc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes carried by ERROR frames. They are strings on the wire so a second
+// implementation and a log reader see the same words.
+const (
+	CodeCanceled         = "canceled"          // the stream was canceled
+	CodeDeadlineExceeded = "deadline_exceeded" // the request's deadline passed
+	CodeUnknownMethod    = "unknown_method"    // no handler is registered for the method
+	CodeInvalidArgument  = "invalid_argument"  // the request's args are unusable
+	CodeUnavailable      = "unavailable"       // the server is shutting down
+	CodeTooManyStreams   = "too_many_streams"  // the connection's stream limit is reached
+	CodeInternal         = "internal"          // the handler failed
+	CodeProtocol         = "protocol"          // the peer broke the protocol; the connection closes
+	CodeAuth             = "auth"              // authentication failed; the connection closes
+	CodeVersion          = "version"           // unsupported protocol version; the connection closes
+)
+
+// RemoteError is an error the peer reported in an ERROR frame.
+type RemoteError struct {
+	Code    string
+	Message string
+}
+
+func (e *RemoteError) Error() string { return "remote error " + e.Code + ": " + e.Message }
+
+// Errorf returns an error that a handler can return to send the given code to the client.
+func Errorf(code, format string, args ...any) error {
+	return &RemoteError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Sentinel errors wrapped by the errors streams and connections return.
+var (
+	// ErrConnClosed: the connection the stream ran on is gone.
+	ErrConnClosed = errors.New("link connection closed")
+	// ErrPeerSilent: the heartbeat found the peer unresponsive.
+	ErrPeerSilent = errors.New("peer unresponsive (heartbeat timeout)")
+	// ErrCanceled: the stream was canceled by this side.
+	ErrCanceled = errors.New("stream canceled")
+	// ErrRemoteCanceled: the peer canceled the stream.
+	ErrRemoteCanceled = errors.New("stream canceled by peer")
+	// ErrStreamClosed: the operation is not allowed in the stream's state (e.g. sending after END).
+	ErrStreamClosed = errors.New("stream closed")
+	// ErrFrameTooLarge: a message exceeds the peer's maximum frame size.
+	ErrFrameTooLarge = errors.New("message exceeds the peer's maximum frame size")
+	// ErrAuth: the handshake's authentication failed.
+	ErrAuth = errors.New("authentication failed")
+	// ErrPeerDown: the client has no live connection to its peer.
+	ErrPeerDown = errors.New("peer down")
+)
+
+// errorCode maps an error a handler returned to the code sent on the wire.
+func errorCode(err error) (code, msg string) {
+	var re *RemoteError
+	switch {
+	case errors.As(err, &re):
+		return re.Code, re.Message
+	case errors.Is(err, ErrRemoteCanceled), errors.Is(err, ErrCanceled), errors.Is(err, errContextCanceled):
+		return CodeCanceled, err.Error()
+	case errors.Is(err, errDeadlineExceeded):
+		return CodeDeadlineExceeded, err.Error()
+	}
+	return CodeInternal, err.Error()
+}

@@ -1,0 +1,169 @@
+package ipc
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// sockIO performs a connection's reads and vectored writes with raw syscalls when the
+// connection is a socket, so that every read(2) and writev(2) is counted (those that return
+// EAGAIN included) and a batch leaves in one writev with no intermediate copy. Other
+// net.Conns (in-memory pipes in tests) use their Read and Write methods, one call counted
+// as one syscall. Reads are made by one goroutine at a time, writes by one at a time.
+type sockIO struct {
+	nc net.Conn
+	rc syscall.RawConn // nil when nc is not a socket
+
+	reads, writes atomic.Uint64 // syscalls
+
+	// read state, used by readFn, which is allocated once
+	rbuf   []byte
+	rn     int
+	rerr   error
+	readFn func(fd uintptr) bool
+
+	// write state, used by writeFn
+	iov     []unix.Iovec
+	iovDone int // iovecs fully written
+	wn      int64
+	werr    error
+	writeFn func(fd uintptr) bool
+}
+
+func newSockIO(nc net.Conn) *sockIO {
+	s := &sockIO{nc: nc}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			s.rc = rc
+		}
+	}
+	s.readFn = s.rawRead
+	s.writeFn = s.rawWritev
+	return s
+}
+
+func (s *sockIO) rawRead(fd uintptr) bool {
+	s.reads.Add(1)
+	n, err := unix.Read(int(fd), s.rbuf)
+	if err == unix.EAGAIN {
+		return false
+	}
+	if err == unix.EINTR {
+		return s.rawRead(fd)
+	}
+	if n < 0 {
+		n = 0
+	}
+	s.rn, s.rerr = n, err
+	return true
+}
+
+// Read reads at most len(p) bytes with one successful read(2).
+func (s *sockIO) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if s.rc == nil {
+		s.reads.Add(1)
+		return s.nc.Read(p)
+	}
+	s.rbuf = p
+	s.rn, s.rerr = 0, nil
+	if err := s.rc.Read(s.readFn); err != nil {
+		s.rbuf = nil
+		return 0, err
+	}
+	s.rbuf = nil
+	if s.rerr != nil {
+		return 0, s.rerr
+	}
+	if s.rn == 0 {
+		return 0, io.EOF
+	}
+	return s.rn, nil
+}
+
+// iovMax is the most iovecs one writev takes on Linux.
+const iovMax = 1024
+
+func (s *sockIO) rawWritev(fd uintptr) bool {
+	for s.iovDone < len(s.iov) {
+		iov := s.iov[s.iovDone:]
+		if len(iov) > iovMax {
+			iov = iov[:iovMax]
+		}
+		s.writes.Add(1)
+		r, _, e := unix.Syscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+		if e != 0 {
+			switch e {
+			case unix.EAGAIN:
+				return false
+			case unix.EINTR:
+				continue
+			}
+			s.werr = e
+			return true
+		}
+		n := uint64(r)
+		s.wn += int64(n)
+		for n > 0 && s.iovDone < len(s.iov) { // consume fully written iovecs, trim a partial one
+			v := &s.iov[s.iovDone]
+			if n >= v.Len {
+				n -= v.Len
+				s.iovDone++
+				continue
+			}
+			v.Base = (*byte)(unsafe.Add(unsafe.Pointer(v.Base), n))
+			v.Len -= n
+			n = 0
+		}
+	}
+	return true
+}
+
+// Writev writes all of bufs, in order, with as few writev(2) calls as the socket allows.
+func (s *sockIO) Writev(bufs [][]byte) (int64, error) {
+	if s.rc == nil {
+		var total int64
+		for _, b := range bufs {
+			if len(b) == 0 {
+				continue
+			}
+			s.writes.Add(1)
+			n, err := s.nc.Write(b)
+			total += int64(n)
+			if err != nil {
+				return total, err
+			}
+		}
+		return total, nil
+	}
+	s.iov = s.iov[:0]
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		var v unix.Iovec
+		v.Base = &b[0]
+		v.SetLen(len(b))
+		s.iov = append(s.iov, v)
+	}
+	s.iovDone, s.wn, s.werr = 0, 0, nil
+	err := s.rc.Write(s.writeFn)
+	for i := range s.iov { // drop references to the caller's buffers
+		s.iov[i].Base = nil
+	}
+	if err == nil {
+		err = s.werr
+	}
+	if err != nil && errors.Is(err, unix.EPIPE) {
+		err = io.ErrClosedPipe
+	}
+	return s.wn, err
+}

@@ -1,0 +1,300 @@
+package ipc
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Handler serves one stream. It reads the request with st.Args or st.DecodeArgs, may receive
+// the client's batches with st.Recv, sends its answer with st.SendSchema, st.Send and
+// st.CloseSend, and returns. Returning nil without CloseSend sends an END with the stream's
+// counters; returning an error sends an ERROR whose code comes from a *RemoteError (see
+// Errorf) or is CodeCanceled, CodeDeadlineExceeded or CodeInternal. ctx is canceled when the
+// client cancels, its deadline passes, the connection fails or the server shuts down.
+type Handler func(ctx context.Context, st *Stream) error
+
+// ServerConfig configures a Server.
+type ServerConfig struct {
+	Name      string       // for the peer's logs
+	AuthToken []byte       // TCP clients must prove it when set
+	AllowUIDs []int        // unix clients allowed besides this process's uid
+	Limits    Limits       // connection limits
+	Pool      *BufferPool  // receive buffers; a new pool if nil
+	Logger    *slog.Logger // slog.Default() if nil
+}
+
+// Server serves named handlers on any number of listeners.
+type Server struct {
+	cfg      ServerConfig
+	log      *slog.Logger
+	pool     *BufferPool
+	instance []byte
+	handlers map[string]Handler // written only before Serve
+
+	base       context.Context
+	cancelBase context.CancelCauseFunc
+
+	mu        sync.Mutex
+	conns     map[*Conn]struct{}
+	listeners []net.Listener
+	unix      []string
+	closing   bool
+	rejected  uint64 // failed handshakes
+
+	handlersWG sync.WaitGroup
+	connsWG    sync.WaitGroup
+}
+
+// NewServer returns a server with no handlers.
+func NewServer(cfg ServerConfig) *Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	pool := cfg.Pool
+	if pool == nil {
+		pool = NewBufferPool(0)
+	}
+	inst := make([]byte, 16)
+	_, _ = rand.Read(inst)
+	cfg.Limits = cfg.Limits.withDefaults()
+	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, conns: map[*Conn]struct{}{}}
+	s.base, s.cancelBase = context.WithCancelCause(context.Background())
+	return s
+}
+
+// Handle registers h for method. It must be called before Serve; registering a method twice
+// panics.
+func (s *Server) Handle(method string, h Handler) {
+	if _, dup := s.handlers[method]; dup {
+		panic("ipc: method " + method + " registered twice")
+	}
+	s.handlers[method] = h
+}
+
+// Methods returns the registered methods, sorted.
+func (s *Server) Methods() []string {
+	m := make([]string, 0, len(s.handlers))
+	for k := range s.handlers {
+		m = append(m, k)
+	}
+	sort.Strings(m)
+	return m
+}
+
+// Instance returns the random id that names this server process in handshakes.
+func (s *Server) Instance() []byte { return s.instance }
+
+// Pool returns the server's buffer pool.
+func (s *Server) Pool() *BufferPool { return s.pool }
+
+// Serve accepts connections on every listener until Shutdown. The unix endpoints among them
+// are advertised in the server's hello before any connection is accepted, so a client that
+// reached the server over TCP can find its unix socket. It returns nil after Shutdown, or
+// the first listener's fatal error.
+func (s *Server) Serve(lns ...net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return errors.New("ipc: Serve after Shutdown")
+	}
+	for _, ln := range lns {
+		s.listeners = append(s.listeners, ln)
+		if l, ok := ln.(*Listener); ok && l.ep.Network == "unix" && !slices.Contains(s.unix, l.ep.String()) {
+			s.unix = append(s.unix, l.ep.String())
+		}
+	}
+	s.mu.Unlock()
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() { errc <- s.accept(ln) }()
+	}
+	var first error
+	for range lns {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *Server) accept(ln net.Listener) error {
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporaryAccept(err) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("link: accept failed; retrying", "addr", ln.Addr().String(), "err", err, "retry_in", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
+		}
+		delay = 0
+		s.connsWG.Add(1)
+		go func() {
+			defer s.connsWG.Done()
+			s.ServeConn(nc)
+		}()
+	}
+}
+
+func isTemporaryAccept(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "too many open files") || strings.Contains(msg, "connection aborted")
+}
+
+// ServeConn runs the handshake on an accepted connection and serves it until it ends.
+func (s *Server) ServeConn(nc net.Conn) {
+	c := newConn(nc, false, s.pool, s.cfg.Limits, s.log)
+	s.mu.Lock()
+	unix := slices.Clone(s.unix)
+	s.mu.Unlock()
+	err := c.serverHandshake(s.base, handshakeParams{
+		name: s.cfg.Name, token: s.cfg.AuthToken, allowUIDs: s.cfg.AllowUIDs, unix: unix, instance: s.instance,
+	})
+	if err != nil {
+		s.mu.Lock()
+		s.rejected++
+		s.mu.Unlock()
+		c.log.Warn("link: handshake failed; closing connection", "err", err)
+		c.fail(err)
+		return
+	}
+	c.baseCtx = s.base
+	c.onRequest = s.startStream
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		c.closeWith(CodeUnavailable, "server shutting down")
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	c.log.Debug("link: connection up", "peer", c.peer.Name)
+	c.start()
+	<-c.done
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// startStream runs on a connection's reader goroutine for each new stream.
+func (s *Server) startStream(st *Stream) {
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.handlersWG.Add(1)
+	}
+	s.mu.Unlock()
+	if closing {
+		go st.finish(Errorf(CodeUnavailable, "server shutting down"))
+		return
+	}
+	go func() {
+		defer s.handlersWG.Done()
+		st.finish(s.run(st))
+	}()
+}
+
+func (s *Server) run(st *Stream) (err error) {
+	h := s.handlers[st.method]
+	if h == nil {
+		return Errorf(CodeUnknownMethod, "unknown method %q; this server serves %s", st.method, strings.Join(s.Methods(), ", "))
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("link: handler panicked", "method", st.method, "panic", r, "stack", string(debug.Stack()))
+			err = Errorf(CodeInternal, "handler %s panicked: %v", st.method, r)
+		}
+	}()
+	return h(st.ctx, st)
+}
+
+// Shutdown stops accepting (removing socket files), lets in-flight streams finish until ctx
+// is done, then cancels the rest, tells every client the server is going away, and closes
+// the connections.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	lns := s.listeners
+	s.mu.Unlock()
+	for _, ln := range lns {
+		_ = ln.Close()
+	}
+	handlersDone := make(chan struct{})
+	go func() {
+		s.handlersWG.Wait()
+		close(handlersDone)
+	}()
+	var err error
+	select {
+	case <-handlersDone:
+	case <-ctx.Done():
+		err = fmt.Errorf("shutdown: in-flight streams canceled: %w", ctx.Err())
+		s.cancelBase(Errorf(CodeUnavailable, "server shutting down"))
+		select {
+		case <-handlersDone:
+		case <-time.After(2 * time.Second):
+			s.log.Warn("link: handlers still running 2s after cancellation")
+		}
+	}
+	s.cancelBase(Errorf(CodeUnavailable, "server shutting down"))
+	s.mu.Lock()
+	conns := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.closeWith(CodeUnavailable, "server shutting down")
+	}
+	s.connsWG.Wait()
+	return err
+}
+
+// ServerStats are a server's counters.
+type ServerStats struct {
+	Conns              []ConnStats `json:"conns" msgpack:"conns"`
+	RejectedHandshakes uint64      `json:"rejected_handshakes" msgpack:"rejected_handshakes"`
+	Pool               PoolStats   `json:"pool" msgpack:"pool"`
+}
+
+// Stats returns the counters of every live connection.
+func (s *Server) Stats() ServerStats {
+	s.mu.Lock()
+	conns := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	rej := s.rejected
+	s.mu.Unlock()
+	st := ServerStats{RejectedHandshakes: rej, Pool: s.pool.Stats()}
+	for _, c := range conns {
+		st.Conns = append(st.Conns, c.Stats())
+	}
+	sort.Slice(st.Conns, func(i, j int) bool { return st.Conns[i].ID < st.Conns[j].ID })
+	return st
+}

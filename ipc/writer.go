@@ -1,0 +1,269 @@
+package ipc
+
+import (
+	"fmt"
+	"sync"
+)
+
+// copyLimit is the largest payload part a writer copies into its arena; larger parts are
+// written from the caller's memory by writev, and their caller waits until they are out.
+const copyLimit = 16 << 10
+
+// maxAsyncBacklog bounds the bytes queued by goroutines that must not block (the reader
+// answering pings, reporting errors). A peer that makes the backlog exceed it is not
+// reading what it asked for, and its connection is closed.
+const maxAsyncBacklog = 4 << 20
+
+// writeRound is a set of frames written together: small frames and headers copied into
+// arena, large parts referenced in place.
+type writeRound struct {
+	arena  []byte
+	segs   []wseg
+	iov    [][]byte
+	bytes  int
+	frames int
+}
+
+type wseg struct {
+	off, end int    // arena range when ext is nil
+	ext      []byte // a caller's buffer, written in place
+}
+
+func (r *writeRound) reset() {
+	r.arena = r.arena[:0]
+	for i := range r.segs {
+		r.segs[i].ext = nil
+	}
+	r.segs = r.segs[:0]
+	for i := range r.iov {
+		r.iov[i] = nil
+	}
+	r.iov = r.iov[:0]
+	r.bytes, r.frames = 0, 0
+}
+
+// addCopy copies p into the arena, extending the last arena segment when contiguous.
+func (r *writeRound) addCopy(p []byte) {
+	start := len(r.arena)
+	r.arena = append(r.arena, p...)
+	if n := len(r.segs); n > 0 && r.segs[n-1].ext == nil && r.segs[n-1].end == start {
+		r.segs[n-1].end = len(r.arena)
+	} else {
+		r.segs = append(r.segs, wseg{off: start, end: len(r.arena)})
+	}
+	r.bytes += len(p)
+}
+
+func (r *writeRound) addExt(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	r.segs = append(r.segs, wseg{ext: p})
+	r.bytes += len(p)
+}
+
+func (r *writeRound) vectors() [][]byte {
+	for _, s := range r.segs {
+		if s.ext != nil {
+			r.iov = append(r.iov, s.ext)
+		} else {
+			r.iov = append(r.iov, r.arena[s.off:s.end])
+		}
+	}
+	return r.iov
+}
+
+// frameWriter serialises a connection's outgoing frames with flat combining: a goroutine
+// that queues frames while nobody is writing becomes the writer and writes everything
+// queued, its own and others', in one writev per round; goroutines that queue while a write
+// is in progress leave their frames to that writer. Uncontended, a frame costs one syscall
+// in the caller's goroutine; contended, many frames share one. Goroutines that must never
+// block on the socket (the reader) queue asynchronously and wake a background flusher.
+type frameWriter struct {
+	io *sockIO
+
+	mu       sync.Mutex
+	cond     sync.Cond // broadcast when a round is written or the writer fails
+	pend     *writeRound
+	spare    *writeRound
+	round    uint64 // number of the round being filled
+	written  uint64 // last round fully written
+	flushing bool
+	waiters  int
+	err      error
+	kick     chan struct{} // wakes flushLoop
+
+	// counters, guarded by mu
+	bytesOut, framesOut, rounds uint64
+}
+
+func newFrameWriter(sio *sockIO) *frameWriter {
+	w := &frameWriter{
+		io:    sio,
+		pend:  &writeRound{arena: make([]byte, 0, 64<<10)},
+		spare: &writeRound{arena: make([]byte, 0, 64<<10)},
+		round: 1,
+		kick:  make(chan struct{}, 1),
+	}
+	w.cond.L = &w.mu
+	return w
+}
+
+// frame describes one outgoing frame: a header and up to a few payload parts.
+type frame struct {
+	kind   Kind
+	flags  Flags
+	stream uint32
+	parts  [][]byte // payload parts in order
+	small  []byte   // a single small payload (used when parts is nil)
+}
+
+func (f *frame) length() int {
+	if f.parts == nil {
+		return len(f.small)
+	}
+	n := 0
+	for _, p := range f.parts {
+		n += len(p)
+	}
+	return n
+}
+
+// enqueueLocked appends f to the pending round and reports whether the caller must wait for
+// the round to be written (because parts are referenced in place).
+func (w *frameWriter) enqueueLocked(f *frame) (mustWait bool) {
+	var hdr [HeaderSize]byte
+	PutHeader(hdr[:], Header{Kind: f.kind, Flags: f.flags, Stream: f.stream, Length: uint32(f.length())})
+	r := w.pend
+	r.addCopy(hdr[:])
+	if f.parts == nil {
+		r.addCopy(f.small)
+	} else {
+		for _, p := range f.parts {
+			if len(p) <= copyLimit/4 {
+				r.addCopy(p)
+			} else {
+				r.addExt(p)
+				mustWait = true
+			}
+		}
+	}
+	r.frames++
+	return mustWait
+}
+
+// write sends f. It returns once f is written if f references caller memory, or as soon as f
+// is queued behind a write in progress otherwise (a later write error then fails the
+// connection, and with it every stream).
+func (w *frameWriter) write(f *frame) error {
+	w.mu.Lock()
+	if w.err != nil {
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	mustWait := w.enqueueLocked(f)
+	mine := w.round
+	if !w.flushing {
+		w.flushLocked(mine)
+	} else if mustWait {
+		w.waiters++
+		for w.written < mine && w.err == nil {
+			w.cond.Wait()
+		}
+		w.waiters--
+	}
+	err := w.err
+	w.mu.Unlock()
+	return err
+}
+
+// writeAsync queues f without ever blocking on the socket; f must not reference caller
+// memory (its payload is copied).
+func (w *frameWriter) writeAsync(f *frame) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.pend.bytes > maxAsyncBacklog {
+		return fmt.Errorf("%w: %d bytes of replies queued: the peer is not reading", ErrProtocol, w.pend.bytes)
+	}
+	f.parts = nil
+	w.enqueueLocked(f)
+	if !w.flushing {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// flushLocked writes pending rounds until round mine is written (and at most a few rounds
+// more, so a caller does not end up writing for everyone forever); what remains is handed
+// to the background flusher. Called with mu held and flushing false.
+func (w *frameWriter) flushLocked(mine uint64) {
+	w.flushing = true
+	for extra := 0; w.pend.frames > 0 && w.err == nil && (w.written < mine || extra < 2); extra++ {
+		r := w.pend
+		w.pend, w.spare = w.spare, nil
+		n := w.round
+		w.round++
+		w.mu.Unlock()
+		_, err := w.io.Writev(r.vectors())
+		w.mu.Lock()
+		w.bytesOut += uint64(r.bytes)
+		w.framesOut += uint64(r.frames)
+		w.rounds++
+		r.reset()
+		w.spare = r
+		w.written = n
+		if err != nil {
+			w.err = fmt.Errorf("%w: write: %w", ErrConnClosed, err)
+		}
+		if w.waiters > 0 {
+			w.cond.Broadcast()
+		}
+	}
+	w.flushing = false
+	if w.pend.frames > 0 && w.err == nil {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// flushLoop is the background flusher: it writes what asynchronous callers queued and what a
+// combining writer left. It returns when done is closed.
+func (w *frameWriter) flushLoop(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-w.kick:
+		}
+		w.mu.Lock()
+		if !w.flushing && w.pend.frames > 0 && w.err == nil {
+			w.flushLocked(w.round)
+		}
+		w.mu.Unlock()
+	}
+}
+
+// fail makes every later write return err and wakes waiters.
+func (w *frameWriter) fail(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+func (w *frameWriter) counters() (bytes, frames, rounds uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.bytesOut, w.framesOut, w.rounds
+}
