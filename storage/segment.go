@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -216,6 +218,19 @@ func (sg *segment) readColumn(rg, col int, field arrow.Field, kind colKind) (arr
 	if err != nil {
 		return nil, 0, sg.corrupt("row group %d column %d: %v", rg, col, err)
 	}
+	n := rgr.NumRows()
+	if kind == kindString || kind == kindBinary {
+		ccr, err := rgr.Column(col)
+		if err != nil {
+			return nil, 0, wrapRead(sg, rg, field.Name, err)
+		}
+		arr, err := readByteArrays(ccr.(*file.ByteArrayColumnChunkReader), n, field, sg.alloc)
+		ccr.Close() // releases the page buffers
+		if err != nil {
+			return nil, 0, wrapRead(sg, rg, field.Name, err)
+		}
+		return arr, cc.TotalCompressedSize(), nil
+	}
 	pages, err := rgr.GetColumnPageReader(col)
 	if err != nil {
 		return nil, 0, wrapRead(sg, rg, field.Name, err)
@@ -229,10 +244,6 @@ func (sg *segment) readColumn(rg, col int, field arrow.Field, kind colKind) (arr
 	defer rr.Release()
 	if err := rr.(file.RecordReaderWithError).SetPageReaderWithError(pages); err != nil {
 		return nil, 0, wrapRead(sg, rg, field.Name, err)
-	}
-	n := rgr.NumRows()
-	if br, ok := rr.(file.BinaryRecordReader); ok {
-		br.ReserveData(binaryDataEstimate(cc))
 	}
 	if err := rr.Reserve(n); err != nil {
 		return nil, 0, err
@@ -258,11 +269,81 @@ func (sg *segment) readColumn(rg, col int, field arrow.Field, kind colKind) (arr
 	return arr, cc.TotalCompressedSize(), nil
 }
 
-// binaryDataEstimate guesses the decoded byte size of a binary column chunk, to size the
-// builder up front: the chunk's uncompressed size (exact-ish for plain pages, low for
-// dictionary-encoded ones, where the builder then grows).
-func binaryDataEstimate(cc *metadata.ColumnChunkMetaData) int64 {
-	return cc.TotalUncompressedSize()
+// byteArrayBatch is how many values readByteArrays decodes per call into its scratch slices.
+const byteArrayBatch = 4096
+
+// readByteArrays decodes a BYTE_ARRAY column chunk of n rows into a String or Binary array.
+// The decoder yields slices into its page (or dictionary) buffers; they are copied straight
+// into the array's data buffer, whose size is extrapolated from the first batch. This is much
+// cheaper than a builder append per value for TPC-H's short dictionary-encoded strings.
+func readByteArrays(cr *file.ByteArrayColumnChunkReader, n int64, field arrow.Field, mem memory.Allocator) (arrow.Array, error) {
+	offsets := memory.NewResizableBuffer(mem)
+	data := memory.NewResizableBuffer(mem)
+	var valid *memory.Buffer
+	defer func() { releaseBuffers(offsets, data, valid) }()
+	offsets.Resize(int(n+1) * 4)
+	offs := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+	offs[0] = 0
+	var (
+		vals  = make([]parquet.ByteArray, byteArrayBatch)
+		defs  []int16
+		bits  []byte
+		nulls int
+		size  int // bytes of data used
+	)
+	if field.Nullable {
+		defs = make([]int16, byteArrayBatch)
+		valid = memory.NewResizableBuffer(mem)
+		valid.Resize(int(bitutil.BytesForBits(n)))
+		bits = valid.Bytes()
+		clear(bits)
+	}
+	for row := int64(0); row < n; {
+		total, nv, err := cr.ReadBatch(min(byteArrayBatch, n-row), vals, defs, nil)
+		if err != nil {
+			return nil, err
+		}
+		if total == 0 {
+			return nil, fmt.Errorf("column chunk ends after %d of %d rows", row, n)
+		}
+		need := size
+		for _, v := range vals[:nv] {
+			need += len(v)
+		}
+		if need > math.MaxInt32 {
+			return nil, fmt.Errorf("row group holds over 2 GiB of string data")
+		}
+		if need > data.Cap() {
+			grow := max(need, 2*data.Cap())
+			if row == 0 && total > 0 { // extrapolate the first batch to the whole chunk
+				grow = max(need, int(float64(need)/float64(total)*float64(n)*1.1))
+			}
+			data.Reserve(grow)
+		}
+		data.ResizeNoShrink(need)
+		buf := data.Bytes()
+		v := 0
+		for i := int64(0); i < total; i++ {
+			if defs != nil && defs[i] == 0 {
+				nulls++
+			} else {
+				size += copy(buf[size:], vals[v])
+				v++
+				if bits != nil {
+					bitutil.SetBit(bits, int(row+i))
+				}
+			}
+			offs[row+i+1] = int32(size)
+		}
+		clear(vals[:nv]) // drop references into the decoder's pages
+		row += total
+	}
+	if slack := data.Cap() - size; slack > size/4+4096 {
+		data.Resize(size) // give back a poor extrapolation's excess
+	}
+	d := array.NewData(field.Type, int(n), []*memory.Buffer{valid, offsets, data}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d), nil
 }
 
 func wrapRead(sg *segment, rg int, col string, err error) error {
@@ -280,22 +361,6 @@ func wrapRead(sg *segment, rg int, col string, err error) error {
 // INT32 DATE values Date32's.
 func transfer(rr file.RecordReader, dt arrow.DataType, kind colKind) (arrow.Array, error) {
 	switch kind {
-	case kindString, kindBinary:
-		chunks := rr.(file.BinaryRecordReader).GetBuilderChunks()
-		if len(chunks) != 1 {
-			for _, c := range chunks {
-				c.Release()
-			}
-			return nil, fmt.Errorf("column chunk decoded into %d pieces; row groups must hold under 2 GiB of string data", len(chunks))
-		}
-		if kind == kindBinary {
-			return chunks[0], nil
-		}
-		defer chunks[0].Release()
-		d := chunks[0].Data()
-		sd := array.NewData(dt, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
-		defer sd.Release()
-		return array.MakeFromData(sd), nil
 	case kindBool:
 		bits := rr.ReleaseValidBits()
 		values := rr.(file.BooleanRecordReader).ReleaseValueBitmap()

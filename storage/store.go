@@ -53,7 +53,8 @@ type Options struct {
 	SegmentRows int
 	// Compression is the Parquet codec for new segments: "none", "snappy", "zstd" or "lz4".
 	Compression string
-	// Allocator allocates decoded columns; default memory.DefaultAllocator.
+	// Allocator allocates decoded columns. The default recycles large buffers freed by
+	// evictions and cache drops into later decodes.
 	Allocator memory.Allocator
 	// Logger receives notices (leftover files removed, etc.); default slog.Default().
 	Logger *slog.Logger
@@ -79,7 +80,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	if o.Allocator == nil {
-		o.Allocator = memory.DefaultAllocator
+		// Recycle up to an eighth of the cache budget (64 MiB – 1 GiB) of decode buffers.
+		o.Allocator = newRecyclingAllocator(min(1<<30, max(64<<20, o.CacheSize/8)))
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
