@@ -190,6 +190,10 @@ func (c *conn) statement(ctx context.Context, st statement, more bool) (ok bool,
 	if err != nil {
 		cancel(ErrClientGone) // the connection failed while the result was being written
 	}
+	// Closed after the cancellation so that the engine sees why it stops.
+	if cerr := res.Rows.Close(); cerr != nil {
+		c.srv.log.Debug("closing a result", "id", c.sess.id, "err", cerr)
+	}
 	return ok, err
 }
 
@@ -200,7 +204,6 @@ func warningCount(w []Warning) uint16 { return uint16(min(len(w), 65535)) }
 // the statement's error. Memory stays bounded by one batch plus the packet writer's buffer.
 func (c *conn) sendRows(qctx context.Context, res *Result, more bool) (ok bool, err error) {
 	rows := res.Rows
-	defer rows.Close()
 	schema := rows.Schema()
 	cols := res.Columns
 	if cols == nil {

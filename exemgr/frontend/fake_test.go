@@ -176,7 +176,6 @@ func newBigRows(ctx context.Context, n int, cancelled chan error) *bigRows {
 func (r *bigRows) Schema() *arrow.Schema { return r.schema }
 func (r *bigRows) Next() (arrow.RecordBatch, error) {
 	if err := r.ctx.Err(); err != nil {
-		r.cancelled <- context.Cause(r.ctx)
 		return nil, context.Cause(r.ctx)
 	}
 	if r.remaining == 0 {
@@ -202,6 +201,9 @@ func (r *bigRows) Next() (arrow.RecordBatch, error) {
 	return r.rec, nil
 }
 func (r *bigRows) Close() error {
+	if r.ctx.Err() != nil {
+		r.cancelled <- context.Cause(r.ctx)
+	}
 	if r.rec != nil {
 		r.rec.Release()
 	}
@@ -275,6 +277,7 @@ type testServer struct {
 	srv    *Server
 	tcp    string // host:port
 	socket string
+	stop   func() // cancels Serve's context and waits for Serve to return
 }
 
 // startServer starts a server for eng; cfg may adjust the configuration. It stops when the
@@ -309,15 +312,16 @@ func startServer(t *testing.T, eng Engine, adjust func(*Config)) *testServer {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	t.Cleanup(func() {
+	stop := func() {
 		cancel()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
 			t.Errorf("Serve did not return after its context was cancelled")
 		}
-	})
-	ts := &testServer{srv: srv}
+	}
+	t.Cleanup(stop)
+	ts := &testServer{srv: srv, stop: stop}
 	for _, a := range srv.Addrs() {
 		switch a := a.(type) {
 		case *net.TCPAddr:

@@ -47,7 +47,7 @@ func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
 		"version":                  ro(str(cfg.ServerVersion)),
 		"version_comment":          ro(str(cfg.VersionComment)),
 		"version_compile_os":       ro(str(runtime.GOOS)),
-		"version_compile_machine":  ro(str(runtime.GOARCH)),
+		"version_compile_machine":  ro(str(machineName(runtime.GOARCH))),
 		"hostname":                 ro(str(hostname)),
 		"port":                     ro(num(port)),
 		"socket":                   ro(str(socket)),
@@ -86,6 +86,19 @@ func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
 		"license":                  ro(str("Apache-2.0")),
 		"default_storage_engine":   str("colink"),
 	}
+}
+
+// machineName is uname's name for a Go architecture, as MySQL reports it.
+func machineName(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	case "386":
+		return "i686"
+	}
+	return goarch
 }
 
 // parser walks a statement's tokens.

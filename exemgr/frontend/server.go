@@ -145,14 +145,15 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.log.Info("accepting MySQL clients", "network", a.Network(), "address", a.String())
 	}
 	<-ctx.Done()
+	// Cancel first, so that queries see ErrShutdown rather than their connection closing.
+	cancel(ErrShutdown)
+	s.closeListeners()
 	s.mu.Lock()
 	s.closing = true
 	for c := range s.conns {
 		c.Close()
 	}
 	s.mu.Unlock()
-	cancel(ErrShutdown)
-	s.closeListeners()
 	lwg.Wait()
 	s.wg.Wait()
 	return nil

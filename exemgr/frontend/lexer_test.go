@@ -1,0 +1,57 @@
+package frontend
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestSplitStatements(t *testing.T) {
+	runDataCases(t, "testdata/split.txt", func(t *testing.T, directive, input string) string {
+		switch directive {
+		case "split":
+			var out []string
+			for _, st := range splitStatements(input) {
+				out = append(out, fmt.Sprintf("%q", st.text))
+			}
+			if len(out) == 0 {
+				return "(none)"
+			}
+			return strings.Join(out, "\n")
+		case "lex":
+			var out []string
+			kinds := map[tokenKind]string{tokWord: "word", tokQuotedIdent: "ident", tokString: "string",
+				tokNumber: "number", tokSysVar: "sysvar", tokUserVar: "uservar", tokPunct: "punct"}
+			for _, tok := range lex(input) {
+				out = append(out, fmt.Sprintf("%s %q", kinds[tok.kind], tok.value))
+			}
+			return strings.Join(out, "\n")
+		}
+		t.Fatalf("unknown directive %q", directive)
+		return ""
+	})
+}
+
+func TestLikeMatch(t *testing.T) {
+	for _, c := range []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"%", "anything", true},
+		{"version%", "version_comment", true},
+		{"VERSION", "version", true},
+		{"%comment", "version_comment", true},
+		{"v_rsion", "version", true},
+		{"v_rsion", "vrsion", false},
+		{"version\\_comment", "version_comment", true},
+		{"version\\_comment", "versionXcomment", false},
+		{"%a%b%", "xxaxxbxx", true},
+		{"%a%b", "xxaxxbxxc", false},
+		{"", "", true},
+		{"", "x", false},
+	} {
+		if got := likeMatch(c.pattern, c.s); got != c.want {
+			t.Errorf("likeMatch(%q, %q) = %v", c.pattern, c.s, got)
+		}
+	}
+}
