@@ -273,7 +273,8 @@ func (sg *segment) readColumn(rg, col int, field arrow.Field, kind colKind) (arr
 const byteArrayBatch = 4096
 
 // readByteArrays decodes a BYTE_ARRAY column chunk of n rows into a String or Binary array.
-// The decoder yields slices into its page (or dictionary) buffers; they are copied straight
+// The decoder yields slices into its current page (or dictionary) buffers, valid until the next
+// call (ReadBatchInPage, unlike ReadBatch, does not clone every value); they are copied straight
 // into the array's data buffer, whose size is extrapolated from the first batch. This is much
 // cheaper than a builder append per value for TPC-H's short dictionary-encoded strings.
 func readByteArrays(cr *file.ByteArrayColumnChunkReader, n int64, field arrow.Field, mem memory.Allocator) (arrow.Array, error) {
@@ -299,7 +300,7 @@ func readByteArrays(cr *file.ByteArrayColumnChunkReader, n int64, field arrow.Fi
 		clear(bits)
 	}
 	for row := int64(0); row < n; {
-		total, nv, err := cr.ReadBatch(min(byteArrayBatch, n-row), vals, defs, nil)
+		total, nv, err := cr.ReadBatchInPage(min(byteArrayBatch, n-row), vals, defs, nil)
 		if err != nil {
 			return nil, err
 		}
