@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"time"
 
@@ -167,6 +168,12 @@ func (c *conn) statement(ctx context.Context, st statement, more bool) (ok bool,
 
 	qctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if log := c.srv.log; log.Enabled(ctx, slog.LevelDebug) {
+		start := time.Now()
+		defer func() {
+			log.Debug("statement", "id", c.sess.id, "query", st.text, "elapsed", time.Since(start), "ok", ok, "err", err)
+		}()
+	}
 	c.sess.beginQuery(st.text, cancel)
 	defer c.sess.endQuery()
 	stop := watchPeer(c.nc, func() { cancel(ErrClientGone) })
@@ -212,6 +219,9 @@ func (c *conn) sendRows(qctx context.Context, res *Result, more bool) (ok bool, 
 		}
 	} else if err := checkColumns(cols, schema); err != nil {
 		return false, c.sendError(Errorf(ErrUnknownError, "internal error: %w", err))
+	}
+	if len(cols) == 0 { // MySQL has no result set without columns
+		return true, c.w.ok(0, 0, status(more), warningCount(res.Warnings), "")
 	}
 	enc, err := newRowEncoder(schema)
 	if err != nil {

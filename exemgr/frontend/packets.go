@@ -14,6 +14,9 @@ const (
 	// keepCap is the largest buffer kept after a flush; a larger one (grown by a huge row)
 	// is dropped so an idle connection holds little memory.
 	keepCap = 1 << 20
+	// initialCap is a new connection's buffer: enough for small answers; a result set grows
+	// it to about flushAt.
+	initialCap = 4 << 10
 
 	statusAutocommit  uint16 = 0x0002
 	statusMoreResults uint16 = 0x0008
@@ -39,7 +42,7 @@ type packetWriter struct {
 }
 
 func newPacketWriter(w io.Writer) *packetWriter {
-	return &packetWriter{w: w, buf: make([]byte, 0, flushAt+4096)}
+	return &packetWriter{w: w, buf: make([]byte, 0, initialCap)}
 }
 
 // reset starts a response whose first packet has sequence number seq.
@@ -88,7 +91,7 @@ func (w *packetWriter) flush() error {
 	}
 	w.buf = w.buf[:0]
 	if cap(w.buf) > keepCap {
-		w.buf = make([]byte, 0, flushAt+4096)
+		w.buf = make([]byte, 0, initialCap)
 	}
 	return w.err
 }

@@ -171,6 +171,9 @@ func TestMariadbClientInteractive(t *testing.T) {
 	if out := term.expect("[other]> "); !strings.Contains(out, "1 row in set") {
 		t.Errorf("after Ctrl-C:\n%s", out)
 	}
+	if testing.Verbose() {
+		t.Logf("terminal session:\n%s\nthe engine saw:\n%s", term.out.String(), strings.Join(eng.seen(), "\n"))
+	}
 	term.send("quit\n")
 	term.expect("Bye")
 }
