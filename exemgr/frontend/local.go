@@ -342,7 +342,10 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 	case p.acceptSeq("character", "set"), p.accept("charset"):
 		return nil, nil, true
 	}
-	type assignment struct{ name, value string }
+	type assignment struct {
+		name, value string
+		reset       bool // SET name = DEFAULT: back to the server's value
+	}
 	var sets []assignment
 	for {
 		scope := ""
@@ -372,7 +375,7 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		if !p.accept("=") && !p.acceptSeq(":", "=") {
 			return nil, nil, false
 		}
-		value, ok := literalValue(p)
+		value, isDefault, ok := literalValue(p)
 		if !ok {
 			return nil, nil, false
 		}
@@ -386,22 +389,20 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		if v.readOnly {
 			return nil, Errorf(1238, "Variable '%s' is a read only variable", name), true
 		}
-		if v.numeric {
+		if v.numeric && !isDefault {
 			switch strings.ToLower(value) {
 			case "on", "true":
 				value = "1"
 			case "off", "false":
 				value = "0"
 			}
-			if value != "\x00default" {
-				if _, err := strconv.ParseInt(value, 10, 64); err != nil {
-					if _, err := strconv.ParseUint(value, 10, 64); err != nil {
-						return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, value), true
-					}
+			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+				if _, err := strconv.ParseUint(value, 10, 64); err != nil {
+					return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, value), true
 				}
 			}
 		}
-		sets = append(sets, assignment{name, value})
+		sets = append(sets, assignment{name, value, isDefault})
 		if !p.accept(",") {
 			break
 		}
@@ -410,40 +411,38 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		return nil, nil, false
 	}
 	for _, a := range sets {
-		if a.value == "\x00default" {
-			c.sess.mu.Lock()
-			delete(c.sess.vars, a.name)
-			c.sess.mu.Unlock()
-			continue
+		if a.reset {
+			c.sess.unsetVar(a.name)
+		} else {
+			c.sess.SetVar(a.name, a.value)
 		}
-		c.sess.SetVar(a.name, a.value)
 	}
 	return nil, nil, true
 }
 
-// literalValue parses a SET value: a string, a number (optionally negative), or a word
-// (ON, OFF, an identifier). DEFAULT returns "\x00default".
-func literalValue(p *parser) (string, bool) {
+// literalValue parses a SET value: a string, a number (optionally negative), a word (ON,
+// OFF, an identifier), or DEFAULT.
+func literalValue(p *parser) (value string, isDefault, ok bool) {
 	neg := p.accept("-")
 	t := p.next()
 	switch t.kind {
 	case tokNumber:
 		if neg {
-			return "-" + t.text, true
+			return "-" + t.text, false, true
 		}
-		return t.text, true
+		return t.text, false, true
 	case tokString:
-		return t.value, !neg
+		return t.value, false, !neg
 	case tokWord, tokQuotedIdent:
 		if neg {
-			return "", false
+			return "", false, false
 		}
 		if t.kind == tokWord && strings.EqualFold(t.text, "default") {
-			return "\x00default", true
+			return "", true, true
 		}
-		return t.value, true
+		return t.value, false, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // killStatement answers KILL [HARD|SOFT] [CONNECTION|QUERY] id.

@@ -94,6 +94,14 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 		s.listeners = append(s.listeners, l)
 	}
 	s.vars = serverVars(&cfg, s.listeners)
+	if !users.hasPassword() {
+		for _, l := range s.listeners {
+			if a, ok := l.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() {
+				log.Warn("listening beyond loopback, but every account has an empty password, which only local clients may use; give --users-file for remote clients",
+					"address", a.String())
+			}
+		}
+	}
 	return s, nil
 }
 

@@ -79,6 +79,13 @@ func (s *Session) SetVar(name, value string) {
 	s.vars[strings.ToLower(name)] = value
 }
 
+// unsetVar forgets the session's value of name, so the server's applies again.
+func (s *Session) unsetVar(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.vars, strings.ToLower(name))
+}
+
 // QueryStats returns what the engine stored with SetQueryStats, nil if nothing.
 func (s *Session) QueryStats() any {
 	s.mu.Lock()

@@ -89,6 +89,16 @@ func (u Users) Credential(user string, remote net.Addr) (password string, ok boo
 	return password, true
 }
 
+// hasPassword reports whether some account has a password, so it can log in remotely.
+func (u Users) hasPassword() bool {
+	for _, p := range u {
+		if p != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // IsLocalPeer reports whether a client's address is on this machine: a unix socket peer or
 // a loopback IP.
 func IsLocalPeer(remote net.Addr) bool {
