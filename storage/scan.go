@@ -26,15 +26,24 @@ type ScanRequest struct {
 type RowGroupRef struct {
 	Segment  uint64
 	RowGroup int
-	Rows     int64
+	FirstRow int64 // ordinal of the group's first row within the segment (for Txn.Delete)
+	Rows     int64 // rows stored in the group, deleted ones included
+	Deleted  int64 // of those, rows deleted in the scan's snapshot
 	seg      *segmentMeta
+	deleted  bitmap // the segment's delete bitmap, nil if none
+}
+
+// IsDeleted reports whether row i (0-based within the row group) is deleted in the scan's
+// snapshot.
+func (r RowGroupRef) IsDeleted(i int64) bool {
+	return r.deleted != nil && r.deleted.has(r.FirstRow+i)
 }
 
 // ScanStats are a scan's counters. They are updated as row groups are read.
 type ScanStats struct {
 	RowGroups           int   // row groups in the scanned segments
-	RowGroupsEliminated int   // of those, skipped by zone maps
-	RowsRead            int64 // rows in the row groups read so far
+	RowGroupsEliminated int   // of those, skipped by zone maps or because all their rows are deleted
+	RowsRead            int64 // live rows returned so far
 	CacheHits           int64 // column chunks served from the cache
 	CacheMisses         int64 // column chunks decoded from disk
 	BytesFromCache      int64 // decoded bytes served from the cache
@@ -107,16 +116,30 @@ func (sn *Snapshot) Scan(req ScanRequest) (*Scan, error) {
 		}
 	}
 	for _, s := range segs {
+		dels, err := sn.store.deletes(s)
+		if err != nil {
+			return nil, fmt.Errorf("storage: scan table %q: %w", t.Name, err)
+		}
+		first := int64(0)
 	groups:
 		for g, rg := range s.RowGroups {
+			ref := RowGroupRef{Segment: s.ID, RowGroup: g, FirstRow: first, Rows: rg.Rows, seg: s, deleted: dels}
+			first += rg.Rows
 			sc.rowGroups++
+			if dels != nil {
+				ref.Deleted = dels.countRange(ref.FirstRow, ref.FirstRow+rg.Rows)
+				if ref.Deleted == rg.Rows {
+					sc.eliminated++
+					continue
+				}
+			}
 			for i := range preds {
 				if preds[i].excludes(rg.Zones[preds[i].col], rg.Rows) {
 					sc.eliminated++
 					continue groups
 				}
 			}
-			sc.refs = append(sc.refs, RowGroupRef{Segment: s.ID, RowGroup: g, Rows: rg.Rows, seg: s})
+			sc.refs = append(sc.refs, ref)
 		}
 	}
 	sn.store.mu.Lock()
@@ -132,9 +155,21 @@ func (sc *Scan) Schema() *arrow.Schema { return sc.schema }
 // RowGroups lists the row groups to read, in segment and row-group order.
 func (sc *Scan) RowGroups() []RowGroupRef { return sc.refs }
 
-// Read returns the requested columns of one row group as a record (the caller must Release
-// it), from the column cache or by decoding the segment file.
+// Read returns the live rows of one row group's requested columns as a record (the caller
+// must Release it), from the column cache or by decoding the segment file. Rows deleted in the
+// scan's snapshot are left out (by a copy, for the groups that have any).
 func (sc *Scan) Read(ctx context.Context, ref RowGroupRef) (arrow.Record, error) {
+	rec, err := sc.ReadWithDeleted(ctx, ref)
+	if err != nil || ref.Deleted == 0 {
+		return rec, err
+	}
+	defer rec.Release()
+	return dropDeleted(rec, ref, sc.store.opts.Allocator)
+}
+
+// ReadWithDeleted returns all stored rows of the row group, deleted ones included, without
+// copying; ref.IsDeleted tells which to skip. A DELETE uses it to learn row ordinals.
+func (sc *Scan) ReadWithDeleted(ctx context.Context, ref RowGroupRef) (arrow.Record, error) {
 	if ref.seg == nil {
 		return nil, errors.New("storage: Read needs a RowGroupRef from this scan's RowGroups")
 	}
@@ -176,7 +211,7 @@ func (sc *Scan) Read(ctx context.Context, ref RowGroupRef) (arrow.Record, error)
 	}
 	rec := array.NewRecord(sc.schema, cols, ref.Rows)
 	release() // the record holds its own references
-	sc.rowsRead.Add(ref.Rows)
+	sc.rowsRead.Add(ref.Rows - ref.Deleted)
 	return rec, nil
 }
 

@@ -119,6 +119,7 @@ type Store struct {
 	cur      *Snapshot
 	fileRefs map[string]int      // relative path → live snapshots naming it
 	segs     map[uint64]*segment // open (or openable) segment files by id
+	dels     map[string]bitmap   // loaded delete bitmaps by file
 	closed   bool
 }
 
@@ -153,6 +154,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		cache:    newColumnCache(opts.CacheSize),
 		fileRefs: make(map[string]int),
 		segs:     make(map[uint64]*segment),
+		dels:     make(map[string]bitmap),
 	}
 	s.nextSegmentID.Store(cat.NextSegmentID)
 	if err := s.removeLeftovers(cat); err != nil {
@@ -272,6 +274,7 @@ func (s *Store) releaseLocked(sn *Snapshot) {
 			return
 		}
 		delete(s.fileRefs, f)
+		delete(s.dels, f)
 		path := filepath.Join(s.dir, filepath.FromSlash(f))
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.Warn("storage: cannot remove obsolete file", "file", path, "err", err)

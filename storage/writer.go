@@ -34,6 +34,9 @@ type Txn struct {
 	writers []*TableWriter
 	files   []string // absolute paths written, removed on abort
 	done    bool
+
+	deletes     map[uint64]*pendingDelete // by segment id
+	deleteOrder []uint64
 }
 
 type opKind uint8
@@ -151,6 +154,9 @@ func (tx *Txn) Commit(ctx context.Context) error {
 	cur := s.cur.cat
 	s.mu.Unlock()
 	next, err := tx.apply(cur)
+	if err == nil {
+		err = tx.applyDeletes(next)
+	}
 	if err != nil {
 		tx.Abort()
 		return err
