@@ -1,0 +1,194 @@
+// Package measure owns the measurement records that dbt3's drivers and the DuckDB runner
+// (bench/duckdb, a separate module) write to results/, and the summary statistics taken
+// over them: medians with min–max, and ratios between two configurations measured in one run.
+//
+// A Run is one invocation of a driver. Its Samples are single executions of one query in one
+// configuration (system and transport), so that alternating configurations within a run keeps
+// every sample next to its peers and a ratio is always taken between samples of the same run.
+//
+// The package imports only the standard library so that the DuckDB module can import it.
+package measure
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Run is one driver invocation: what was run, where, and every sample it took.
+type Run struct {
+	ID      string    `json:"id"`      // e.g. "2026-11-30T0512-compare-sf1"
+	Driver  string    `json:"driver"`  // "compare", "power", "throughput", "duckdb"
+	Command string    `json:"command"` // the command line that produced the run
+	Started time.Time `json:"started"`
+	SF      float64   `json:"sf"`
+	Threads int       `json:"threads"` // worker threads per process (primproc --threads, DuckDB threads)
+	Host    Host      `json:"host"`
+	Samples []Sample  `json:"samples"`
+	// Metrics holds driver-level results such as "power@size" or "throughput@size".
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	Notes   []string           `json:"notes,omitempty"`
+}
+
+// Host describes the machine a run was taken on.
+type Host struct {
+	CPUs      int    `json:"cpus"`
+	MemoryMiB int64  `json:"memory_mib"`
+	Kernel    string `json:"kernel"`
+	GoVersion string `json:"go_version"`
+}
+
+// Sample is one execution of one query in one configuration.
+type Sample struct {
+	System    string `json:"system"`              // "colink" or "duckdb"
+	Transport string `json:"transport,omitempty"` // colink's link: "tcp", "unix"
+	Primprocs int    `json:"primprocs,omitempty"`
+	Query     string `json:"query"` // "Q1".."Q22", "RF1", "RF2", or a named extra query
+	Stream    int    `json:"stream"`
+	Round     int    `json:"round"` // 1-based repetition; round 1 of a cold/warm series is cold
+	Cold      bool   `json:"cold"`  // run right after the caches were dropped
+
+	Elapsed float64 `json:"elapsed_s"` // wall time seen by the client, seconds
+	Rows    int64   `json:"rows"`
+	Error   string  `json:"error,omitempty"`
+
+	// Procs is each process's resource use during the sample, as the process itself
+	// accounts it (getrusage deltas), keyed by role: "exemgr", "primproc0", "duckdb", …
+	Procs map[string]Usage `json:"procs,omitempty"`
+	// Link counts what crossed between exemgr and the primprocs; nil for DuckDB.
+	Link *Link `json:"link,omitempty"`
+	// RowGroupsEliminated counts zone-map eliminations across all scans of the query.
+	RowGroupsEliminated int64 `json:"row_groups_eliminated,omitempty"`
+}
+
+// Usage is one process's resource use over an interval.
+type Usage struct {
+	User        float64 `json:"user_s"`
+	Sys         float64 `json:"sys_s"`
+	Voluntary   int64   `json:"nvcsw"`
+	Involuntary int64   `json:"nivcsw"`
+}
+
+// CPU returns user plus system seconds.
+func (u Usage) CPU() float64 { return u.User + u.Sys }
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.User + o.User, u.Sys + o.Sys, u.Voluntary + o.Voluntary, u.Involuntary + o.Involuntary}
+}
+
+// Link is the traffic on the link during a sample, summed over all primprocs.
+type Link struct {
+	BytesOut   int64 `json:"bytes_out"` // exemgr → primprocs
+	BytesIn    int64 `json:"bytes_in"`  // primprocs → exemgr
+	BatchesOut int64 `json:"batches_out"`
+	BatchesIn  int64 `json:"batches_in"`
+	Frames     int64 `json:"frames"`
+	Syscalls   int64 `json:"syscalls"`
+}
+
+// Stat is a median with its range over a set of values.
+type Stat struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// Summarize returns the median, minimum and maximum of vs. An empty vs gives a zero Stat.
+func Summarize(vs []float64) Stat {
+	if len(vs) == 0 {
+		return Stat{}
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return Stat{N: n, Median: med, Min: s[0], Max: s[n-1]}
+}
+
+// String prints "median [min–max]" with three significant decimals.
+func (s Stat) String() string {
+	if s.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f [%.3f–%.3f]", s.Median, s.Min, s.Max)
+}
+
+// Ratio summarizes num[i]/den[i] over paired samples (same round, alternating order), so
+// drift that hits a pair alike cancels. Pairs with a zero denominator are skipped.
+func Ratio(num, den []float64) Stat {
+	n := min(len(num), len(den))
+	rs := make([]float64, 0, n)
+	for i := range n {
+		if den[i] != 0 {
+			rs = append(rs, num[i]/den[i])
+		}
+	}
+	return Summarize(rs)
+}
+
+// Select returns the samples for which keep is true, in order.
+func (r *Run) Select(keep func(*Sample) bool) []*Sample {
+	var out []*Sample
+	for i := range r.Samples {
+		if keep(&r.Samples[i]) {
+			out = append(out, &r.Samples[i])
+		}
+	}
+	return out
+}
+
+// WriteFile writes the run as indented JSON, atomically: a temporary file in the same
+// directory, fsynced, then renamed over path.
+func (r *Run) WriteFile(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("measure: encode run %s: %w", r.ID, err)
+	}
+	return writeAtomic(path, append(data, '\n'))
+}
+
+// ReadFile reads a run written by WriteFile.
+func ReadFile(path string) (*Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("measure: %w", err)
+	}
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("measure: %s: %w", path, err)
+	}
+	return &r, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("measure: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op once renamed
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("measure: write %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("measure: fsync %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("measure: close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("measure: %w", err)
+	}
+	return nil
+}
