@@ -17,9 +17,10 @@ import (
 // the next batch: generating a table allocates its batch buffers once, not once per batch.
 // It returns zeroed, 64-byte aligned memory, as memory.GoAllocator does.
 type recycler struct {
-	mu   sync.Mutex
-	free [48][][]byte // by log2 of capacity
-	keep int          // buffers kept per size class
+	mu    sync.Mutex
+	free  [48][][]byte // by log2 of capacity
+	keep  int          // buffers kept per size class
+	fresh int          // buffers taken from the Go allocator, for tests
 }
 
 func newRecycler(keep int) *recycler { return &recycler{keep: keep} }
@@ -50,6 +51,7 @@ func (r *recycler) allocateRaw(n int) []byte {
 		r.mu.Unlock()
 		return b[:n]
 	}
+	r.fresh++
 	r.mu.Unlock()
 	raw := make([]byte, 1<<c+bufAlign)
 	off := 0
@@ -86,12 +88,17 @@ func (r *recycler) Free(b []byte) {
 	r.mu.Unlock()
 }
 
-// column is one column of a batch under construction.
+// column is one column of a batch under construction. Its buffers come from the builder's
+// allocator through memory.Buffer, so that whatever allocator a caller supplies sees the
+// usual Allocate/Reallocate/Free pairs.
 type column struct {
-	width  int    // bytes per value of a fixed-width column; 0 for strings
-	vals   []byte // fixed-width values, or int32 offsets for strings
-	data   []byte // string bytes so far
-	maxLen int    // declared length of a string column, to size data
+	width   int            // bytes per value of a fixed-width column; 0 for strings
+	vals    *memory.Buffer // fixed-width values, or int32 offsets for strings
+	data    *memory.Buffer // string bytes
+	valsB   []byte         // vals.Buf()
+	dataB   []byte         // data.Buf()
+	dataLen int
+	maxLen  int // declared length of a string column, to size data
 }
 
 // batchBuilder accumulates rows of one table into Arrow buffers.
@@ -128,37 +135,40 @@ func newBatchBuilder(t tableID, maxRows int, mem memory.Allocator) *batchBuilder
 func (b *batchBuilder) start() {
 	for i := range b.cols {
 		c := &b.cols[i]
+		c.vals = memory.NewResizableBuffer(b.mem)
 		if c.width > 0 {
-			c.vals = b.mem.Allocate(b.maxRows * c.width)
+			c.vals.Reserve(b.maxRows * c.width)
 		} else {
-			c.vals = b.mem.Allocate((b.maxRows + 1) * 4)
-			c.data = b.mem.Allocate(b.maxRows * c.maxLen)[:0]
+			c.vals.Reserve((b.maxRows + 1) * 4)
+			c.data = memory.NewResizableBuffer(b.mem)
+			c.data.Reserve(b.maxRows * c.maxLen)
+			c.dataB = c.data.Buf()
+			c.dataLen = 0
 		}
+		c.valsB = c.vals.Buf()
 	}
 	b.rows = 0
 	b.started = true
 }
 
 func (b *batchBuilder) i64(c int, v int64) {
-	binary.LittleEndian.PutUint64(b.cols[c].vals[b.rows*8:], uint64(v))
+	binary.LittleEndian.PutUint64(b.cols[c].valsB[b.rows*8:], uint64(v))
 }
 
 func (b *batchBuilder) i32(c int, v int64) {
-	binary.LittleEndian.PutUint32(b.cols[c].vals[b.rows*4:], uint32(int32(v)))
+	binary.LittleEndian.PutUint32(b.cols[c].valsB[b.rows*4:], uint32(int32(v)))
 }
 
 func (b *batchBuilder) date(c int, day int32) { b.i32(c, int64(day)+epochTo1992) }
 
 func (b *batchBuilder) str(c int, s []byte) {
 	col := &b.cols[c]
-	if len(col.data)+len(s) > cap(col.data) {
-		nb := b.mem.Allocate(2*cap(col.data) + len(s))[:len(col.data)]
-		copy(nb, col.data)
-		b.mem.Free(col.data[:cap(col.data)])
-		col.data = nb
+	if col.dataLen+len(s) > len(col.dataB) {
+		col.data.Reserve(2*len(col.dataB) + len(s))
+		col.dataB = col.data.Buf()
 	}
-	col.data = append(col.data, s...)
-	binary.LittleEndian.PutUint32(col.vals[(b.rows+1)*4:], uint32(len(col.data)))
+	col.dataLen += copy(col.dataB[col.dataLen:], s)
+	binary.LittleEndian.PutUint32(col.valsB[(b.rows+1)*4:], uint32(col.dataLen))
 }
 
 // full reports whether a unit of n more rows would not fit.
@@ -278,7 +288,7 @@ func (b *batchBuilder) add(u *unit) {
 }
 
 // finish returns the batch built so far (nil if it has no rows) and starts a new one on the
-// next add. The batch owns its buffers; releasing it returns them to the allocator.
+// next add. The batch owns its buffers; releasing it frees them to the allocator.
 func (b *batchBuilder) finish() arrow.RecordBatch {
 	if !b.started || b.rows == 0 {
 		return nil
@@ -286,22 +296,22 @@ func (b *batchBuilder) finish() arrow.RecordBatch {
 	arrs := make([]arrow.Array, len(b.cols))
 	for i := range b.cols {
 		c := &b.cols[i]
-		typ := b.schema.Field(i).Type
 		var bufs []*memory.Buffer
 		if c.width > 0 {
-			bufs = []*memory.Buffer{nil, memory.NewBufferWithAllocator(c.vals[:b.rows*c.width], b.mem)}
+			c.vals.ResizeNoShrink(b.rows * c.width)
+			bufs = []*memory.Buffer{nil, c.vals}
 		} else {
-			bufs = []*memory.Buffer{nil,
-				memory.NewBufferWithAllocator(c.vals[:(b.rows+1)*4], b.mem),
-				memory.NewBufferWithAllocator(c.data, b.mem)}
+			c.vals.ResizeNoShrink((b.rows + 1) * 4)
+			c.data.ResizeNoShrink(c.dataLen)
+			bufs = []*memory.Buffer{nil, c.vals, c.data}
 		}
-		data := array.NewData(typ, b.rows, bufs, nil, 0, 0)
+		data := array.NewData(b.schema.Field(i).Type, b.rows, bufs, nil, 0, 0)
 		for _, buf := range bufs[1:] {
 			buf.Release() // data holds them now
 		}
 		arrs[i] = array.MakeFromData(data)
 		data.Release()
-		c.vals, c.data = nil, nil
+		c.vals, c.data, c.valsB, c.dataB = nil, nil, nil, nil
 	}
 	rec := array.NewRecordBatch(b.schema, arrs, int64(b.rows))
 	for _, a := range arrs {
@@ -320,12 +330,12 @@ func (b *batchBuilder) discard() {
 	for i := range b.cols {
 		c := &b.cols[i]
 		if c.vals != nil {
-			b.mem.Free(c.vals)
+			c.vals.Release()
 		}
 		if c.data != nil {
-			b.mem.Free(c.data[:cap(c.data)])
+			c.data.Release()
 		}
-		c.vals, c.data = nil, nil
+		c.vals, c.data, c.valsB, c.dataB = nil, nil, nil, nil
 	}
 	b.started = false
 }

@@ -192,7 +192,7 @@ func Generate(ctx context.Context, o Options) error {
 	}
 	var streams []*stream
 	var sinks []*fileSink
-	pool := newRecycler(4 * workers)
+	pool := newRecycler(16 * workers)
 	newSink := func(t tableID, f Format, name string) *fileSink {
 		s := &fileSink{dir: o.Dir, name: name, table: t, format: f, jobs: make(chan *job, fileJobQueue),
 			progress: o.Progress, noSync: o.NoSync, mem: pool}

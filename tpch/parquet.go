@@ -1,6 +1,7 @@
 package tpch
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ const ParquetRowGroupRows = 512 * 1024
 // uses, so the sink widens decimal columns on the way in; with StoreDecimalAsInteger the file
 // holds them as 64-bit integers all the same.
 type parquetSink struct {
+	buf     *bufio.Writer
 	w       *pqarrow.FileWriter
 	schema  *arrow.Schema // the file's schema: the table's, with decimals as Decimal128
 	decimal []bool        // which columns are widened
@@ -49,11 +51,14 @@ func newParquetSink(w io.Writer, t tableID) (*parquetSink, error) {
 		parquet.WithDictionaryDefault(true),
 		parquet.WithCreatedBy("colink dbt3 gen"),
 	)
-	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
+	// The buffer also hides w's Close from pqarrow, which would close the file before it is
+	// synced and renamed.
+	buf := bufio.NewWriterSize(w, 1<<20)
+	fw, err := pqarrow.NewFileWriter(schema, buf, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		return nil, fmt.Errorf("parquet writer: %w", err)
 	}
-	return &parquetSink{w: fw, schema: schema, decimal: dec, mem: memory.DefaultAllocator}, nil
+	return &parquetSink{buf: buf, w: fw, schema: schema, decimal: dec, mem: memory.DefaultAllocator}, nil
 }
 
 // write appends a batch of the table's Arrow schema. The caller keeps ownership of rec.
@@ -75,7 +80,12 @@ func (p *parquetSink) write(rec arrow.RecordBatch) error {
 	return p.w.WriteBuffered(wide)
 }
 
-func (p *parquetSink) close() error { return p.w.Close() }
+func (p *parquetSink) close() error {
+	if err := p.w.Close(); err != nil {
+		return err
+	}
+	return p.buf.Flush()
+}
 
 // widenDecimal copies a Decimal64 array into a Decimal128 array of the same values.
 func widenDecimal(a *array.Decimal64, typ arrow.DataType, mem memory.Allocator) arrow.Array {

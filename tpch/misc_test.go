@@ -1,0 +1,130 @@
+package tpch
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal"
+
+	"github.com/colinkdb/colink/tpch/internal/distfile"
+)
+
+func decimal64(v int64) decimal.Decimal64 { return decimal.Decimal64(v) }
+
+// TestDistsMatchKit checks the compiled distributions against the kit's dists.dss.
+func TestDistsMatchKit(t *testing.T) {
+	ref := sharedTPCH(t)
+	f, err := os.Open(filepath.Join(ref, "dists.dss"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kit, err := distfile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := distSpecs()
+	if len(kit) != len(ours) {
+		t.Fatalf("%d distributions compiled, the kit has %d", len(ours), len(kit))
+	}
+	for i, d := range kit {
+		o := ours[i]
+		if o.name != d.Name || len(o.members) != len(d.Members) {
+			t.Fatalf("distribution %d: compiled %s/%d, kit %s/%d", i, o.name, len(o.members), d.Name, len(d.Members))
+		}
+		for j, m := range d.Members {
+			if o.members[j].text != m.Text || o.members[j].weight != m.Weight {
+				t.Errorf("%s[%d]: compiled %q|%d, kit %q|%d", d.Name, j, o.members[j].text, o.members[j].weight, m.Text, m.Weight)
+			}
+		}
+	}
+}
+
+func TestParseScale(t *testing.T) {
+	cases := []struct {
+		in      string
+		ok      bool
+		parts   int64
+		refresh int64
+	}{
+		{"0.01", true, 2000, 10},
+		{"0.1", true, 20000, 150},
+		{"1", true, 200000, 1500},
+		{"10", true, 2000000, 15000},
+		{"0.001", true, 200, 0}, // dbgen: ⌊1500/10000⌋·10 = 0
+		{"100000", true, 20000000000, 150000000},
+		{"0", false, 0, 0},
+		{"-1", false, 0, 0},
+		{"1.5", false, 0, 0},
+		{"0.0005", false, 0, 0},
+		{"0.0125", false, 0, 0},
+		{"100001", false, 0, 0},
+		{"abc", false, 0, 0},
+		{"NaN", false, 0, 0},
+	}
+	for _, c := range cases {
+		sc, err := ParseScale(c.in)
+		if (err == nil) != c.ok {
+			t.Errorf("ParseScale(%q): err %v, want ok=%v", c.in, err, c.ok)
+			continue
+		}
+		if !c.ok {
+			continue
+		}
+		if n, _ := sc.Units("part"); n != c.parts {
+			t.Errorf("SF %s: %d parts, want %d", c.in, n, c.parts)
+		}
+		if n := sc.RefreshOrders(); n != c.refresh {
+			t.Errorf("SF %s: %d refresh orders, want %d", c.in, n, c.refresh)
+		}
+	}
+}
+
+// TestSkipAhead checks the jump-ahead arithmetic against stepping one draw at a time.
+func TestSkipAhead(t *testing.T) {
+	x := int64(933588178)
+	stepped := x
+	for n := int64(1); n <= 500; n++ {
+		stepped = nextRand(stepped)
+		if got := nthElement(n, x); got != stepped {
+			t.Fatalf("nthElement(%d) = %d, stepping gives %d", n, got, stepped)
+		}
+	}
+	y := int64(12345)
+	stepped = y
+	for n := int64(1); n <= 300; n++ {
+		stepped = nextRand64(stepped)
+		if got := advanceRand64(y, n); got != stepped {
+			t.Fatalf("advanceRand64(%d) = %d, stepping gives %d", n, got, stepped)
+		}
+	}
+	// Padding a row with the power table equals the square-and-multiply jump.
+	r := newRNG(false)
+	defs := streamDefs()
+	r.unif(1, 10, sLQty)
+	want := nthElement(6, r.seed[sLQty])
+	r.rowStop([]int{sLQty}, defs)
+	if r.seed[sLQty] != want {
+		t.Fatalf("rowStop padded to %d, want %d", r.seed[sLQty], want)
+	}
+}
+
+func TestGeneratorRejects(t *testing.T) {
+	sc := mustScale(t, "0.01")
+	if _, err := NewGenerator(sc, "nope", 1, 1); err == nil {
+		t.Error("unknown table accepted")
+	}
+	if _, err := NewGenerator(sc, "part", 3, 2); err == nil {
+		t.Error("chunk 3 of 2 accepted")
+	}
+	if _, err := NewGenerator(sc, "part", 1, 1, WithBatchRows(3)); err == nil {
+		t.Error("batch of 3 rows accepted")
+	}
+	if _, err := NewRefreshGenerator(sc, "part", 1); err == nil {
+		t.Error("refresh set of part accepted")
+	}
+	if _, err := NewRefreshGenerator(sc, "orders", 0); err == nil {
+		t.Error("refresh set 0 accepted")
+	}
+}
