@@ -59,7 +59,6 @@ func runDataDriven(t *testing.T, path string, fn func(t *testing.T, cmd string) 
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	_ = lines
 	for _, c := range cases {
 		got := fn(t, c.cmd)
 		if got != "" && !strings.HasSuffix(got, "\n") {

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"testing"
 
@@ -24,8 +23,6 @@ func mix(seed uint64, row int64, col int) uint64 {
 	x ^= x >> 33
 	return x
 }
-
-var _ = maphash.Seed{}
 
 // genValue is the value of column col at row row: nil for NULL, else int64, float64, bool
 // or string. Dates rise with the row number (100 rows a day) so zone maps can eliminate.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -26,7 +25,9 @@ var ErrConflict = errors.New("storage: conflicting concurrent change")
 
 // Txn groups changes that become visible together, atomically and durably, at Commit:
 // replacing or dropping tables, appending segments, deleting rows. Files it writes stay
-// invisible until then; Abort (or a crash) discards them. A Txn is used by one goroutine.
+// invisible until then; Abort (or a crash) discards them. A Txn pins the snapshot it began
+// from until Commit or Abort, so every Txn must end in one of them. A Txn and its writers
+// are used by one goroutine; separate Txns may run concurrently and commit one at a time.
 type Txn struct {
 	store   *Store
 	base    *Snapshot // the version the transaction's table references were taken from
@@ -241,7 +242,6 @@ type TableWriter struct {
 	rows     int64
 	closed   bool
 	err      error // sticky: a failed write poisons the writer
-	mu       sync.Mutex
 }
 
 func (tx *Txn) newWriter(table string, sc *arrow.Schema, kinds []colKind) (*TableWriter, error) {
