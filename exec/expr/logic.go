@@ -1,0 +1,337 @@
+package expr
+
+import (
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+func (c *compiler) compileLogic(e *Expr) (node, error) {
+	acc, err := c.compile(e.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range e.Args[1:] {
+		r, err := c.compile(a)
+		if err != nil {
+			return nil, err
+		}
+		acc = fold(&logicNode{or: e.Op == OpOr, l: acc, r: r})
+	}
+	return acc, nil
+}
+
+// logicNode is AND or OR in three-valued logic. The right side is evaluated only on rows
+// the left side does not decide (AND: left not FALSE; OR: left not TRUE).
+type logicNode struct {
+	or   bool
+	l, r node
+	out  vec.Vec
+	rest []int32
+}
+
+func (n *logicNode) typ() vec.Type      { return vec.BoolType }
+func (n *logicNode) children() []node { return []node{n.l, n.r} }
+
+func (n *logicNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
+	x, err := n.l.eval(b, rows)
+	if err != nil {
+		return nil, err
+	}
+	// decided is the left value that settles the result: FALSE for AND, TRUE for OR.
+	decided := n.or
+	rest := n.rest[:0]
+	for _, i := range rows {
+		if x.IsNull(int(i)) || x.Bool[i] != decided {
+			rest = append(rest, i)
+		}
+	}
+	n.rest = rest
+	out := &n.out
+	out.Prepare(vec.BoolType, b.N)
+	o := out.Bool
+	var y *vec.Vec
+	if len(rest) > 0 {
+		if y, err = n.r.eval(b, rest); err != nil {
+			return nil, err
+		}
+	}
+	for _, i := range rows {
+		xn := x.IsNull(int(i))
+		if !xn && x.Bool[i] == decided {
+			o[i] = decided
+			continue
+		}
+		yn := y.IsNull(int(i))
+		if !yn && y.Bool[i] == decided {
+			o[i] = decided
+			continue
+		}
+		if xn || yn {
+			setNull(out, b.N, i)
+			o[i] = false
+			continue
+		}
+		o[i] = !decided
+	}
+	return out, nil
+}
+
+// notNode is NOT; NULL stays NULL.
+type notNode struct {
+	x   node
+	out vec.Vec
+}
+
+func (n *notNode) typ() vec.Type      { return vec.BoolType }
+func (n *notNode) children() []node { return []node{n.x} }
+
+func (n *notNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
+	x, err := n.x.eval(b, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := &n.out
+	out.Prepare(vec.BoolType, b.N)
+	for _, i := range rows {
+		out.Bool[i] = !x.Bool[i]
+	}
+	if x.Nulls != nil {
+		nl := out.PrepareNulls(b.N)
+		for _, i := range rows {
+			nl[i] = x.Nulls[i]
+		}
+	}
+	return out, nil
+}
+
+// isNullNode is IS NULL / IS NOT NULL (never NULL itself).
+type isNullNode struct {
+	x   node
+	not bool
+	out vec.Vec
+}
+
+func (n *isNullNode) typ() vec.Type      { return vec.BoolType }
+func (n *isNullNode) children() []node { return []node{n.x} }
+
+func (n *isNullNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
+	x, err := n.x.eval(b, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := &n.out
+	out.Prepare(vec.BoolType, b.N)
+	for _, i := range rows {
+		out.Bool[i] = x.IsNull(int(i)) != n.not
+	}
+	return out, nil
+}
+
+// branchNode is CASE or COALESCE: rows are routed to one of several result vectors, then
+// gathered into the output in row order.
+type branchNode struct {
+	coalesce bool
+	conds    []node // CASE: one per result except ELSE
+	results  []node // CASE: THEN values then ELSE (if any); COALESCE: the arguments
+	t        vec.Type
+	out      vec.Vec
+	vals     []*vec.Vec
+	branch   []int16
+	remA     []int32
+	remB     []int32
+	matched  []int32
+}
+
+func (n *branchNode) typ() vec.Type { return n.t }
+func (n *branchNode) children() []node {
+	return append(append([]node(nil), n.conds...), n.results...)
+}
+
+func (c *compiler) compileCase(e *Expr) (node, error) {
+	t, err := TypeOf(e, c.input)
+	if err != nil {
+		return nil, err
+	}
+	n := &branchNode{t: t}
+	i := 0
+	for ; i+1 < len(e.Args); i += 2 {
+		w, err := c.compile(e.Args[i])
+		if err != nil {
+			return nil, err
+		}
+		r, err := c.compileResult(e.Args[i+1], t)
+		if err != nil {
+			return nil, err
+		}
+		n.conds, n.results = append(n.conds, w), append(n.results, r)
+	}
+	if i < len(e.Args) {
+		r, err := c.compileResult(e.Args[i], t)
+		if err != nil {
+			return nil, err
+		}
+		n.results = append(n.results, r)
+	}
+	n.vals = make([]*vec.Vec, len(n.results))
+	return n, nil
+}
+
+// compileResult compiles a branch result converted to the common type t (a NULL constant
+// becomes a NULL of t).
+func (c *compiler) compileResult(e *Expr, t vec.Type) (node, error) {
+	if e.IsNullConst() {
+		return newConst(vec.NullDatum(t)), nil
+	}
+	r, err := c.compile(e)
+	if err != nil {
+		return nil, err
+	}
+	return convert(r, t), nil
+}
+
+func (c *compiler) compileCoalesce(e *Expr) (node, error) {
+	t, err := TypeOf(e, c.input)
+	if err != nil {
+		return nil, err
+	}
+	n := &branchNode{coalesce: true, t: t}
+	for _, a := range e.Args {
+		r, err := c.compileResult(a, t)
+		if err != nil {
+			return nil, err
+		}
+		n.results = append(n.results, r)
+	}
+	n.vals = make([]*vec.Vec, len(n.results))
+	return n, nil
+}
+
+func (n *branchNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
+	if cap(n.branch) < b.N {
+		n.branch = make([]int16, b.N, max(b.N, 2*cap(n.branch)))
+	}
+	branch := n.branch[:b.N]
+	for _, i := range rows {
+		branch[i] = -1
+	}
+	rem := append(n.remA[:0], rows...)
+	n.remA = rem
+	next := n.remB[:0]
+	for k := range n.results {
+		if len(rem) == 0 {
+			break
+		}
+		if n.coalesce {
+			v, err := n.results[k].eval(b, rem)
+			if err != nil {
+				return nil, err
+			}
+			n.vals[k] = v
+			next = next[:0]
+			for _, i := range rem {
+				if v.IsNull(int(i)) {
+					next = append(next, i)
+				} else {
+					branch[i] = int16(k)
+				}
+			}
+		} else if k < len(n.conds) {
+			w, err := n.conds[k].eval(b, rem)
+			if err != nil {
+				return nil, err
+			}
+			matched := n.matched[:0]
+			next = next[:0]
+			for _, i := range rem {
+				if !w.IsNull(int(i)) && w.Bool[i] {
+					matched = append(matched, i)
+				} else {
+					next = append(next, i)
+				}
+			}
+			n.matched = matched
+			if len(matched) > 0 {
+				v, err := n.results[k].eval(b, matched)
+				if err != nil {
+					return nil, err
+				}
+				n.vals[k] = v
+				for _, i := range matched {
+					branch[i] = int16(k)
+				}
+			}
+		} else { // ELSE
+			v, err := n.results[k].eval(b, rem)
+			if err != nil {
+				return nil, err
+			}
+			n.vals[k] = v
+			for _, i := range rem {
+				branch[i] = int16(k)
+			}
+			next = next[:0]
+		}
+		rem, next = next, rem
+	}
+	n.remA, n.remB = rem, next
+	return n.gather(b.N, rows, branch), nil
+}
+
+// gather copies each row's value from the vector of the branch that produced it.
+func (n *branchNode) gather(nrows int, rows []int32, branch []int16) *vec.Vec {
+	out := &n.out
+	out.Prepare(n.t, nrows)
+	vals := n.vals
+	isNull := func(i int32) bool {
+		k := branch[i]
+		if k < 0 || vals[k].IsNull(int(i)) {
+			setNull(out, nrows, i)
+			return true
+		}
+		return false
+	}
+	switch payloadOf(n.t) {
+	case pI32:
+		for _, i := range rows {
+			if !isNull(i) {
+				out.I32[i] = vals[branch[i]].I32[i]
+			}
+		}
+	case pI64:
+		for _, i := range rows {
+			if !isNull(i) {
+				out.I64[i] = vals[branch[i]].I64[i]
+			}
+		}
+	case pF64:
+		for _, i := range rows {
+			if !isNull(i) {
+				out.F64[i] = vals[branch[i]].F64[i]
+			}
+		}
+	case pD128:
+		for _, i := range rows {
+			if !isNull(i) {
+				out.D128[i] = vals[branch[i]].D128[i]
+			}
+		}
+	case pBool:
+		for _, i := range rows {
+			if !isNull(i) {
+				out.Bool[i] = vals[branch[i]].Bool[i]
+			}
+		}
+	case pStr:
+		var w strWriter
+		w.begin(out)
+		for _, i := range rows {
+			if !isNull(i) {
+				w.put(i, vals[branch[i]].String(int(i)))
+			}
+		}
+		w.finish(nrows)
+	}
+	for k := range vals {
+		vals[k] = nil
+	}
+	return out
+}

@@ -1,0 +1,388 @@
+package expr
+
+import (
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+// TypeOf checks e against input columns of the given types and returns its result type.
+func TypeOf(e *Expr, input []vec.Type) (vec.Type, error) {
+	return typeOf(e, input)
+}
+
+func typeOf(e *Expr, input []vec.Type) (vec.Type, error) {
+	if e == nil {
+		return vec.Type{}, errorf(e, "missing expression")
+	}
+	t, err := typeOfNode(e, input)
+	if err != nil {
+		return t, err
+	}
+	if e.Op != OpCast && e.Op != OpConst && e.Type.ID != vec.Invalid && e.Type != t {
+		return t, errorf(e, "declared type %s but computes %s", e.Type, t)
+	}
+	return t, nil
+}
+
+func argTypes(e *Expr, input []vec.Type) ([]vec.Type, error) {
+	ts := make([]vec.Type, len(e.Args))
+	for i, a := range e.Args {
+		t, err := typeOf(a, input)
+		if err != nil {
+			return nil, err
+		}
+		ts[i] = t
+	}
+	return ts, nil
+}
+
+func wantArgs(e *Expr, lo, hi int) error {
+	if len(e.Args) < lo || (hi >= 0 && len(e.Args) > hi) {
+		if lo == hi {
+			return errorf(e, "%s takes %d arguments, has %d", e.Op, lo, len(e.Args))
+		}
+		return errorf(e, "%s takes %d or more arguments, has %d", e.Op, lo, len(e.Args))
+	}
+	return nil
+}
+
+func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
+	switch e.Op {
+	case OpCol:
+		if e.Col < 0 || e.Col >= len(input) {
+			return vec.Type{}, errorf(e, "column #%d does not exist (input has %d columns)", e.Col, len(input))
+		}
+		return input[e.Col], nil
+	case OpConst:
+		if err := e.Value.Validate(); err != nil {
+			return vec.Type{}, errorf(e, "%v", err)
+		}
+		return e.Value.Type, nil
+	}
+	ts, err := argTypes(e, input)
+	if err != nil {
+		return vec.Type{}, err
+	}
+	switch e.Op {
+	case OpAdd, OpSub, OpMul, OpDiv, OpMod:
+		if err := wantArgs(e, 2, 2); err != nil {
+			return vec.Type{}, err
+		}
+		return arithType(e, e.Op, e.Args[0], e.Args[1], ts[0], ts[1])
+	case OpNeg:
+		if err := wantArgs(e, 1, 1); err != nil {
+			return vec.Type{}, err
+		}
+		switch {
+		case ts[0].IsInteger():
+			return vec.Int64Type, nil
+		case ts[0].IsNumeric():
+			return ts[0], nil
+		}
+		return vec.Type{}, errorf(e, "cannot negate %s", ts[0])
+	case OpEq, OpNe, OpLt, OpLe, OpGt, OpGe:
+		if err := wantArgs(e, 2, 2); err != nil {
+			return vec.Type{}, err
+		}
+		if _, err := compareType(e, e.Args[0], e.Args[1], ts[0], ts[1]); err != nil {
+			return vec.Type{}, err
+		}
+		return vec.BoolType, nil
+	case OpAnd, OpOr:
+		if err := wantArgs(e, 2, -1); err != nil {
+			return vec.Type{}, err
+		}
+		for i, t := range ts {
+			if t.ID != vec.Bool {
+				return vec.Type{}, errorf(e, "argument %d of %s is %s, not bool", i+1, e.Op, t)
+			}
+		}
+		return vec.BoolType, nil
+	case OpNot:
+		if err := wantArgs(e, 1, 1); err != nil {
+			return vec.Type{}, err
+		}
+		if ts[0].ID != vec.Bool {
+			return vec.Type{}, errorf(e, "not of %s", ts[0])
+		}
+		return vec.BoolType, nil
+	case OpIsNull, OpIsNotNull:
+		if err := wantArgs(e, 1, 1); err != nil {
+			return vec.Type{}, err
+		}
+		return vec.BoolType, nil
+	case OpIn:
+		if err := wantArgs(e, 2, -1); err != nil {
+			return vec.Type{}, err
+		}
+		for i := 1; i < len(ts); i++ {
+			if _, err := compareType(e, e.Args[0], e.Args[i], ts[0], ts[i]); err != nil {
+				return vec.Type{}, err
+			}
+		}
+		return vec.BoolType, nil
+	case OpLike:
+		if err := wantArgs(e, 2, 2); err != nil {
+			return vec.Type{}, err
+		}
+		if ts[0].ID != vec.String || ts[1].ID != vec.String {
+			return vec.Type{}, errorf(e, "like needs strings, has %s and %s", ts[0], ts[1])
+		}
+		if !e.Args[1].IsConst() {
+			return vec.Type{}, errorf(e, "the pattern of like must be a constant")
+		}
+		return vec.BoolType, nil
+	case OpBetween:
+		if err := wantArgs(e, 3, 3); err != nil {
+			return vec.Type{}, err
+		}
+		for i := 1; i < 3; i++ {
+			if _, err := compareType(e, e.Args[0], e.Args[i], ts[0], ts[i]); err != nil {
+				return vec.Type{}, err
+			}
+		}
+		return vec.BoolType, nil
+	case OpCase:
+		if err := wantArgs(e, 2, -1); err != nil {
+			return vec.Type{}, err
+		}
+		var results []*Expr
+		var rts []vec.Type
+		for i := 0; i+1 < len(e.Args); i += 2 {
+			if ts[i].ID != vec.Bool {
+				return vec.Type{}, errorf(e, "when condition %d is %s, not bool", i/2+1, ts[i])
+			}
+			results, rts = append(results, e.Args[i+1]), append(rts, ts[i+1])
+		}
+		if len(e.Args)%2 == 1 {
+			results, rts = append(results, e.Args[len(e.Args)-1]), append(rts, ts[len(ts)-1])
+		}
+		return commonType(e, results, rts)
+	case OpCaseSimple:
+		if err := wantArgs(e, 3, -1); err != nil {
+			return vec.Type{}, err
+		}
+		var results []*Expr
+		var rts []vec.Type
+		for i := 1; i+1 < len(e.Args); i += 2 {
+			if _, err := compareType(e, e.Args[0], e.Args[i], ts[0], ts[i]); err != nil {
+				return vec.Type{}, err
+			}
+			results, rts = append(results, e.Args[i+1]), append(rts, ts[i+1])
+		}
+		if len(e.Args)%2 == 0 {
+			results, rts = append(results, e.Args[len(e.Args)-1]), append(rts, ts[len(ts)-1])
+		}
+		return commonType(e, results, rts)
+	case OpCoalesce:
+		if err := wantArgs(e, 1, -1); err != nil {
+			return vec.Type{}, err
+		}
+		return commonType(e, e.Args, ts)
+	case OpExtract:
+		if err := wantArgs(e, 1, 1); err != nil {
+			return vec.Type{}, err
+		}
+		if ts[0].ID != vec.Date32 {
+			return vec.Type{}, errorf(e, "extract from %s, not a date", ts[0])
+		}
+		switch e.Unit {
+		case UnitYear, UnitMonth, UnitDay:
+			return vec.Int32Type, nil
+		}
+		return vec.Type{}, errorf(e, "extract unit %q is not year, month or day", e.Unit)
+	case OpSubstring:
+		if err := wantArgs(e, 2, 3); err != nil {
+			return vec.Type{}, err
+		}
+		if ts[0].ID != vec.String {
+			return vec.Type{}, errorf(e, "substring of %s, not a string", ts[0])
+		}
+		for i := 1; i < len(ts); i++ {
+			if !isIntegral(ts[i]) {
+				return vec.Type{}, errorf(e, "substring argument %d is %s, not an integer", i+1, ts[i])
+			}
+		}
+		return vec.StringType, nil
+	case OpDateAdd, OpDateSub:
+		if err := wantArgs(e, 2, 2); err != nil {
+			return vec.Type{}, err
+		}
+		if ts[0].ID != vec.Date32 {
+			return vec.Type{}, errorf(e, "%s on %s, not a date", e.Op, ts[0])
+		}
+		if !isIntegral(ts[1]) {
+			return vec.Type{}, errorf(e, "interval count is %s, not an integer", ts[1])
+		}
+		switch e.Unit {
+		case UnitYear, UnitMonth, UnitDay:
+			return vec.DateType, nil
+		}
+		return vec.Type{}, errorf(e, "interval unit %q is not year, month or day", e.Unit)
+	case OpCast:
+		if err := wantArgs(e, 1, 1); err != nil {
+			return vec.Type{}, err
+		}
+		if err := e.Type.Validate(); err != nil {
+			return vec.Type{}, errorf(e, "cast target: %v", err)
+		}
+		if !castable(ts[0], e.Type) {
+			return vec.Type{}, errorf(e, "cannot cast %s to %s", ts[0], e.Type)
+		}
+		return e.Type, nil
+	}
+	return vec.Type{}, errorf(e, "unknown operation %q", e.Op)
+}
+
+// isIntegral accepts integers and scale-0 decimals.
+func isIntegral(t vec.Type) bool {
+	return t.IsInteger() || (t.IsDecimal() && t.Scale == 0)
+}
+
+// digitsOf is the precision an operand contributes to decimal arithmetic: an integer
+// constant counts its own digits (MySQL's literals), other integers 10 or 19.
+func digitsOf(e *Expr, t vec.Type) int32 {
+	if e != nil && e.Op == OpConst && !e.Value.Null && t.IsInteger() {
+		v := e.Value.Int
+		if v < 0 {
+			v = -v
+		}
+		d := int32(1)
+		for v >= 10 {
+			v /= 10
+			d++
+		}
+		return d
+	}
+	return t.DecimalPrecision()
+}
+
+// adoptNull gives a NULL constant the other operand's type (used when the NULL's own type
+// does not suit the operation).
+func adoptNull(a, b *Expr, ta, tb vec.Type) (vec.Type, vec.Type) {
+	if a != nil && a.IsNullConst() && (b == nil || !b.IsNullConst()) {
+		ta = tb
+	} else if b != nil && b.IsNullConst() && (a == nil || !a.IsNullConst()) {
+		tb = ta
+	}
+	return ta, tb
+}
+
+func arithType(e *Expr, op Op, a, b *Expr, ta, tb vec.Type) (vec.Type, error) {
+	if !ta.IsNumeric() || !tb.IsNumeric() {
+		ta, tb = adoptNull(a, b, ta, tb)
+	}
+	if !ta.IsNumeric() || !tb.IsNumeric() {
+		return vec.Type{}, errorf(e, "arithmetic %s on %s and %s", op, ta, tb)
+	}
+	if ta.ID == vec.Float64 || tb.ID == vec.Float64 {
+		return vec.Float64Type, nil
+	}
+	if ta.IsInteger() && tb.IsInteger() && op != OpDiv {
+		return vec.Int64Type, nil
+	}
+	p1, s1 := digitsOf(a, ta), ta.DecimalScale()
+	p2, s2 := digitsOf(b, tb), tb.DecimalScale()
+	switch op {
+	case OpAdd, OpSub:
+		s := max(s1, s2)
+		return vec.Decimal(max(p1-s1, p2-s2)+s+1, s), nil
+	case OpMul:
+		return vec.Decimal(p1+p2, s1+s2), nil
+	case OpDiv:
+		s := min(s1+4, vec.MaxScale)
+		return vec.Decimal(p1+s2+4, s), nil
+	case OpMod:
+		s := max(s1, s2)
+		return vec.Decimal(max(p1-s1, p2-s2)+s, s), nil
+	}
+	return vec.Type{}, errorf(e, "unknown arithmetic %s", op)
+}
+
+// compareType returns the type both sides of a comparison are converted to.
+func compareType(e *Expr, a, b *Expr, ta, tb vec.Type) (vec.Type, error) {
+	t, err := compareTypeStrict(e, a, b, ta, tb)
+	if err != nil && (a.IsNullConst() || b.IsNullConst()) {
+		ta, tb = adoptNull(a, b, ta, tb)
+		return compareTypeStrict(e, a, b, ta, tb)
+	}
+	return t, err
+}
+
+func compareTypeStrict(e *Expr, a, b *Expr, ta, tb vec.Type) (vec.Type, error) {
+	switch {
+	case ta.ID == vec.String && tb.ID == vec.String:
+		return vec.StringType, nil
+	case ta.ID == vec.Date32 && tb.ID == vec.Date32:
+		return vec.DateType, nil
+	case ta.ID == vec.Date32 && tb.ID == vec.String && b.IsConst(),
+		tb.ID == vec.Date32 && ta.ID == vec.String && a.IsConst():
+		return vec.DateType, nil
+	case ta.ID == vec.Bool && tb.ID == vec.Bool:
+		return vec.BoolType, nil
+	case ta.IsNumeric() && tb.IsNumeric():
+		return numericCommon(a, b, ta, tb), nil
+	}
+	return vec.Type{}, errorf(e, "cannot compare %s with %s", ta, tb)
+}
+
+// numericCommon is the type two numbers are compared (or unified) in.
+func numericCommon(a, b *Expr, ta, tb vec.Type) vec.Type {
+	switch {
+	case ta == tb:
+		return ta
+	case ta.ID == vec.Float64 || tb.ID == vec.Float64:
+		return vec.Float64Type
+	case ta.IsInteger() && tb.IsInteger():
+		return vec.Int64Type
+	}
+	s := max(ta.DecimalScale(), tb.DecimalScale())
+	ip := max(digitsOf(a, ta)-ta.DecimalScale(), digitsOf(b, tb)-tb.DecimalScale())
+	return vec.Decimal(ip+s, s)
+}
+
+// commonType unifies the types of CASE results or COALESCE arguments.
+func commonType(e *Expr, args []*Expr, ts []vec.Type) (vec.Type, error) {
+	var t vec.Type
+	var from *Expr
+	for i, a := range args {
+		if a.IsNullConst() {
+			continue
+		}
+		if t.ID == vec.Invalid {
+			t, from = ts[i], a
+			continue
+		}
+		u := ts[i]
+		switch {
+		case t == u:
+		case t.IsNumeric() && u.IsNumeric():
+			t = numericCommon(from, a, t, u)
+			from = nil
+		default:
+			return vec.Type{}, errorf(e, "results of %s mix %s and %s", e.Op, t, u)
+		}
+	}
+	if t.ID == vec.Invalid {
+		// Every result is a NULL constant: keep the first one's type.
+		return ts[0], nil
+	}
+	return t, nil
+}
+
+// castable reports whether CAST(from AS to) is supported.
+func castable(from, to vec.Type) bool {
+	if from == to {
+		return true
+	}
+	switch to.ID {
+	case vec.Bool:
+		return from.IsNumeric() || from.ID == vec.Bool
+	case vec.Int32, vec.Int64, vec.Float64, vec.Decimal64, vec.Decimal128:
+		return from.IsNumeric() || from.ID == vec.String || from.ID == vec.Bool || (from.ID == vec.Date32 && to.ID != vec.Float64)
+	case vec.Date32:
+		return from.ID == vec.String || from.ID == vec.Date32
+	case vec.String:
+		return true
+	}
+	return false
+}

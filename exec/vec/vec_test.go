@@ -1,0 +1,205 @@
+package vec
+
+import (
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+func toBig(v Int128) *big.Int {
+	b := big.NewInt(v.Hi)
+	b.Lsh(b, 64)
+	return b.Add(b, new(big.Int).SetUint64(v.Lo))
+}
+
+func fitsI128(b *big.Int) bool {
+	return b.Cmp(toBig(MaxInt128)) <= 0 && b.Cmp(toBig(MinInt128)) >= 0
+}
+
+func randI128(r *rand.Rand) Int128 {
+	switch r.IntN(4) {
+	case 0:
+		return I128(r.Int64N(1000) - 500)
+	case 1:
+		return I128(int64(r.Uint64()))
+	case 2:
+		return Int128{Lo: r.Uint64(), Hi: int64(r.Uint64()) >> r.IntN(64)}
+	}
+	return Int128{Lo: r.Uint64(), Hi: int64(r.Uint64())}
+}
+
+// TestInt128AgainstBig checks every Int128 operation, including its overflow report,
+// against math/big on random operands of mixed magnitudes.
+func TestInt128AgainstBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 200000; i++ {
+		a, b := randI128(r), randI128(r)
+		ba, bb := toBig(a), toBig(b)
+		check := func(op string, got Int128, ok bool, want *big.Int) {
+			t.Helper()
+			if fitsI128(want) != ok || (ok && toBig(got).Cmp(want) != 0) {
+				t.Fatalf("%s %s %s: got %s ok=%v, want %s", a, op, b, got, ok, want)
+			}
+		}
+		s, ok := a.Add(b)
+		check("+", s, ok, new(big.Int).Add(ba, bb))
+		s, ok = a.Sub(b)
+		check("-", s, ok, new(big.Int).Sub(ba, bb))
+		s, ok = a.Mul(b)
+		check("*", s, ok, new(big.Int).Mul(ba, bb))
+		if b.Sign() != 0 {
+			q, ok := a.QuoRound(b)
+			// Round half away from zero.
+			qq, rr := new(big.Int).QuoRem(ba, bb, new(big.Int))
+			rr.Abs(rr).Lsh(rr, 1)
+			if rr.Cmp(new(big.Int).Abs(bb)) >= 0 {
+				if (ba.Sign() < 0) != (bb.Sign() < 0) {
+					qq.Sub(qq, big.NewInt(1))
+				} else {
+					qq.Add(qq, big.NewInt(1))
+				}
+			}
+			check("/r", q, ok, qq)
+		}
+		if x := int64(a.Lo); true {
+			y := int64(b.Lo)
+			if got, want := Mul64x64(x, y), new(big.Int).Mul(big.NewInt(x), big.NewInt(y)); toBig(got).Cmp(want) != 0 {
+				t.Fatalf("Mul64x64(%d,%d) = %s", x, y, got)
+			}
+		}
+	}
+}
+
+func TestDecimalText(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string
+		typ  string
+	}{
+		{"0", "0", "decimal(1,0)"},
+		{"1.50", "1.50", "decimal(3,2)"},
+		{"-0.05", "-0.05", "decimal(2,2)"},
+		{"0.2", "0.2", "decimal(1,1)"},
+		{"123456789012345678901234567890.12345678", "123456789012345678901234567890.12345678", "decimal(38,8)"},
+		{"1e3", "1000", "decimal(4,0)"},
+		{"1.5e-3", "0.0015", "decimal(4,4)"},
+		{"-99999999999999999999999999999999999999", "-99999999999999999999999999999999999999", "decimal(38,0)"},
+	}
+	for _, c := range cases {
+		v, ty, err := ParseDecimal(c.in)
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		if got := string(v.AppendDecimal(nil, ty.Scale)); got != c.want || ty.String() != c.typ {
+			t.Errorf("%s: got %s %s, want %s %s", c.in, got, ty, c.want, c.typ)
+		}
+	}
+	for _, bad := range []string{"", "-", "1.2.3", "abc", "1e", "12x", "123456789012345678901234567890123456789"} {
+		if _, _, err := ParseDecimal(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	// Rounding to a smaller scale is half away from zero.
+	for in, want := range map[string]string{"1.005": "1.01", "-1.005": "-1.01", "1.004": "1.00", "2.5e-2": "0.03"} {
+		v, err := ParseDecimalScale([]byte(in), 2)
+		if err != nil || string(v.AppendDecimal(nil, 2)) != want {
+			t.Errorf("%s at scale 2: %s %v, want %s", in, v.AppendDecimal(nil, 2), err, want)
+		}
+	}
+}
+
+func TestDates(t *testing.T) {
+	for d := DaysFromCivil(1, 1, 1); d <= DaysFromCivil(9999, 12, 31); d += 7 {
+		y, m, dd := CivilFromDays(d)
+		if DaysFromCivil(y, m, dd) != d || dd > DaysInMonth(y, m) {
+			t.Fatalf("day %d -> %d-%d-%d", d, y, m, dd)
+		}
+	}
+	if got := string(AppendDate(nil, 0)); got != "1970-01-01" {
+		t.Errorf("epoch prints %s", got)
+	}
+	d, err := ParseDate([]byte("1995-03-15"))
+	if err != nil || string(AppendDate(nil, d)) != "1995-03-15" {
+		t.Errorf("1995-03-15: %d %v", d, err)
+	}
+	for _, bad := range []string{"1995-02-29", "1995-13-01", "1995-1", "x", "1995-03-15x", "19955-01-01"} {
+		if _, err := ParseDate([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	jan31 := MustParseDate("2000-01-31")
+	for n, want := range map[int64]string{1: "2000-02-29", 13: "2001-02-28", -1: "1999-12-31", 12: "2001-01-31", -13: "1998-12-31"} {
+		got, ok := AddMonths(int32(jan31.Int), n)
+		if !ok || string(AppendDate(nil, got)) != want {
+			t.Errorf("2000-01-31 + %d months = %s, want %s", n, AppendDate(nil, got), want)
+		}
+	}
+}
+
+// TestArrowRoundTrip writes batches with NULLs through RecordBuilder (with a selection
+// vector and in pieces) and views the record back.
+func TestArrowRoundTrip(t *testing.T) {
+	tab, err := ParseTable(`a:int64 b:decimal(15,2) c:string d:date e:bool f:decimal(38,4) g:double h:int32
+1 | 1.50 | abc | 1995-03-15 | true | 12345678901234567890.1234 | 1.5 | 7
+NULL | -2.00 | '' | NULL | false | NULL | NULL | NULL
+3 | NULL | NULL | 2000-02-29 | NULL | -1.0000 | -0.25 | -8
+4 | 0.01 | 'with space ' | 1970-01-01 | true | 0.0000 | 0 | 0
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(NewPool(0))
+	defer mem.AssertSize(t, 0)
+	rb := NewRecordBuilder(SchemaOf(tab.Names, tab.Types), tab.Types, mem)
+	b1 := tab.Batch(0, 3)
+	b1.Sel = []int32{0, 2}
+	rb.Append(b1)
+	rb.Append(tab.Batch(1, 2))
+	rb.Append(tab.Batch(3, 4))
+	rec := rb.Finish()
+	defer rec.Release()
+	got := &Table{Names: tab.Names, Types: tab.Types}
+	if err := got.AppendRecord(rec); err != nil {
+		t.Fatal(err)
+	}
+	want := &Table{Names: tab.Names, Types: tab.Types, Rows: [][]Datum{tab.Rows[0], tab.Rows[2], tab.Rows[1], tab.Rows[3]}}
+	if got.String() != want.String() {
+		t.Fatalf("round trip:\n%s\nwant:\n%s", got, want)
+	}
+	// A view of a slice of the record sees the same rows.
+	b := &Batch{}
+	slice := rec.NewSlice(1, 3)
+	defer slice.Release()
+	if err := b.ViewRecord(slice, tab.Types, 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	sl := &Table{Names: tab.Names, Types: tab.Types}
+	sl.AppendBatch(b)
+	if sl.String() != (&Table{Names: tab.Names, Types: tab.Types, Rows: want.Rows[1:3]}).String() {
+		t.Fatalf("slice view:\n%s", sl)
+	}
+}
+
+func TestPoolRecycles(t *testing.T) {
+	p := NewPool(1 << 20)
+	a := p.Allocate(1000)
+	if len(a) != 1000 || cap(a) != 1024 {
+		t.Fatalf("len %d cap %d", len(a), cap(a))
+	}
+	a[5] = 9
+	p.Free(a)
+	b := p.Allocate(900)
+	if &b[0] != &a[0] || b[5] != 0 {
+		t.Fatalf("buffer not recycled or not zeroed")
+	}
+	if s := p.Stats(); s.Allocs != 1 || s.Reuses != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	big := p.Allocate(2 << 20) // more than the pool retains
+	p.Free(big)
+	if p.Stats().Kept != 0 {
+		t.Fatalf("kept a buffer beyond the retention limit")
+	}
+}
