@@ -11,13 +11,13 @@ import (
 type arithKind uint8
 
 const (
-	arithInt     arithKind = iota // int64 op int64 -> int64 (also same-scale Decimal64)
-	arithFloat                    // float64
-	arithDec128                   // Decimal128 op Decimal128 at the result's scale (+ - %)
-	arithMul64To128               // I64 payloads -> Decimal128
-	arithMul128x64                // Decimal128 * I64 payload -> Decimal128
-	arithMul128                   // Decimal128 * Decimal128 -> Decimal128
-	arithDiv                      // decimal division through 128 bits
+	arithInt        arithKind = iota // int64 op int64 -> int64 (also same-scale Decimal64)
+	arithFloat                       // float64
+	arithDec128                      // Decimal128 op Decimal128 at the result's scale (+ - %)
+	arithMul64To128                  // I64 payloads -> Decimal128
+	arithMul128x64                   // Decimal128 * I64 payload -> Decimal128
+	arithMul128                      // Decimal128 * Decimal128 -> Decimal128
+	arithDiv                         // decimal division through 128 bits
 )
 
 // arithNode is a binary arithmetic operation.
@@ -32,7 +32,7 @@ type arithNode struct {
 	shift int32 // arithDiv: the numerator is scaled up by 10^shift
 }
 
-func (n *arithNode) typ() vec.Type      { return n.t }
+func (n *arithNode) typ() vec.Type    { return n.t }
 func (n *arithNode) children() []node { return []node{n.l, n.r} }
 
 // i64Payload reports whether a type's values live in Vec.I64.
@@ -447,7 +447,7 @@ type negNode struct {
 	live []int32
 }
 
-func (n *negNode) typ() vec.Type      { return n.t }
+func (n *negNode) typ() vec.Type    { return n.t }
 func (n *negNode) children() []node { return []node{n.x} }
 
 func (c *compiler) compileNeg(e *Expr) (node, error) {

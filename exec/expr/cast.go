@@ -25,7 +25,7 @@ func newCast(x node, to vec.Type, implicit bool) *castNode {
 	return &castNode{x: x, to: to, implicit: implicit}
 }
 
-func (n *castNode) typ() vec.Type      { return n.to }
+func (n *castNode) typ() vec.Type    { return n.to }
 func (n *castNode) children() []node { return []node{n.x} }
 
 func (n *castNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {

@@ -12,7 +12,7 @@ type extractNode struct {
 	live []int32
 }
 
-func (n *extractNode) typ() vec.Type      { return vec.Int32Type }
+func (n *extractNode) typ() vec.Type    { return vec.Int32Type }
 func (n *extractNode) children() []node { return []node{n.x} }
 
 func (n *extractNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
@@ -52,7 +52,7 @@ type dateAddNode struct {
 	live []int32
 }
 
-func (n *dateAddNode) typ() vec.Type      { return vec.DateType }
+func (n *dateAddNode) typ() vec.Type    { return vec.DateType }
 func (n *dateAddNode) children() []node { return []node{n.d, n.n} }
 
 func (c *compiler) compileDateAdd(e *Expr) (node, error) {

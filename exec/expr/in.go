@@ -196,7 +196,7 @@ type inNode struct {
 	live []int32
 }
 
-func (n *inNode) typ() vec.Type      { return vec.BoolType }
+func (n *inNode) typ() vec.Type    { return vec.BoolType }
 func (n *inNode) children() []node { return []node{n.x} }
 
 func (n *inNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {

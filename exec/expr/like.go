@@ -215,7 +215,7 @@ type likeNode struct {
 	live []int32
 }
 
-func (n *likeNode) typ() vec.Type      { return vec.BoolType }
+func (n *likeNode) typ() vec.Type    { return vec.BoolType }
 func (n *likeNode) children() []node { return []node{n.x} }
 
 func (n *likeNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
@@ -265,7 +265,7 @@ func (m *likeMatcher) selectRows(x *vec.Vec, rows []int32, neg bool, dst []int32
 
 // substrNode is SUBSTRING(s, pos[, len]) with MySQL's rules: positions count characters
 // from 1; a negative pos counts from the end; pos 0, a position past the end or len < 1
-// give ''.
+// give ”.
 type substrNode struct {
 	s, pos, ln node
 	out        vec.Vec

@@ -28,7 +28,7 @@ type logicNode struct {
 	rest []int32
 }
 
-func (n *logicNode) typ() vec.Type      { return vec.BoolType }
+func (n *logicNode) typ() vec.Type    { return vec.BoolType }
 func (n *logicNode) children() []node { return []node{n.l, n.r} }
 
 func (n *logicNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
@@ -81,7 +81,7 @@ type notNode struct {
 	out vec.Vec
 }
 
-func (n *notNode) typ() vec.Type      { return vec.BoolType }
+func (n *notNode) typ() vec.Type    { return vec.BoolType }
 func (n *notNode) children() []node { return []node{n.x} }
 
 func (n *notNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
@@ -110,7 +110,7 @@ type isNullNode struct {
 	out vec.Vec
 }
 
-func (n *isNullNode) typ() vec.Type      { return vec.BoolType }
+func (n *isNullNode) typ() vec.Type    { return vec.BoolType }
 func (n *isNullNode) children() []node { return []node{n.x} }
 
 func (n *isNullNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {

@@ -45,7 +45,7 @@ func (p *parser) skipSpace() {
 	}
 }
 
-// atom reads a token up to whitespace or a parenthesis; a quoted part ('...', with ''
+// atom reads a token up to whitespace or a parenthesis; a quoted part ('...', with ”
 // for a quote) and a decimal(p,s) type spelling are read whole.
 func (p *parser) atom() (string, error) {
 	start := p.pos
@@ -225,7 +225,7 @@ func (p *parser) leaf(tok string) (*Expr, error) {
 	return nil, fmt.Errorf("expr: unknown name %q", tok)
 }
 
-// unquote reads a '...' literal ('' is a quote) at the start of s.
+// unquote reads a '...' literal (” is a quote) at the start of s.
 func unquote(s string) (string, string, error) {
 	if !strings.HasPrefix(s, "'") {
 		return "", "", fmt.Errorf("expr: %q is not quoted", s)
