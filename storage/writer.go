@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -430,6 +431,7 @@ func (w *TableWriter) startSegment() error {
 		w: w, id: id, rel: path.Join("tables", w.table, name), abs: abs, f: f, bw: bw, pw: pw,
 		groupRows: int64(s.opts.RowGroupRows), segRows: int64(s.opts.SegmentRows),
 	}
+	w.cur.startEncoder()
 	return nil
 }
 
@@ -447,7 +449,9 @@ func (w *TableWriter) finishSegment() error {
 	return nil
 }
 
-// segmentWriter writes one segment file.
+// segmentWriter writes one segment file. Row groups are encoded by a goroutine of their
+// own while the caller fills the next one, so a load overlaps producing rows with encoding
+// them; at most two row groups of input are held (the one filling, the one encoding).
 type segmentWriter struct {
 	w        *TableWriter
 	id       uint64
@@ -457,12 +461,48 @@ type segmentWriter struct {
 	pw       *file.Writer
 
 	groupRows, segRows int64
-	pending            []arrow.Record // slices making up the current row group
+	pending            []arrow.Record // slices making up the row group being filled
 	pendingRows        int64
-	rows               int64 // rows in finished row groups
+	rows               int64 // rows handed to the encoder
 
-	defLevels []int16             // scratch for nullable columns
-	byteVals  []parquet.ByteArray // scratch for dictionary-encoded byte arrays
+	groups     chan []arrow.Record // to the encoder; unbuffered
+	encDone    chan struct{}       // closed when the encoder has exited
+	encErr     error               // the encoder's first error; read after encDone
+	encFailed  atomic.Bool
+	groupsDone bool // groups is closed
+
+	// Scratch of the encoder goroutine.
+	defLevels []int16             // definition levels for nullable columns
+	byteVals  []parquet.ByteArray // values for dictionary-encoded byte arrays
+}
+
+func (sw *segmentWriter) startEncoder() {
+	sw.groups = make(chan []arrow.Record)
+	sw.encDone = make(chan struct{})
+	go func() {
+		defer close(sw.encDone)
+		for g := range sw.groups {
+			if sw.encErr == nil {
+				if err := sw.encodeGroup(g); err != nil {
+					sw.encErr = err
+					sw.encFailed.Store(true)
+				}
+			}
+			for _, r := range g {
+				r.Release()
+			}
+		}
+	}()
+}
+
+// stopEncoder closes the encoder's queue, waits for it and returns its error.
+func (sw *segmentWriter) stopEncoder() error {
+	if !sw.groupsDone {
+		sw.groupsDone = true
+		close(sw.groups)
+	}
+	<-sw.encDone
+	return sw.encErr
 }
 
 func (sw *segmentWriter) spaceInGroup() int64 { return sw.groupRows - sw.pendingRows }
@@ -474,8 +514,24 @@ func (sw *segmentWriter) add(rec arrow.Record) error {
 	sw.pending = append(sw.pending, rec)
 	sw.pendingRows += rec.NumRows()
 	if sw.pendingRows == sw.groupRows {
-		return sw.flushGroup()
+		return sw.handOff()
 	}
+	return nil
+}
+
+// handOff passes the pending row group to the encoder (waiting while it encodes the previous).
+func (sw *segmentWriter) handOff() error {
+	if sw.pendingRows == 0 {
+		return nil
+	}
+	if sw.encFailed.Load() {
+		sw.releasePending()
+		return sw.stopEncoder()
+	}
+	sw.groups <- sw.pending
+	sw.pending = nil
+	sw.rows += sw.pendingRows
+	sw.pendingRows = 0
 	return nil
 }
 
@@ -487,12 +543,8 @@ func (sw *segmentWriter) releasePending() {
 	sw.pendingRows = 0
 }
 
-// flushGroup writes the pending rows as one row group, column by column.
-func (sw *segmentWriter) flushGroup() error {
-	if sw.pendingRows == 0 {
-		return nil
-	}
-	defer sw.releasePending()
+// encodeGroup writes one row group, column by column. It runs on the encoder goroutine.
+func (sw *segmentWriter) encodeGroup(group []arrow.Record) error {
 	rg, err := sw.pw.AppendRowGroupChecked()
 	if err != nil {
 		return err
@@ -502,17 +554,13 @@ func (sw *segmentWriter) flushGroup() error {
 		if err != nil {
 			return err
 		}
-		for _, rec := range sw.pending {
+		for _, rec := range group {
 			if err := sw.writeColumn(cw, rec.Column(c), sw.w.kinds[c]); err != nil {
 				return fmt.Errorf("column %s: %w", sw.w.schema.Field(c).Name, err)
 			}
 		}
 	}
-	if err := rg.Close(); err != nil {
-		return err
-	}
-	sw.rows += sw.pendingRows
-	return nil
+	return rg.Close()
 }
 
 // writeColumn feeds one array to a column chunk writer straight from the array's buffers.
@@ -618,7 +666,10 @@ func (sw *segmentWriter) writeColumn(cw file.ColumnChunkWriter, arr arrow.Array,
 // finish flushes the last row group, closes and fsyncs the file, and describes it for the
 // catalog. It returns nil meta for a segment that received no rows (and removes the file).
 func (sw *segmentWriter) finish() (*segmentMeta, error) {
-	if err := sw.flushGroup(); err != nil {
+	if err := sw.handOff(); err != nil {
+		return nil, err
+	}
+	if err := sw.stopEncoder(); err != nil {
 		return nil, err
 	}
 	if sw.rows == 0 {
@@ -664,6 +715,7 @@ func (sw *segmentWriter) finish() (*segmentMeta, error) {
 
 func (sw *segmentWriter) abort() {
 	sw.releasePending()
+	sw.stopEncoder()
 	if sw.f != nil {
 		sw.f.Close()
 		sw.f = nil
