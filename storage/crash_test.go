@@ -171,3 +171,140 @@ func checkOnlyCatalogFiles(t *testing.T, s *Store) {
 		return nil
 	})
 }
+
+// The refresh crash test: a child commits transactions that each append 500 rows and delete
+// the rows r%11 == k%11 present before it (k = 1, 2, …), printing "committed k" after each.
+// The parent SIGKILLs it at a random moment; the store must then hold exactly the state after
+// the last printed commit or after the one following it (committed but not yet printed).
+const refreshChildEnv = "COLINK_STORAGE_REFRESH_CHILD" // "dir"
+
+const refreshBase = 5000
+
+func refreshLive(j int) (rows int64, live func(int64) bool) {
+	rows = refreshBase + 500*int64(j)
+	return rows, func(r int64) bool {
+		for k := 1; k <= j; k++ {
+			if r < refreshBase+500*int64(k-1) && r%11 == int64(k%11) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func refreshChild() {
+	dir := os.Getenv(refreshChildEnv)
+	fail := func(err error) { fmt.Println("error:", err); os.Exit(2) }
+	s, err := Open(dir, crashOptions())
+	if err != nil {
+		fail(err)
+	}
+	ctx := context.Background()
+	sc := allKindsSchema()
+	fmt.Println("loading")
+	for k := 1; k <= 200; k++ {
+		snap := s.Snapshot()
+		ti, err := snap.Table("t")
+		snap.Release()
+		if err != nil {
+			fail(err)
+		}
+		tx := s.Begin()
+		var start int64
+		for _, sg := range ti.Segments {
+			var rows []int64
+			for o := int64(0); o < sg.Rows; o++ {
+				if (start+o)%11 == int64(k%11) {
+					rows = append(rows, o)
+				}
+			}
+			if err := tx.Delete("t", sg.ID, rows); err != nil {
+				fail(err)
+			}
+			start += sg.Rows
+		}
+		w, err := tx.Append("t")
+		if err != nil {
+			fail(err)
+		}
+		rec := genRecord(s.opts.Allocator, sc, 1, start, 500)
+		if err := w.Write(ctx, rec); err != nil {
+			fail(err)
+		}
+		rec.Release()
+		if err := tx.Commit(ctx); err != nil {
+			fail(err)
+		}
+		fmt.Println("committed", k)
+	}
+	os.Exit(0)
+}
+
+func TestCrashDuringRefresh(t *testing.T) {
+	if os.Getenv(refreshChildEnv) != "" {
+		refreshChild()
+		return
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir, crashOptions())
+	loadTable(t, s, "t", allKindsSchema(), 1, refreshBase, 1000)
+	s.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashDuringRefresh$")
+	cmd.Env = append(os.Environ(), refreshChildEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
+	killAt := 3 + rng.IntN(20) // after this many printed commits, plus a random delay
+	last := 0
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "error") {
+			t.Fatalf("child: %s", l)
+		}
+		if n, ok := strings.CutPrefix(l, "committed "); ok {
+			last, _ = strconv.Atoi(n)
+			if last == killAt {
+				time.Sleep(time.Duration(rng.Int64N(int64(30 * time.Millisecond))))
+				cmd.Process.Kill()
+				break
+			}
+		}
+	}
+	cmd.Wait()
+	for sc.Scan() { // lines printed before the kill landed
+		if n, ok := strings.CutPrefix(sc.Text(), "committed "); ok {
+			last, _ = strconv.Atoi(n)
+		}
+	}
+
+	s = openTest(t, dir, crashOptions())
+	snap := s.Snapshot()
+	ti, _ := snap.Table("t")
+	snap.Release()
+	j := -1
+	for _, cand := range []int{last, last + 1} {
+		rows, _ := refreshLive(cand)
+		var stored int64
+		for _, sg := range ti.Segments {
+			stored += sg.Rows
+		}
+		if stored == rows {
+			j = cand
+		}
+	}
+	if j < 0 {
+		t.Fatalf("after %d printed commits the table has %d rows: not a committed state", last, ti.Rows)
+	}
+	rows, live := refreshLive(j)
+	checkLive(t, s, "t", 1, rows, live)
+	checkOnlyCatalogFiles(t, s)
+	t.Logf("killed after %d printed commits; store holds the state after %d", last, j)
+}
