@@ -15,15 +15,17 @@ import (
 
 // recycler is a memory.Allocator that keeps freed buffers, by power-of-two capacity, for
 // the next batch: generating a table allocates its batch buffers once, not once per batch.
-// It returns zeroed, 64-byte aligned memory, as memory.GoAllocator does.
+// It returns zeroed, 64-byte aligned memory, as memory.GoAllocator does, and keeps at most
+// limit bytes of freed buffers.
 type recycler struct {
 	mu    sync.Mutex
 	free  [48][][]byte // by log2 of capacity
-	keep  int          // buffers kept per size class
-	fresh int          // buffers taken from the Go allocator, for tests
+	held  int          // bytes in free
+	limit int
+	fresh int // buffers taken from the Go allocator, for tests
 }
 
-func newRecycler(keep int) *recycler { return &recycler{keep: keep} }
+func newRecycler(limit int) *recycler { return &recycler{limit: limit} }
 
 const bufAlign = 64
 
@@ -48,6 +50,7 @@ func (r *recycler) allocateRaw(n int) []byte {
 	if k := len(r.free[c]); k > 0 {
 		b := r.free[c][k-1]
 		r.free[c] = r.free[c][:k-1]
+		r.held -= cap(b)
 		r.mu.Unlock()
 		return b[:n]
 	}
@@ -82,8 +85,9 @@ func (r *recycler) Free(b []byte) {
 		return // not one of ours; let the garbage collector have it
 	}
 	r.mu.Lock()
-	if len(r.free[c]) < r.keep {
+	if r.held+cap(b) <= r.limit {
 		r.free[c] = append(r.free[c], b[:0])
+		r.held += cap(b)
 	}
 	r.mu.Unlock()
 }

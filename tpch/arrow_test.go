@@ -122,7 +122,7 @@ func mustTable(t *testing.T, name string) *Table {
 // first batches nothing new comes from the Go allocator) and that every allocation is
 // freed with the size it was allocated with.
 func TestGeneratorRecyclesBuffers(t *testing.T) {
-	rec := newRecycler(64)
+	rec := newRecycler(64 << 20)
 	mem := memory.NewCheckedAllocator(rec)
 	g, err := NewGenerator(mustScale(t, "0.01"), "lineitem", 1, 1, WithBatchRows(1000), WithAllocator(mem))
 	if err != nil {

@@ -158,8 +158,13 @@ func jobUnits(gr group, f Format) int64 {
 const (
 	tblBlockCap  = 1 << 20            // capacity of a .tbl block buffer
 	tblBlock     = tblBlockCap - 8192 // a block is sent once this full; a unit's text is < 2 KiB
-	outQueue     = 4                  // payloads buffered per job output
+	outQueue     = 4                  // .tbl blocks buffered per job output
 	fileJobQueue = 4                  // jobs queued per file ahead of its writer
+	// Parquet encoding, one goroutine per file, is slower than generation: generating far
+	// ahead of it only holds batches in memory, so its queues are short.
+	parquetOutQueue     = 1
+	parquetFileJobQueue = 1
+	parquetBatchRows    = 16384 // rows per batch handed to a Parquet writer
 )
 
 // Generate writes the tables and refresh sets that o asks for into o.Dir, generating rows
@@ -192,9 +197,13 @@ func Generate(ctx context.Context, o Options) error {
 	}
 	var streams []*stream
 	var sinks []*fileSink
-	pool := newRecycler(16 * workers)
+	pool := newRecycler(32 << 20 * workers)
 	newSink := func(t tableID, f Format, name string) *fileSink {
-		s := &fileSink{dir: o.Dir, name: name, table: t, format: f, jobs: make(chan *job, fileJobQueue),
+		depth := fileJobQueue
+		if f == FormatParquet {
+			depth = parquetFileJobQueue
+		}
+		s := &fileSink{dir: o.Dir, name: name, table: t, format: f, jobs: make(chan *job, depth),
 			progress: o.Progress, noSync: o.NoSync, mem: pool}
 		sinks = append(sinks, s)
 		return s
@@ -294,7 +303,11 @@ func Generate(ctx context.Context, o Options) error {
 			for first := s.first; first < s.first+s.count; first += size {
 				j := &job{s: s, first: first, count: min(size, s.first+s.count-first)}
 				for _, t := range s.tables {
-					j.outs[t] = make(chan payload, outQueue)
+					depth := outQueue
+					if s.format == FormatParquet {
+						depth = parquetOutQueue
+					}
+					j.outs[t] = make(chan payload, depth)
 				}
 				for _, t := range s.tables {
 					select {
@@ -360,7 +373,7 @@ func runJob(ctx context.Context, j *job, mem *recycler) error {
 	if s.format == FormatParquet {
 		var builders [8]*batchBuilder
 		for _, t := range s.tables {
-			builders[t] = newBatchBuilder(t, DefaultBatchRows, mem)
+			builders[t] = newBatchBuilder(t, parquetBatchRows, mem)
 		}
 		defer func() {
 			for _, b := range builders {

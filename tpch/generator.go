@@ -106,7 +106,7 @@ func newGenerator(t tableID, rg *rowGen, first, count, upd int64, opts []Generat
 		}
 	}
 	if cfg.mem == nil {
-		cfg.mem = newRecycler(64)
+		cfg.mem = newRecycler(64 << 20)
 	}
 	return &Generator{table: t, group: t.group(), rg: rg, next: first, end: first + count,
 		upd: upd, b: newBatchBuilder(t, cfg.batchRows, cfg.mem), fmt: newTblFormatter(),

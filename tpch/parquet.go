@@ -14,8 +14,27 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// ParquetRowGroupRows is the number of rows per Parquet row group.
-const ParquetRowGroupRows = 512 * 1024
+// ParquetRowGroupRows is the number of rows per Parquet row group (DuckDB's own row group
+// size): small enough that a buffered row group stays a few MiB per file.
+const ParquetRowGroupRows = 122880
+
+// dictionaryColumns lists the columns with few distinct values, which Parquet stores
+// dictionary encoded; keys, prices and comments are nearly unique and stay plain, which
+// also spares the encoder a hash table of every value.
+func dictionaryColumns() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range []string{
+		"p_mfgr", "p_brand", "p_type", "p_size", "p_container",
+		"s_nationkey", "c_nationkey", "c_mktsegment",
+		"o_orderstatus", "o_orderdate", "o_orderpriority", "o_clerk", "o_shippriority",
+		"l_linenumber", "l_quantity", "l_discount", "l_tax", "l_returnflag", "l_linestatus",
+		"l_shipdate", "l_commitdate", "l_receiptdate", "l_shipinstruct", "l_shipmode",
+		"n_name", "n_regionkey", "r_name",
+	} {
+		m[c] = true
+	}
+	return m
+}
 
 // parquetSink writes one table's batches to a Parquet file: Snappy-compressed, dictionary
 // encoded where it pays, with column statistics, and decimals stored as INT64 DECIMAL(15,2).
@@ -43,14 +62,21 @@ func newParquetSink(w io.Writer, t tableID) (*parquetSink, error) {
 		}
 	}
 	schema := arrow.NewSchema(fields, nil)
-	props := parquet.NewWriterProperties(
+	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithStoreDecimalAsInteger(true),
 		parquet.WithMaxRowGroupLength(ParquetRowGroupRows),
 		parquet.WithStats(true),
-		parquet.WithDictionaryDefault(true),
+		parquet.WithDictionaryDefault(false),
 		parquet.WithCreatedBy("colink dbt3 gen"),
-	)
+	}
+	dict := dictionaryColumns()
+	for _, f := range fields {
+		if dict[f.Name] {
+			opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
+		}
+	}
+	props := parquet.NewWriterProperties(opts...)
 	// The buffer also hides w's Close from pqarrow, which would close the file before it is
 	// synced and renamed.
 	buf := bufio.NewWriterSize(w, 1<<20)

@@ -33,6 +33,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	noSync := fs.Bool("no-sync", false, "do not fsync files before renaming them into place")
 	stats := fs.Bool("stats", false, "print wall and CPU time, peak RSS and context switches at the end")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the generation to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile (pprof) to this file at the end")
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
 	}
@@ -108,8 +109,25 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			return err
+		}
+	}
 	if *stats || e.stderrTerminal {
 		fmt.Fprintf(e.stderr, "dbt3 gen: SF %s to %s (%s): %s\n", scale, *out, f, selfUsage().report(time.Since(start)))
+	}
+	return nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		return fmt.Errorf("heap profile: %w", err)
 	}
 	return nil
 }
