@@ -183,6 +183,7 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		cpu0 := cpuTime()
 		for range b.N {
 			for _, c := range cols {
 				arr, _, err := sg.readColumn(0, c, t.schema.Field(c), t.kinds[c])
@@ -193,6 +194,7 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(float64(rows)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "rows/cpu-s")
 	})
 	b.Run("pqarrow", func(b *testing.B) {
 		pf, err := file.OpenParquetFile(s.dir+"/"+sm.File, false)
@@ -204,6 +206,7 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		cpu0 := cpuTime()
 		for range b.N {
 			tbl, err := fr.ReadRowGroups(context.Background(), cols, []int{0})
 			if err != nil {
@@ -219,6 +222,7 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 			tbl.Release()
 		}
 		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(float64(rows)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "rows/cpu-s")
 	})
 }
 
