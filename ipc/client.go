@@ -384,6 +384,19 @@ func (c *Client) Open(ctx context.Context, method string, args []byte, fin bool)
 	}
 }
 
+// Go starts a unary call on the least loaded live connection; see Conn.Go. It does not wait
+// for a connection: with none up it fails with ErrPeerDown.
+func (c *Client) Go(method string, args []byte, flush bool, done CallDone) error {
+	c.mu.Lock()
+	conn := c.pickLocked()
+	err := c.lastErr
+	c.mu.Unlock()
+	if conn == nil {
+		return fmt.Errorf("%w: %s: %v", ErrPeerDown, c.peer, err)
+	}
+	return conn.Go(method, args, flush, done)
+}
+
 // Call is a unary request on the least loaded connection; see Conn.Call.
 func (c *Client) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
 	s, err := c.Open(ctx, method, args, true)

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	arrowipc "github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // Limits are a connection's knobs. Zero fields take the defaults below.
@@ -79,15 +79,21 @@ type Conn struct {
 	lim       Limits
 	peer      Hello // the peer's hello: its limits, name, instance, unix endpoints
 	sendOpts  []arrowipc.Option
-	onRequest func(*Stream) // server: start a handler for a new stream
+	onRequest func(*Stream)   // server: start a handler for a new stream
 	baseCtx   context.Context // server: parent of every handler's context
+	unaryFor  func(method string, fin bool) UnaryHandler
+	runUnary  func(h UnaryHandler, method string, args []byte) ([]byte, error)
 
 	mu      sync.Mutex
 	streams map[uint32]*Stream
-	lastID  uint32 // client: last id allocated; server: highest id the peer opened
+	calls   map[uint32]CallDone // client: pending Go calls
+	reply   uint64              // server: writer round holding inline replies not yet flushed
+	lastID  uint32              // client: last id allocated; server: highest id the peer opened
 	opened  uint64
 	err     error
 	done    chan struct{}
+
+	rr readRole // client connections: who reads the socket (see readrole.go)
 
 	lastRead atomic.Int64 // unix nanos of the last read that returned data
 	started  time.Time
@@ -116,6 +122,7 @@ func newConn(nc net.Conn, isClient bool, pool *BufferPool, lim Limits, log *slog
 		isClient: isClient,
 		lim:      lim.withDefaults(),
 		streams:  make(map[uint32]*Stream),
+		calls:    make(map[uint32]CallDone),
 		done:     make(chan struct{}),
 		started:  time.Now(),
 	}
@@ -147,7 +154,13 @@ func (c *Conn) setRemote(r string) {
 func (c *Conn) start() {
 	c.fr.maxFrame = uint32(c.lim.MaxFrame)
 	c.lastRead.Store(time.Now().UnixNano())
-	go c.readLoop()
+	if c.isClient {
+		c.rr.bgKick = make(chan struct{}, 1)
+		go c.bgReader()
+		signal(c.rr.bgKick)
+	} else {
+		go c.readLoop()
+	}
 	go c.heartbeatLoop()
 	go c.fw.flushLoop(c.done)
 }
@@ -207,8 +220,13 @@ func (c *Conn) fail(err error) {
 		streams = append(streams, s)
 	}
 	clear(c.streams)
+	calls := c.calls
+	c.calls = map[uint32]CallDone{}
 	close(c.done)
 	c.mu.Unlock()
+	for _, done := range calls {
+		done(nil, err)
+	}
 
 	c.fw.fail(err)
 	c.nc.Close()
@@ -246,6 +264,16 @@ func (c *Conn) readLoop() {
 		if err := c.dispatch(f); err != nil {
 			c.protocolError(err)
 			return
+		}
+		// Inline replies are written together once no further complete frame is buffered:
+		// pipelined requests then share one writev, as a raw server's buffered replies do.
+		if c.reply != 0 && !c.fr.hasFrame() {
+			round := c.reply
+			c.reply = 0
+			if err := c.fw.flushQueued(round); err != nil {
+				c.fail(err)
+				return
+			}
 		}
 	}
 }
@@ -309,6 +337,10 @@ func (c *Conn) dispatch(f inFrame) error {
 		if err != nil {
 			return err
 		}
+		if done := c.takeCall(h.Stream); done != nil {
+			done(nil, e)
+			return nil
+		}
 		if h.Stream == 0 {
 			c.fail(fmt.Errorf("%w: peer closed it: %w", ErrConnClosed, e))
 			return nil
@@ -321,6 +353,15 @@ func (c *Conn) dispatch(f inFrame) error {
 		return nil
 	}
 
+	if h.Kind == KindEnd {
+		if done := c.takeCall(h.Stream); done != nil {
+			if err := mpValidMap(f.payload); err != nil {
+				return fmt.Errorf("%w: END payload on stream %d: %w", ErrProtocol, h.Stream, err)
+			}
+			done(f.payload, nil)
+			return nil
+		}
+	}
 	s, late := c.lookup(h.Stream)
 	if s == nil {
 		if f.owned != nil && h.Kind.isData() {
@@ -379,6 +420,25 @@ func (c *Conn) onRequestFrame(f inFrame) error {
 		return fmt.Errorf("%w: REQUEST reuses stream id %d (last opened %d)", ErrProtocol, h.Stream, c.lastID)
 	}
 	c.lastID = h.Stream
+	if u := c.unaryFor(q.Method, h.Flags&FlagFin != 0); u != nil {
+		// Inline: no stream is registered, so frames the client may still send for this id
+		// (a CANCEL racing the reply) are dropped as late.
+		c.opened++
+		c.mu.Unlock()
+		end, err := c.runUnary(u, q.Method, q.Args)
+		var buf [512]byte
+		f := frame{kind: KindEnd, stream: h.Stream, small: end}
+		if err != nil {
+			code, msg := errorCode(err)
+			f = frame{kind: KindError, stream: h.Stream, small: appendErrorPayload(buf[:0], code, msg)}
+		} else if end == nil {
+			f.small = buf[:0]
+			f.small = append(f.small, emptyMap...)
+		}
+		round, err := c.fw.enqueue(&f)
+		c.reply = round
+		return err
+	}
 	if len(c.streams) >= c.lim.MaxStreams {
 		c.mu.Unlock()
 		var buf [128]byte
@@ -426,6 +486,9 @@ func (c *Conn) heartbeatLoop() {
 				c.fail(fmt.Errorf("%w: nothing received from %s for %v", ErrPeerSilent, c.remote, idle.Round(time.Millisecond)))
 				return
 			}
+			if c.isClient {
+				c.kickIdleReader()
+			}
 			if idle >= c.lim.HeartbeatInterval {
 				_ = c.fw.writeAsync(&frame{kind: KindPing, small: mpAppendUint(buf[:0], uint64(now.UnixNano()))})
 			}
@@ -457,17 +520,10 @@ func (c *Conn) Open(ctx context.Context, method string, args []byte, fin bool) (
 		c.mu.Unlock()
 		return nil, fmt.Errorf("%w: stream ids exhausted", ErrConnClosed)
 	}
-	c.lastID++
-	s := newStream(c, c.lastID, true, method, nil)
-	s.localFin = fin
-	c.streams[s.id] = s
-	c.opened++
-	c.mu.Unlock()
-
 	var timeout time.Duration
 	if dl, ok := ctx.Deadline(); ok {
 		if timeout = time.Until(dl); timeout <= 0 {
-			c.retire(s)
+			c.mu.Unlock()
 			return nil, context.DeadlineExceeded
 		}
 	}
@@ -476,16 +532,97 @@ func (c *Conn) Open(ctx context.Context, method string, args []byte, fin bool) (
 		flags = FlagFin
 	}
 	var buf [512]byte
-	err := c.fw.write(&frame{kind: KindRequest, flags: flags, stream: s.id, small: appendRequest(buf[:0], method, args, timeout)})
+	req := frame{kind: KindRequest, flags: flags, small: appendRequest(buf[:0], method, args, timeout)}
+	c.lastID++
+	s := newStream(c, c.lastID, true, method, nil)
+	s.localFin = fin
+	s.ctx = ctx
+	req.stream = s.id
+	// The id is allocated and the REQUEST queued under c.mu so ids reach the peer in
+	// increasing order; the write itself happens after the lock is released.
+	round, err := c.fw.enqueue(&req)
 	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.streams[s.id] = s
+	c.opened++
+	c.mu.Unlock()
+	if err := c.fw.flushQueued(round); err != nil {
 		c.retire(s)
 		return nil, err
 	}
-	s.ctx = ctx
 	if ctx.Done() != nil {
 		s.stopAfter = context.AfterFunc(ctx, func() { s.cancel(context.Cause(ctx)) })
 	}
 	return s, nil
+}
+
+// CallDone receives the outcome of a call made with Go: the server's END payload (valid
+// only during the callback) or an error. It runs on the goroutine reading the connection,
+// so it must be quick and must not block; it may call Go.
+type CallDone func(end []byte, err error)
+
+// Go starts a unary call without waiting for it: done is called with the reply. With flush
+// the request is written now (combined with others being written); without, it waits for
+// the next Flush or write on the connection, so a caller can queue many and write them with
+// one syscall. Batches the server may send on the call are discarded.
+func (c *Conn) Go(method string, args []byte, flush bool, done CallDone) error {
+	if !c.isClient {
+		return errors.New("ipc: Go on a server-side connection")
+	}
+	var buf [512]byte
+	req := frame{kind: KindRequest, flags: FlagFin, small: appendRequest(buf[:0], method, args, 0)}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	if len(c.streams)+len(c.calls) >= int(c.peer.MaxStreams) {
+		c.mu.Unlock()
+		return &RemoteError{Code: CodeTooManyStreams, Message: "the peer's stream limit is reached"}
+	}
+	if c.lastID == 1<<32-1 {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: stream ids exhausted", ErrConnClosed)
+	}
+	c.lastID++
+	req.stream = c.lastID
+	round, err := c.fw.enqueue(&req)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.calls[req.stream] = done
+	c.opened++
+	c.mu.Unlock()
+	c.kickIdleReader()
+	if flush {
+		return c.fw.flushQueued(round)
+	}
+	return nil
+}
+
+// Flush writes every queued frame.
+func (c *Conn) Flush() error {
+	c.fw.mu.Lock()
+	round := c.fw.round
+	c.fw.mu.Unlock()
+	return c.fw.flushQueued(round)
+}
+
+func (c *Conn) takeCall(id uint32) CallDone {
+	if !c.isClient || id == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	done := c.calls[id]
+	if done != nil {
+		delete(c.calls, id)
+	}
+	c.mu.Unlock()
+	return done
 }
 
 // Call is a unary request: it opens a stream with fin, discards any batches the server sends,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -174,4 +175,25 @@ func peerCred(nc net.Conn) (uid, pid int, err error) {
 		return 0, 0, fmt.Errorf("SO_PEERCRED: %w", gerr)
 	}
 	return int(cred.Uid), int(cred.Pid), nil
+}
+
+// ReadTokenFile reads a shared secret: the file's content without surrounding whitespace,
+// at least 16 bytes. A file readable by group or others is refused.
+func ReadTokenFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth token file: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("auth token file %s has mode %v; it must not be readable by group or others (chmod 600)", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth token file: %w", err)
+	}
+	tok := []byte(strings.TrimSpace(string(b)))
+	if len(tok) < 16 {
+		return nil, fmt.Errorf("auth token file %s: token of %d bytes, want at least 16", path, len(tok))
+	}
+	return tok, nil
 }

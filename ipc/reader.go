@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 	"time"
 )
@@ -24,6 +25,12 @@ type frameReader struct {
 	bytesIn   atomic.Uint64
 	framesIn  atomic.Uint64
 	truncated bool // set when the connection ended inside a frame
+
+	// A pooled payload being read: kept across a timed-out read.
+	part   bool
+	ph     Header
+	powned []byte
+	pgot   int
 }
 
 func newFrameReader(sio *sockIO, pool *BufferPool, lastRead *atomic.Int64) *frameReader {
@@ -53,6 +60,17 @@ func (fr *frameReader) fill(need int) error {
 	return nil
 }
 
+// hasFrame reports whether a complete non-data frame is buffered, so reading it would not
+// block.
+func (fr *frameReader) hasFrame() bool {
+	avail := fr.w - fr.r
+	if fr.part || avail < HeaderSize {
+		return false
+	}
+	n := int(uint32(fr.buf[fr.r+12]) | uint32(fr.buf[fr.r+13])<<8 | uint32(fr.buf[fr.r+14])<<16 | uint32(fr.buf[fr.r+15])<<24)
+	return avail >= HeaderSize+n
+}
+
 // inFrame is a frame as read. payload aliases the read buffer (valid until the next call to
 // next) unless owned is set, in which case payload is owned[:len] and the receiver of the
 // frame must give owned back to the pool (directly or by handing it to an Arrow buffer).
@@ -63,63 +81,78 @@ type inFrame struct {
 }
 
 // next reads the next frame. Data frames (SCHEMA, BATCH) and any payload that does not fit
-// the read buffer are returned in pooled memory.
+// the read buffer are returned in pooled memory. A read that times out (a read deadline set
+// to preempt the reading goroutine) leaves a partly read frame in place: the next call
+// resumes it.
 func (fr *frameReader) next() (inFrame, error) {
-	var f inFrame
-	if err := fr.fill(HeaderSize); err != nil {
-		if errors.Is(err, io.EOF) && fr.w > fr.r {
-			fr.truncated = true
-			return f, fmt.Errorf("%w: connection closed inside a frame header (%d of %d bytes)", ErrProtocol, fr.w-fr.r, HeaderSize)
+	if !fr.part {
+		if err := fr.fill(HeaderSize); err != nil {
+			if errors.Is(err, io.EOF) && fr.w > fr.r {
+				fr.truncated = true
+				return inFrame{}, fmt.Errorf("%w: connection closed inside a frame header (%d of %d bytes)", ErrProtocol, fr.w-fr.r, HeaderSize)
+			}
+			return inFrame{}, err
 		}
-		return f, err
+		h, err := DecodeHeader(fr.buf[fr.r:fr.w], fr.maxFrame)
+		if err != nil {
+			return inFrame{h: h}, err
+		}
+		n := int(h.Length)
+		if !h.Kind.isData() && HeaderSize+n <= len(fr.buf) {
+			if err := fr.fill(HeaderSize + n); err != nil {
+				return inFrame{h: h}, fr.truncatedErr(err, h, fr.w-fr.r-HeaderSize)
+			}
+			p := fr.buf[fr.r+HeaderSize : fr.r+HeaderSize+n : fr.r+HeaderSize+n]
+			fr.r += HeaderSize + n
+			fr.framesIn.Add(1)
+			return inFrame{h: h, payload: p}, nil
+		}
+		// Pooled payload: take what is buffered, then read the rest.
+		fr.r += HeaderSize
+		fr.part, fr.ph = true, h
+		fr.powned = fr.pool.Get(n)
+		fr.pgot = copy(fr.powned, fr.buf[fr.r:fr.w])
+		fr.r += fr.pgot
 	}
-	h, err := DecodeHeader(fr.buf[fr.r:fr.w], fr.maxFrame)
-	if err != nil {
-		return inFrame{h: h}, err
-	}
-	fr.r += HeaderSize
-	f.h = h
+	h, owned := fr.ph, fr.powned
 	n := int(h.Length)
-	if !h.Kind.isData() && n <= len(fr.buf) {
-		if err := fr.fill(n); err != nil {
-			return f, fr.truncatedErr(err, h, fr.w-fr.r)
-		}
-		f.payload = fr.buf[fr.r : fr.r+n : fr.r+n]
-		fr.r += n
-		fr.framesIn.Add(1)
-		return f, nil
-	}
-	// Pooled payload: take what is buffered, then read the rest, straight into the payload
-	// when it is large, through the read buffer when it is small (to pick up the frames
-	// behind it in the same syscall).
-	owned := fr.pool.Get(n)
-	got := copy(owned, fr.buf[fr.r:fr.w])
-	fr.r += got
-	for got < n {
-		rest := n - got
+	for fr.pgot < n {
+		rest := n - fr.pgot
+		// Large remainders go straight into the payload; small ones through the read buffer,
+		// to pick up the frames behind them in the same syscall.
 		if rest >= len(fr.buf)/2 {
-			m, err := fr.io.Read(owned[got:n])
+			m, err := fr.io.Read(owned[fr.pgot:n])
 			if m > 0 {
-				got += m
+				fr.pgot += m
 				fr.bytesIn.Add(uint64(m))
 				fr.lastRead.Store(time.Now().UnixNano())
 			}
 			if err != nil {
-				fr.pool.Put(owned)
-				return f, fr.truncatedErr(err, h, got)
+				return inFrame{h: h}, fr.partialErr(err, h)
 			}
 			continue
 		}
 		if err := fr.fill(rest); err != nil {
-			fr.pool.Put(owned)
-			return f, fr.truncatedErr(err, h, got+fr.w-fr.r)
+			return inFrame{h: h}, fr.partialErr(err, h)
 		}
-		got += copy(owned[got:n], fr.buf[fr.r:fr.w])
+		fr.pgot += copy(owned[fr.pgot:n], fr.buf[fr.r:fr.w])
 		fr.r += rest
 	}
-	f.payload, f.owned = owned[:n], owned
+	fr.part, fr.powned, fr.pgot = false, nil, 0
 	fr.framesIn.Add(1)
-	return f, nil
+	return inFrame{h: h, payload: owned[:n], owned: owned}, nil
+}
+
+// partialErr handles an error inside a pooled payload: a timeout keeps the partial frame for
+// the next call; anything else gives the buffer back.
+func (fr *frameReader) partialErr(err error, h Header) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	got := fr.pgot
+	fr.pool.Put(fr.powned)
+	fr.part, fr.powned, fr.pgot = false, nil, 0
+	return fr.truncatedErr(err, h, got)
 }
 
 func (fr *frameReader) truncatedErr(err error, h Header, got int) error {

@@ -23,6 +23,12 @@ import (
 // client cancels, its deadline passes, the connection fails or the server shuts down.
 type Handler func(ctx context.Context, st *Stream) error
 
+// UnaryHandler answers a request that carries no batches with an END payload (a msgpack
+// map; nil sends {}). For a REQUEST with FIN it runs on the connection's reader goroutine,
+// saving two goroutine hand-offs per call, so it must be quick and must not block: use
+// Handler for anything that waits, streams or takes long. ctx is the server's.
+type UnaryHandler func(ctx context.Context, args []byte) (end []byte, err error)
+
 // ServerConfig configures a Server.
 type ServerConfig struct {
 	Name      string       // for the peer's logs
@@ -39,7 +45,8 @@ type Server struct {
 	log      *slog.Logger
 	pool     *BufferPool
 	instance []byte
-	handlers map[string]Handler // written only before Serve
+	handlers map[string]Handler      // written only before Serve
+	unary    map[string]UnaryHandler // written only before Serve
 
 	base       context.Context
 	cancelBase context.CancelCauseFunc
@@ -68,7 +75,7 @@ func NewServer(cfg ServerConfig) *Server {
 	inst := make([]byte, 16)
 	_, _ = rand.Read(inst)
 	cfg.Limits = cfg.Limits.withDefaults()
-	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, conns: map[*Conn]struct{}{}}
+	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, unary: map[string]UnaryHandler{}, conns: map[*Conn]struct{}{}}
 	s.base, s.cancelBase = context.WithCancelCause(context.Background())
 	return s
 }
@@ -82,14 +89,55 @@ func (s *Server) Handle(method string, h Handler) {
 	s.handlers[method] = h
 }
 
+// HandleUnary registers a unary handler for method. A method may have both kinds: a REQUEST
+// with FIN goes to the unary one, any other to the streaming one. It must be called before
+// Serve; registering a method twice panics.
+func (s *Server) HandleUnary(method string, h UnaryHandler) {
+	if _, dup := s.unary[method]; dup {
+		panic("ipc: unary method " + method + " registered twice")
+	}
+	s.unary[method] = h
+}
+
 // Methods returns the registered methods, sorted.
 func (s *Server) Methods() []string {
-	m := make([]string, 0, len(s.handlers))
+	m := make([]string, 0, len(s.handlers)+len(s.unary))
 	for k := range s.handlers {
 		m = append(m, k)
 	}
+	for k := range s.unary {
+		if _, ok := s.handlers[k]; !ok {
+			m = append(m, k)
+		}
+	}
 	sort.Strings(m)
 	return m
+}
+
+// unaryFor returns the unary handler that serves a request, if any: a FIN request for a
+// method with a unary handler.
+func (s *Server) unaryFor(method string, fin bool) UnaryHandler {
+	if fin {
+		return s.unary[method]
+	}
+	return nil
+}
+
+// runUnary calls h inline and returns the END payload or the error to send.
+func (s *Server) runUnary(h UnaryHandler, method string, args []byte) (end []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("link: unary handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
+			end, err = nil, Errorf(CodeInternal, "handler %s panicked: %v", method, r)
+		}
+	}()
+	end, err = h(s.base, args)
+	if err == nil && end != nil {
+		if verr := mpValidMap(end); verr != nil {
+			err = Errorf(CodeInternal, "handler %s returned an END payload that is not a msgpack map: %v", method, verr)
+		}
+	}
+	return end, err
 }
 
 // Instance returns the random id that names this server process in handshakes.
@@ -181,6 +229,8 @@ func (s *Server) ServeConn(nc net.Conn) {
 	}
 	c.baseCtx = s.base
 	c.onRequest = s.startStream
+	c.unaryFor = s.unaryFor
+	c.runUnary = s.runUnary
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -218,6 +268,13 @@ func (s *Server) startStream(st *Stream) {
 func (s *Server) run(st *Stream) (err error) {
 	h := s.handlers[st.method]
 	if h == nil {
+		if u := s.unary[st.method]; u != nil { // a unary method called without FIN
+			end, err := s.runUnary(u, st.method, st.args)
+			if err != nil {
+				return err
+			}
+			return st.CloseSend(end)
+		}
 		return Errorf(CodeUnknownMethod, "unknown method %q; this server serves %s", st.method, strings.Join(s.Methods(), ", "))
 	}
 	defer func() {

@@ -264,87 +264,66 @@ func (s *Stream) waitCtx() error {
 	return cause
 }
 
+// recvDone reports whether a receiver has something to act on: a queued message, the
+// peer's end, or a failure.
+func (s *Stream) recvDone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != nil || s.inHead < len(s.inq) || s.remoteFin
+}
+
 // nextMessage returns the next queued Arrow message, waiting for one; io.EOF after the peer's
 // END. Consuming grants the bytes back to the peer once a quarter window has accumulated.
 func (s *Stream) nextMessage() (*arrowipc.Message, error) {
-	s.mu.Lock()
-	for {
-		if s.err != nil {
-			err := s.err
-			s.mu.Unlock()
-			return nil, err
-		}
-		if s.inHead < len(s.inq) {
-			m := s.inq[s.inHead]
-			s.inq[s.inHead] = inMsg{}
-			s.inHead++
-			if s.inHead == len(s.inq) {
-				s.inq, s.inHead = s.inq[:0], 0
-			}
-			s.ungranted += m.size
-			var grant int64
-			if s.ungranted >= int64(s.c.lim.StreamWindow)/4 && !s.remoteFin {
-				grant, s.ungranted = s.ungranted, 0
-				s.recvAvail += grant
-			}
-			s.mu.Unlock()
-			if grant > 0 {
-				var buf [16]byte
-				if err := s.c.fw.write(&frame{kind: KindCredit, stream: s.id, small: mpAppendUint(buf[:0], uint64(grant))}); err != nil {
-					m.msg.Release()
-					return nil, err
-				}
-			}
-			return m.msg, nil
-		}
-		if s.remoteErr != nil {
-			err := s.remoteErr
-			s.mu.Unlock()
-			return nil, err
-		}
-		if s.remoteFin {
-			s.mu.Unlock()
-			return nil, io.EOF
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.recvSig:
-		case <-s.ctx.Done():
-			return nil, s.waitCtx()
-		}
-		s.mu.Lock()
+	if err := s.waitReadable(); err != nil {
+		return nil, err
 	}
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return nil, err
+	}
+	m := s.inq[s.inHead]
+	s.inq[s.inHead] = inMsg{}
+	s.inHead++
+	if s.inHead == len(s.inq) {
+		s.inq, s.inHead = s.inq[:0], 0
+	}
+	s.ungranted += m.size
+	var grant int64
+	if s.ungranted >= int64(s.c.lim.StreamWindow)/4 && !s.remoteFin {
+		grant, s.ungranted = s.ungranted, 0
+		s.recvAvail += grant
+	}
+	s.mu.Unlock()
+	if grant > 0 {
+		var buf [16]byte
+		if err := s.c.fw.write(&frame{kind: KindCredit, stream: s.id, small: mpAppendUint(buf[:0], uint64(grant))}); err != nil {
+			m.msg.Release()
+			return nil, err
+		}
+	}
+	return m.msg, nil
 }
 
 // waitReadable waits until a message is queued (nil) or the peer's half ended (io.EOF, its
 // ERROR, or a failure).
 func (s *Stream) waitReadable() error {
-	s.mu.Lock()
-	for {
-		switch {
-		case s.err != nil:
-			err := s.err
-			s.mu.Unlock()
-			return err
-		case s.inHead < len(s.inq):
-			s.mu.Unlock()
-			return nil
-		case s.remoteErr != nil:
-			err := s.remoteErr
-			s.mu.Unlock()
-			return err
-		case s.remoteFin:
-			s.mu.Unlock()
-			return io.EOF
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.recvSig:
-		case <-s.ctx.Done():
-			return s.waitCtx()
-		}
-		s.mu.Lock()
+	if err := s.c.waitFor(s.ctx, s.recvSig, s.recvDone); err != nil {
+		return s.waitCtx()
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.err != nil:
+		return s.err
+	case s.inHead < len(s.inq):
+		return nil
+	case s.remoteErr != nil:
+		return s.remoteErr
+	}
+	return io.EOF
 }
 
 // msgReader feeds a stream's queued messages to an arrow ipc.Reader.
@@ -491,25 +470,24 @@ func (s *Stream) sendData(kind Kind, parts [][]byte, n int) error {
 		return err
 	}
 	if s.sendAvail < need {
+		s.mu.Unlock()
 		start := time.Now()
 		s.creditWaits.Add(1)
 		s.c.creditWaits.Add(1)
-		for s.sendAvail < need {
-			if err := s.sendStateErrLocked(); err != nil {
-				s.mu.Unlock()
-				s.addStall(start)
-				return err
-			}
-			s.mu.Unlock()
-			select {
-			case <-s.creditSig:
-			case <-s.ctx.Done():
-				s.addStall(start)
-				return s.waitCtx()
-			}
+		err := s.c.waitFor(s.ctx, s.creditSig, func() bool {
 			s.mu.Lock()
-		}
+			defer s.mu.Unlock()
+			return s.sendAvail >= need || s.sendStateErrLocked() != nil
+		})
 		s.addStall(start)
+		if err != nil {
+			return s.waitCtx()
+		}
+		s.mu.Lock()
+		if err := s.sendStateErrLocked(); err != nil {
+			s.mu.Unlock()
+			return err
+		}
 	}
 	s.sendAvail -= int64(n)
 	s.mu.Unlock()
@@ -627,6 +605,7 @@ func (s *Stream) cancel(cause error) {
 	s.c.retire(s)
 	signal(s.recvSig)
 	signal(s.creditSig)
+	s.c.preemptReader() // a goroutine of ours may be the one blocked reading
 }
 
 // Close releases the stream. A stream the server has not completed is canceled first.

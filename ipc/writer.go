@@ -178,6 +178,31 @@ func (w *frameWriter) write(f *frame) error {
 	return err
 }
 
+// enqueue queues f without writing it; the caller must call flushQueued afterwards. It lets
+// a caller order a frame under its own lock (stream ids must reach the peer in order) and
+// write outside it. f must not reference caller memory beyond copyLimit/4 per part.
+func (w *frameWriter) enqueue(f *frame) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	w.enqueueLocked(f)
+	return w.round, nil
+}
+
+// flushQueued makes sure the round holding a frame queued by enqueue gets written: now by
+// this goroutine if nobody is writing, else by the writer in progress.
+func (w *frameWriter) flushQueued(round uint64) error {
+	w.mu.Lock()
+	if !w.flushing && w.written < round && w.err == nil {
+		w.flushLocked(round)
+	}
+	err := w.err
+	w.mu.Unlock()
+	return err
+}
+
 // writeAsync queues f without ever blocking on the socket; f must not reference caller
 // memory (its payload is copied).
 func (w *frameWriter) writeAsync(f *frame) error {

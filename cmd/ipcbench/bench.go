@@ -1,0 +1,722 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/colinkdb/colink/internal/rusage"
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc"
+)
+
+// usage is one process's CPU and context switches over a trial.
+type usage struct {
+	UserUS int64 `json:"user_us"`
+	SysUS  int64 `json:"sys_us"`
+	Nvcsw  int64 `json:"nvcsw"`
+	Nivcsw int64 `json:"nivcsw"`
+}
+
+func toUsage(u rusage.Usage) usage {
+	return usage{UserUS: u.User.Microseconds(), SysUS: u.Sys.Microseconds(), Nvcsw: u.Voluntary, Nivcsw: u.Involuntary}
+}
+
+// trial is one measured run of one mode over one transport by one implementation.
+type trial struct {
+	Mode      string  `json:"mode"`
+	Transport string  `json:"transport"`
+	Impl      string  `json:"impl"` // "link" or "raw"
+	Round     int     `json:"round"`
+	WallS     float64 `json:"wall_s"`
+	Ops       int64   `json:"ops"`   // calls (sync, async) or batches (stream)
+	Bytes     int64   `json:"bytes"` // stream: Arrow IPC message bytes received
+	Rows      int64   `json:"rows"`
+	Client    usage   `json:"client"`
+	Server    usage   `json:"server"`
+	P50US     float64 `json:"p50_us"` // per call; stream: between batches
+	P99US     float64 `json:"p99_us"`
+	// Link only: the client connections' syscalls and frames, and streams per connection.
+	ReadSyscalls  uint64   `json:"read_syscalls,omitempty"`
+	WriteSyscalls uint64   `json:"write_syscalls,omitempty"`
+	FramesOut     uint64   `json:"frames_out,omitempty"`
+	WriteRounds   uint64   `json:"write_rounds,omitempty"`
+	CreditStallUS int64    `json:"credit_stall_us,omitempty"`
+	StreamsPer    []uint64 `json:"streams_per_conn,omitempty"`
+}
+
+// rate is the trial's headline: req/s, or GB/s for stream.
+func (t *trial) rate() float64 {
+	if t.Mode == "stream" {
+		return float64(t.Bytes) / t.WallS / 1e9
+	}
+	return float64(t.Ops) / t.WallS
+}
+
+type bench struct {
+	opt      options
+	srv      *child // primproc (nil with --connect)
+	raw      *child
+	tcpURL   string
+	unixURL  string
+	ctl      *ipc.Client // for stats requests
+	msgBytes int64       // size of one synth batch message
+	quiet    *slog.Logger
+}
+
+func (b *bench) serverUsage(impl string) (rusage.Usage, error) {
+	if impl == "raw" {
+		return b.raw.rusage()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	end, err := b.ctl.Call(ctx, "stats", nil)
+	if err != nil {
+		return rusage.Usage{}, err
+	}
+	var rep primproc.StatsReply
+	if err := msgpack.Unmarshal(end, &rep); err != nil {
+		return rusage.Usage{}, err
+	}
+	return rusage.FromMap(rep.Rusage), nil
+}
+
+func (b *bench) url(transport, impl string) string {
+	if impl == "raw" {
+		if transport == "unix" {
+			return b.raw.unix
+		}
+		return b.raw.tcp
+	}
+	if transport == "unix" {
+		return b.unixURL
+	}
+	return b.tcpURL
+}
+
+// measure runs body between two usage snapshots of both processes.
+func (b *bench) measure(t *trial, body func() error) error {
+	s0, err := b.serverUsage(t.Impl)
+	if err != nil {
+		return fmt.Errorf("server usage: %w", err)
+	}
+	c0, _ := rusage.Self()
+	start := time.Now()
+	if err := body(); err != nil {
+		return err
+	}
+	t.WallS = time.Since(start).Seconds()
+	c1, _ := rusage.Self()
+	s1, err := b.serverUsage(t.Impl)
+	if err != nil {
+		return fmt.Errorf("server usage: %w", err)
+	}
+	t.Client = toUsage(c1.Sub(c0))
+	t.Server = toUsage(s1.Sub(s0))
+	return nil
+}
+
+func (b *bench) run(mode, transport, impl string, round int) (*trial, error) {
+	t := &trial{Mode: mode, Transport: transport, Impl: impl, Round: round}
+	var err error
+	if impl == "link" {
+		err = b.runLink(t)
+	} else {
+		err = b.runRaw(t)
+	}
+	return t, err
+}
+
+func (b *bench) newLinkClient(transport string) (*ipc.Client, error) {
+	tr := ipc.TransportTCP
+	if transport == "unix" {
+		tr = ipc.TransportUnix
+	}
+	cl, err := ipc.NewClient(b.url(transport, "link"), ipc.ClientConfig{Transport: tr, ConnsPerPeer: b.opt.conns, Name: "ipcbench", Logger: b.quiet})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cl.WaitUp(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	// Wait for every connection of the pool, so the spread is measured over all of them.
+	for i := 0; i < 100 && len(cl.Conns()) < b.opt.conns; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cl, nil
+}
+
+// callers runs n goroutines calling fn until the duration elapses; fn records latencies.
+func callers(n int, d time.Duration, fn func(h *hist) error) (int64, *hist, error) {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var ops atomic.Int64
+	hs := make([]*hist, n)
+	errs := make([]error, n)
+	timer := time.AfterFunc(d, func() { stop.Store(true) })
+	defer timer.Stop()
+	for i := range n {
+		hs[i] = &hist{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				if err := fn(hs[i]); err != nil {
+					errs[i] = err
+					stop.Store(true)
+					return
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	total := &hist{}
+	for i, h := range hs {
+		total.merge(h)
+		if errs[i] != nil {
+			return 0, nil, errs[i]
+		}
+	}
+	return ops.Load(), total, nil
+}
+
+func (b *bench) runLink(t *trial) error {
+	cl, err := b.newLinkClient(t.Transport)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	var before []ipc.ConnStats
+	snap := func() []ipc.ConnStats { return cl.Stats() }
+	switch t.Mode {
+	case "sync":
+		args := msgpackBin(make([]byte, b.opt.payload))
+		call := func(h *hist) error {
+			t0 := time.Now()
+			_, err := cl.Call(ctx, "echo", args)
+			h.record(time.Since(t0))
+			return err
+		}
+		if _, _, err := callers(b.opt.clients, b.opt.warmup, call); err != nil {
+			return err
+		}
+		var h *hist
+		before = snap()
+		err = b.measure(t, func() error {
+			var err error
+			t.Ops, h, err = callers(b.opt.clients, b.opt.duration, call)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+	case "async":
+		args := msgpackBin(make([]byte, b.opt.payload))
+		run := func(d time.Duration) (int64, *hist, error) {
+			return linkPipelined(cl.Conns(), b.opt.inflight, args, d)
+		}
+		if _, _, err := run(b.opt.warmup); err != nil {
+			return err
+		}
+		var h *hist
+		before = snap()
+		err = b.measure(t, func() error {
+			var err error
+			t.Ops, h, err = run(b.opt.duration)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+	case "stream":
+		per := b.streamBatches()
+		stream := func(batches int, h *hist) (int64, error) {
+			a := b.opt.synth
+			a.Batches = batches
+			raw, _ := msgpack.Marshal(a)
+			st, err := cl.Open(ctx, "synth", raw, true)
+			if err != nil {
+				return 0, err
+			}
+			defer st.Close()
+			var n int64
+			last := time.Now()
+			for {
+				rec, err := st.Recv()
+				if err == io.EOF {
+					return n, nil
+				}
+				if err != nil {
+					return n, err
+				}
+				n++
+				now := time.Now()
+				if h != nil {
+					h.record(now.Sub(last))
+				}
+				last = now
+				rec.Release()
+			}
+		}
+		if _, err := stream(max(2, per/10), nil); err != nil { // warm the pools
+			return err
+		}
+		hs := make([]*hist, b.opt.streams)
+		before = snap()
+		err = b.measure(t, func() error {
+			var wg sync.WaitGroup
+			errs := make([]error, b.opt.streams)
+			counts := make([]int64, b.opt.streams)
+			for i := range b.opt.streams {
+				hs[i] = &hist{}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					counts[i], errs[i] = stream(per, hs[i])
+				}()
+			}
+			wg.Wait()
+			for i := range errs {
+				if errs[i] != nil {
+					return errs[i]
+				}
+				t.Ops += counts[i]
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		h := &hist{}
+		for _, x := range hs {
+			h.merge(x)
+		}
+		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+		t.Bytes = t.Ops * b.msgBytes
+		t.Rows = t.Ops * int64(b.opt.synth.Rows)
+	}
+	after := snap()
+	byID := map[uint64]ipc.ConnStats{}
+	for _, s := range before {
+		byID[s.ID] = s
+	}
+	for _, s := range after {
+		p := byID[s.ID]
+		t.ReadSyscalls += s.ReadSyscalls - p.ReadSyscalls
+		t.WriteSyscalls += s.WriteSyscalls - p.WriteSyscalls
+		t.FramesOut += s.FramesOut - p.FramesOut
+		t.WriteRounds += s.WriteRounds - p.WriteRounds
+		t.CreditStallUS += (s.CreditStall - p.CreditStall).Microseconds()
+		t.StreamsPer = append(t.StreamsPer, s.StreamsOpened-p.StreamsOpened)
+	}
+	return nil
+}
+
+func (b *bench) streamBatches() int {
+	total := int((b.opt.streamBytes + b.msgBytes - 1) / b.msgBytes)
+	return max(1, (total+b.opt.streams-1)/b.opt.streams)
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func msgpackBin(p []byte) []byte {
+	out, _ := msgpack.Marshal(p)
+	return out
+}
+
+func dialRaw(url string, mode byte) (net.Conn, error) {
+	ep, err := ipc.ParseEndpoint(url)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := ipc.Dial(context.Background(), ep)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := nc.Write([]byte{mode}); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return nc, nil
+}
+
+func (b *bench) runRaw(t *trial) error {
+	url := b.url(t.Transport, "raw")
+	switch t.Mode {
+	case "sync":
+		conns := make([]net.Conn, b.opt.clients)
+		readers := make([]*bufio.Reader, b.opt.clients)
+		for i := range conns {
+			nc, err := dialRaw(url, 'E')
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			conns[i], readers[i] = nc, bufio.NewReaderSize(nc, 64<<10)
+		}
+		msg := binary.LittleEndian.AppendUint32(nil, uint32(b.opt.payload))
+		msg = append(msg, make([]byte, b.opt.payload)...)
+		type state struct {
+			nc  net.Conn
+			r   *bufio.Reader
+			buf []byte
+		}
+		var mu sync.Mutex
+		idle := make([]*state, 0, len(conns))
+		for i := range conns {
+			idle = append(idle, &state{nc: conns[i], r: readers[i], buf: make([]byte, len(msg))})
+		}
+		take := func() *state { // each caller goroutine owns one socket for the whole run
+			mu.Lock()
+			defer mu.Unlock()
+			s := idle[len(idle)-1]
+			idle = idle[:len(idle)-1]
+			return s
+		}
+		run := func(d time.Duration) (int64, *hist, error) {
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			var ops atomic.Int64
+			total := &hist{}
+			var firstErr error
+			var emu sync.Mutex
+			timer := time.AfterFunc(d, func() { stop.Store(true) })
+			defer timer.Stop()
+			for range conns {
+				s := take()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					h := &hist{}
+					defer func() {
+						emu.Lock()
+						total.merge(h)
+						emu.Unlock()
+						mu.Lock()
+						idle = append(idle, s)
+						mu.Unlock()
+					}()
+					for !stop.Load() {
+						t0 := time.Now()
+						if _, err := s.nc.Write(msg); err != nil {
+							emu.Lock()
+							firstErr = err
+							emu.Unlock()
+							stop.Store(true)
+							return
+						}
+						if _, err := io.ReadFull(s.r, s.buf); err != nil {
+							emu.Lock()
+							firstErr = err
+							emu.Unlock()
+							stop.Store(true)
+							return
+						}
+						h.record(time.Since(t0))
+						ops.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			return ops.Load(), total, firstErr
+		}
+		if _, _, err := run(b.opt.warmup); err != nil {
+			return err
+		}
+		var h *hist
+		err := b.measure(t, func() error {
+			var err error
+			t.Ops, h, err = run(b.opt.duration)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+	case "async":
+		run := func(d time.Duration) (int64, *hist, error) {
+			return rawPipelined(url, b.opt.conns, b.opt.inflight, b.opt.payload, d)
+		}
+		if _, _, err := run(b.opt.warmup); err != nil {
+			return err
+		}
+		var h *hist
+		err := b.measure(t, func() error {
+			var err error
+			t.Ops, h, err = run(b.opt.duration)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+	case "stream":
+		per := b.streamBatches()
+		if _, err := rawStream(url, b.opt.synth, max(2, per/10), nil); err != nil {
+			return err
+		}
+		hs := make([]*hist, b.opt.streams)
+		err := b.measure(t, func() error {
+			var wg sync.WaitGroup
+			errs := make([]error, b.opt.streams)
+			counts := make([]int64, b.opt.streams)
+			for i := range b.opt.streams {
+				hs[i] = &hist{}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					counts[i], errs[i] = rawStream(url, b.opt.synth, per, hs[i])
+				}()
+			}
+			wg.Wait()
+			for i := range errs {
+				if errs[i] != nil {
+					return errs[i]
+				}
+				t.Ops += counts[i]
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		h := &hist{}
+		for _, x := range hs {
+			h.merge(x)
+		}
+		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+		t.Bytes = t.Ops * b.msgBytes
+		t.Rows = t.Ops * int64(b.opt.synth.Rows)
+	}
+	return nil
+}
+
+// linkPipelined keeps inflight calls outstanding over the connections for d, the same way
+// rawPipelined drives a plain socket: per connection a sender queues a call (Conn.Go) for
+// every token it holds and writes them with one Flush; replies come back to a callback on
+// the connection's reading goroutine, which returns the token.
+func linkPipelined(conns []*ipc.Conn, inflight int, args []byte, d time.Duration) (int64, *hist, error) {
+	var stop atomic.Bool
+	var ops atomic.Int64
+	var wg sync.WaitGroup
+	total := &hist{}
+	var mu sync.Mutex
+	var firstErr error
+	setErr := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		stop.Store(true)
+	}
+	timer := time.AfterFunc(d, func() { stop.Store(true) })
+	defer timer.Stop()
+	for c, conn := range conns {
+		k := inflight / len(conns)
+		if c < inflight%len(conns) {
+			k++
+		}
+		if k == 0 {
+			continue
+		}
+		tokens := make(chan struct{}, k)
+		for range k {
+			tokens <- struct{}{}
+		}
+		sent := make(chan time.Time, k)
+		h := &hist{}
+		outstanding := &sync.WaitGroup{}
+		done := func(end []byte, err error) {
+			t0 := <-sent
+			if err != nil {
+				setErr(err)
+			} else {
+				h.record(time.Since(t0))
+				ops.Add(1)
+			}
+			outstanding.Done()
+			tokens <- struct{}{}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				<-tokens
+				now := time.Now()
+				n := 0
+			more:
+				for {
+					sent <- now
+					outstanding.Add(1)
+					if err := conn.Go("echo", args, false, done); err != nil {
+						setErr(err)
+						return
+					}
+					n++
+					select {
+					case <-tokens:
+					default:
+						break more
+					}
+				}
+				if err := conn.Flush(); err != nil {
+					setErr(err)
+					return
+				}
+			}
+			outstanding.Wait()
+			mu.Lock()
+			total.merge(h)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return ops.Load(), total, firstErr
+}
+
+// rawPipelined keeps inflight requests outstanding over conns sockets for d: per socket a
+// writer sends requests while it holds tokens (coalescing those it can send at once into
+// one write) and a reader takes the in-order replies back.
+func rawPipelined(url string, conns, inflight, payload int, d time.Duration) (int64, *hist, error) {
+	var stop atomic.Bool
+	var ops atomic.Int64
+	var wg sync.WaitGroup
+	total := &hist{}
+	var mu sync.Mutex
+	var firstErr error
+	setErr := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		stop.Store(true)
+	}
+	timer := time.AfterFunc(d, func() { stop.Store(true) })
+	defer timer.Stop()
+	msg := binary.LittleEndian.AppendUint32(nil, uint32(payload))
+	msg = append(msg, make([]byte, payload)...)
+	for c := range conns {
+		k := inflight / conns
+		if c < inflight%conns {
+			k++
+		}
+		if k == 0 {
+			continue
+		}
+		nc, err := dialRaw(url, 'E')
+		if err != nil {
+			return 0, nil, err
+		}
+		tokens := make(chan struct{}, k)
+		for range k {
+			tokens <- struct{}{}
+		}
+		sent := make(chan time.Time, k) // send times, in order
+		wg.Add(2)
+		go func() { // writer
+			defer wg.Done()
+			defer close(sent)
+			buf := make([]byte, 0, k*len(msg))
+			for !stop.Load() {
+				<-tokens
+				buf = append(buf[:0], msg...)
+				now := time.Now()
+				sent <- now
+			more:
+				for {
+					select {
+					case <-tokens:
+						buf = append(buf, msg...)
+						sent <- now
+					default:
+						break more
+					}
+				}
+				if _, err := nc.Write(buf); err != nil {
+					setErr(err)
+					return
+				}
+			}
+		}()
+		go func() { // reader
+			defer wg.Done()
+			defer nc.Close()
+			h := &hist{}
+			r := bufio.NewReaderSize(nc, 64<<10)
+			reply := make([]byte, len(msg))
+			for t0 := range sent {
+				if _, err := io.ReadFull(r, reply); err != nil {
+					if !stop.Load() {
+						setErr(err)
+					}
+					break
+				}
+				h.record(time.Since(t0))
+				ops.Add(1)
+				tokens <- struct{}{}
+			}
+			mu.Lock()
+			total.merge(h)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return ops.Load(), total, firstErr
+}
+
+func rawStream(url string, a primproc.SynthArgs, batches int, h *hist) (int64, error) {
+	nc, err := dialRaw(url, 'T')
+	if err != nil {
+		return 0, err
+	}
+	defer nc.Close()
+	a.Batches = batches
+	req, _ := msgpack.Marshal(a)
+	if _, err := nc.Write(append(binary.LittleEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReaderSize(nc, 64<<10)
+	var hdr [8]byte
+	var buf []byte
+	var n int64
+	last := time.Now()
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return n, err
+		}
+		size := binary.LittleEndian.Uint64(hdr[:])
+		if size == 0 {
+			return n, nil
+		}
+		if uint64(cap(buf)) < size {
+			buf = make([]byte, size)
+		}
+		if _, err := io.ReadFull(r, buf[:size]); err != nil {
+			return n, err
+		}
+		n++
+		now := time.Now()
+		if h != nil {
+			h.record(now.Sub(last))
+		}
+		last = now
+	}
+}

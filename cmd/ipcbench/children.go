@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	arrowipc "github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/colinkdb/colink/internal/rusage"
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc"
+)
+
+// Server roles run in child processes (ipcbench re-executes itself with a hidden first
+// argument) so the client and the server are separate processes, each with its own CPU
+// accounting. A child prints "READY <tcp-url> <unix-url>", answers each "RUSAGE" line on
+// its stdin with a JSON rusage.Usage map, and exits when its stdin closes, so it never
+// outlives ipcbench.
+const (
+	rolePrimproc = "__serve-primproc"
+	roleRaw      = "__serve-raw"
+)
+
+func serveChild(role string) int {
+	dir, err := os.MkdirTemp("", "ipcbench")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tcpURL, unixURL := "tcp://127.0.0.1:0", "unix://"+filepath.Join(dir, "s.sock")
+	ready := make(chan []string, 1)
+	errc := make(chan error, 1)
+	switch role {
+	case rolePrimproc:
+		go func() {
+			errc <- primproc.Run(ctx, primproc.Config{
+				Listen: []string{tcpURL, unixURL}, Logger: log, ShutdownTimeout: time.Second,
+				Ready: func(eps []string) { ready <- eps },
+			})
+		}()
+	case roleRaw:
+		go func() { errc <- serveRaw(ctx, []string{tcpURL, unixURL}, ready) }()
+	}
+	select {
+	case eps := <-ready:
+		fmt.Printf("READY %s\n", strings.Join(eps, " "))
+	case err := <-errc:
+		fmt.Fprintln(os.Stderr, "ipcbench server:", err)
+		return 1
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		if sc.Text() == "RUSAGE" {
+			ru, _ := rusage.Self()
+			b, _ := json.Marshal(ru.Map())
+			fmt.Printf("%s\n", b)
+		}
+	}
+	cancel()
+	select {
+	case <-errc:
+	case <-time.After(3 * time.Second):
+	}
+	return 0
+}
+
+// child is a running server process.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+	tcp   string
+	unix  string
+}
+
+func startChild(role string) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, role)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
+	line, err := c.out.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "READY ") {
+		c.stop()
+		return nil, fmt.Errorf("%s did not start: %q %v", role, line, err)
+	}
+	for _, ep := range strings.Fields(strings.TrimPrefix(line, "READY ")) {
+		if strings.HasPrefix(ep, "tcp://") {
+			c.tcp = ep
+		} else {
+			c.unix = ep
+		}
+	}
+	return c, nil
+}
+
+func (c *child) rusage() (rusage.Usage, error) {
+	if _, err := io.WriteString(c.stdin, "RUSAGE\n"); err != nil {
+		return rusage.Usage{}, err
+	}
+	line, err := c.out.ReadString('\n')
+	if err != nil {
+		return rusage.Usage{}, err
+	}
+	var m map[string]int64
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		return rusage.Usage{}, fmt.Errorf("child rusage %q: %w", line, err)
+	}
+	return rusage.FromMap(m), nil
+}
+
+func (c *child) stop() {
+	c.stdin.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// ---- raw socket server ------------------------------------------------------------------
+
+// The raw protocol, the baseline without the link: a connection's first byte picks the mode.
+//
+//	'E' echo: messages [u32 length][payload]; each is answered with itself. Replies are
+//	    buffered and flushed whenever no further request is buffered, so pipelined requests
+//	    share writes as the link's do.
+//	'T' stream: one request [u32 length][msgpack SynthArgs]; the answer is Batches copies of
+//	    the synth batch's Arrow IPC message, each [u64 length][message] written with one
+//	    write, then a zero length.
+func serveRaw(ctx context.Context, urls []string, ready chan<- []string) error {
+	var lns []*ipc.Listener
+	var eps []string
+	for _, u := range urls {
+		ep, err := ipc.ParseEndpoint(u)
+		if err != nil {
+			return err
+		}
+		ln, err := ipc.Listen(ep, false)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		lns = append(lns, ln)
+		eps = append(eps, ln.Endpoint().String())
+	}
+	for _, ln := range lns {
+		go func() {
+			for {
+				nc, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go rawConn(nc)
+			}
+		}()
+	}
+	ready <- eps
+	<-ctx.Done()
+	return nil
+}
+
+func rawConn(nc net.Conn) {
+	defer nc.Close()
+	r := bufio.NewReaderSize(nc, 64<<10)
+	mode, err := r.ReadByte()
+	if err != nil {
+		return
+	}
+	switch mode {
+	case 'E':
+		w := bufio.NewWriterSize(nc, 64<<10)
+		var hdr [4]byte
+		buf := make([]byte, 1<<20)
+		for {
+			if r.Buffered() == 0 {
+				if w.Flush() != nil {
+					return
+				}
+			}
+			if _, err := io.ReadFull(r, hdr[:]); err != nil {
+				return
+			}
+			n := binary.LittleEndian.Uint32(hdr[:])
+			if n > uint32(len(buf)) {
+				return
+			}
+			if _, err := io.ReadFull(r, buf[:n]); err != nil {
+				return
+			}
+			w.Write(hdr[:])
+			w.Write(buf[:n])
+		}
+	case 'T':
+		var hdr [4]byte
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return
+		}
+		req := make([]byte, binary.LittleEndian.Uint32(hdr[:]))
+		if _, err := io.ReadFull(r, req); err != nil {
+			return
+		}
+		var a primproc.SynthArgs
+		if msgpack.Unmarshal(req, &a) != nil {
+			return
+		}
+		a.Defaults()
+		msg, err := synthMessage(a)
+		if err != nil {
+			return
+		}
+		framed := binary.LittleEndian.AppendUint64(nil, uint64(len(msg)))
+		framed = append(framed, msg...)
+		for i := 0; i < a.Batches; i++ {
+			if _, err := nc.Write(framed); err != nil {
+				return
+			}
+		}
+		nc.Write(make([]byte, 8))
+	}
+}
+
+// synthMessage returns the Arrow IPC encapsulated message of the synth batch: exactly the
+// bytes the link puts in a BATCH frame's payload.
+func synthMessage(a primproc.SynthArgs) ([]byte, error) {
+	rec := primproc.SynthBatch(memory.DefaultAllocator, a)
+	defer rec.Release()
+	var schemaBuf, all bytes.Buffer
+	w := arrowipc.NewWriter(&schemaBuf, arrowipc.WithSchema(rec.Schema()))
+	if err := w.Close(); err != nil { // schema message and end-of-stream marker only
+		return nil, err
+	}
+	w = arrowipc.NewWriter(&all, arrowipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	// all = schema message, the batch message, 8-byte end marker.
+	start := schemaBuf.Len() - 8
+	return all.Bytes()[start : all.Len()-8], nil
+}

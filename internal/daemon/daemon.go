@@ -1,0 +1,56 @@
+// Package daemon owns what colink's daemon mains share: the exit codes, logger setup from
+// flags, and signal handling for clean shutdown.
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes of colink's daemons.
+const (
+	ExitOK      = 0 // clean shutdown
+	ExitFailure = 1 // a runtime failure: listening failed, serving failed
+	ExitUsage   = 2 // bad flags or configuration
+)
+
+// NewLogger returns a text (or json) slog logger on stderr at the named level.
+func NewLogger(level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// SignalContext returns a context canceled by SIGTERM or SIGINT; a second signal exits at
+// once with status 1.
+func SignalContext(log *slog.Logger) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		sig := <-ch
+		log.Info("signal received; shutting down", "signal", sig.String())
+		cancel()
+		sig = <-ch
+		log.Error("second signal; exiting now", "signal", sig.String())
+		os.Exit(ExitFailure)
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel()
+	}
+}
