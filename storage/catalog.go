@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -374,4 +375,4 @@ func (e *CorruptionError) Error() string {
 func (e *CorruptionError) Is(target error) bool { return target == ErrCorrupt }
 
 // ErrCorrupt is matched (errors.Is) by every CorruptionError.
-var ErrCorrupt = fmt.Errorf("storage: damaged file")
+var ErrCorrupt = errors.New("storage: damaged file")

@@ -8,6 +8,7 @@
 //	DIR/LOCK                                  flock: one process owns a store at a time
 //	DIR/CATALOG                               the current catalog (header line + JSON body)
 //	DIR/tables/<table>/seg-<id>.parquet       immutable segment files
+//	DIR/tables/<table>/seg-<id>.del-<version> immutable delete bitmaps (a newer one supersedes)
 //
 // A segment is a plain Parquet file (INT64 DECIMAL for decimals, DATE, UTF8 strings, one
 // row group per RowGroupRows rows, min/max statistics on), so DuckDB and other tools read it
@@ -22,7 +23,9 @@
 // at any point therefore leaves the old catalog or the new one; files of an interrupted
 // transaction are unreferenced and removed on the next Open.
 //
-// Each commit makes a new catalog version. Readers pin a version with Store.Snapshot and see
+// Each commit makes a new catalog version. Inserts add segments (Txn.Append); deletes write a
+// new bitmap file per touched segment holding all of its deleted rows (Txn.Delete); scans skip
+// deleted rows and row groups with no live rows. Readers pin a version with Store.Snapshot and see
 // exactly that state until they release it; files that a newer version no longer names are
 // deleted only once no pinned snapshot names them. Every change goes through a Txn, whose
 // operations (replace a table, append segments, delete rows, drop) apply atomically, across
