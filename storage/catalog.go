@@ -2,8 +2,8 @@ package storage
 
 import (
 	"bytes"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
