@@ -12,7 +12,8 @@
 //
 // A segment is a plain Parquet file (INT64 DECIMAL for decimals, DATE, UTF8 strings, one
 // row group per RowGroupRows rows, min/max statistics on), so DuckDB and other tools read it
-// with read_parquet('DIR/tables/lineitem/*.parquet') while the store is quiescent. Its key-value
+// with read_parquet('DIR/tables/lineitem/*.parquet') while the store is quiescent (they see
+// rows deleted since the load, which only colink's delete bitmaps hide). Its key-value
 // metadata carries the table's Arrow schema (with colink.sql_type field metadata) as JSON.
 //
 // # Durability and versions
