@@ -1,0 +1,217 @@
+package bind
+
+import (
+	"github.com/colinkdb/colink/sql/plan"
+	"github.com/colinkdb/colink/sql/sqlerr"
+	"github.com/colinkdb/colink/sql/types"
+)
+
+// sameCarrier reports whether values of type from need no conversion to be read as type
+// to: equal types, two string types, or two integers of one width.
+func sameCarrier(from, to types.Type) bool {
+	switch {
+	case from.Equal(to):
+		return true
+	case from.IsString() && to.IsString():
+		return true
+	}
+	return false
+}
+
+// castTo converts e to type t: a literal is converted now (failing as MySQL does on a value
+// the type cannot hold), any other expression gets a Cast.
+func (b *Binder) castTo(e plan.Expr, t types.Type, text string) (plan.Expr, error) {
+	if sameCarrier(e.Type(), t) {
+		return e, nil
+	}
+	if l, ok := e.(*plan.Literal); ok {
+		v, err := types.Convert(l.V, t)
+		if err != nil {
+			if t.Kind == types.Date {
+				return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATE value: '%s'", l.V.Text())
+			}
+			return nil, sqlerr.New(sqlerr.ErTruncatedWrongValue, "Truncated incorrect %s value: '%s' in '%s'", t, l.V.Text(), text)
+		}
+		return plan.Lit(v), nil
+	}
+	return &plan.Cast{Arg: e, T: t}, nil
+}
+
+// castExpr is castTo for conversions that cannot fail.
+func (b *Binder) castExpr(e plan.Expr, t types.Type) plan.Expr {
+	c, err := b.castTo(e, t, "")
+	if err != nil {
+		return &plan.Cast{Arg: e, T: t}
+	}
+	return c
+}
+
+// commonForCompare is the type two operands are compared in. A literal takes the other
+// operand's type when it converts to it without loss, so "p_size = 15" compares INTs and
+// "o_orderdate < '1995-03-15'" compares DATEs; otherwise both meet in types.Common.
+func (b *Binder) commonForCompare(l, r plan.Expr) (types.Type, bool) {
+	ll, lok := l.(*plan.Literal)
+	rl, rok := r.(*plan.Literal)
+	if lok != rok {
+		lit, other := ll, r
+		if rok {
+			lit, other = rl, l
+		}
+		if t := other.Type(); !lit.V.Null && t.Kind != types.Null && lossless(lit.V, t) {
+			return t, true
+		}
+	}
+	return types.Common(l.Type(), r.Type())
+}
+
+// lossless reports whether v converts to t and back to the same value.
+func lossless(v types.Value, t types.Type) bool {
+	if v.Type.IsString() && t.IsString() {
+		return true
+	}
+	c, err := types.Convert(v, t)
+	if err != nil {
+		return false
+	}
+	back, err := types.Convert(c, v.Type)
+	if err != nil {
+		return false
+	}
+	cmp, err := types.Compare(back, v)
+	return err == nil && cmp == 0
+}
+
+// constant folds an expression that reads no columns into a literal (1 + 10 becomes 11),
+// so comparisons type it as a literal.
+func constant(e plan.Expr) plan.Expr {
+	if _, ok := e.(*plan.Literal); ok {
+		return e
+	}
+	pure := true
+	plan.WalkExpr(e, func(x plan.Expr) bool {
+		switch x.(type) {
+		case *plan.ColumnRef, *plan.AggCall, *plan.Subquery, *plan.InputRef:
+			pure = false
+		}
+		return pure
+	})
+	if !pure {
+		return e
+	}
+	if v, err := plan.Eval(e); err == nil {
+		return plan.Lit(v)
+	}
+	return e
+}
+
+// compare builds "l fn r" with both operands in their comparison type.
+func (b *Binder) compare(fn plan.Func, l, r plan.Expr, text string) (plan.Expr, error) {
+	l, r = constant(l), constant(r)
+	t, ok := b.commonForCompare(l, r)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to comparison: cannot compare %s with %s in '%s'", l.Type(), r.Type(), text)
+	}
+	if t.Kind == types.Null {
+		return plan.Lit(types.NullValue(types.BoolType)), nil
+	}
+	l, err := b.castTo(l, t, text)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = b.castTo(r, t, text); err != nil {
+		return nil, err
+	}
+	return plan.NewBool(fn, l, r), nil
+}
+
+// numeric makes an arithmetic operand of e: numbers as they are, a string literal read as
+// a number (as MySQL reads it), anything else an error.
+func (b *Binder) numeric(e plan.Expr, op, text string) (plan.Expr, error) {
+	t := e.Type()
+	if t.IsNumeric() || t.Kind == types.Null {
+		return e, nil
+	}
+	if l, ok := e.(*plan.Literal); ok && t.IsString() {
+		if d, err := types.ParseDecimal(l.V.Str); err == nil {
+			return plan.Lit(d), nil
+		}
+		return nil, sqlerr.New(sqlerr.ErTruncatedWrongValue, "Truncated incorrect DECIMAL value: '%s'", l.V.Str)
+	}
+	hint := ""
+	if t.Kind == types.Date {
+		hint = " (use INTERVAL for date arithmetic)"
+	}
+	return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to %s: '%s' is %s, not a number%s", op, text, t, hint)
+}
+
+var arithNames = map[plan.Func]string{plan.FnAdd: "+", plan.FnSub: "-", plan.FnMul: "*",
+	plan.FnDiv: "/", plan.FnIntDiv: "DIV", plan.FnMod: "%"}
+
+// arith builds "l fn r" typed by MySQL's rules, with operands converted so a kernel sees
+// one representation: BIGINT or DOUBLE operands for those results; for a decimal result,
+// decimal operands, at the result's scale for + - and %.
+func (b *Binder) arith(fn plan.Func, op types.ArithOp, l, r plan.Expr, text string) (plan.Expr, error) {
+	name := arithNames[fn]
+	l, err := b.numeric(l, name, text)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = b.numeric(r, name, text); err != nil {
+		return nil, err
+	}
+	t, err := types.Arith(op, l.Type(), r.Type())
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to %s in '%s': %v", name, text, err)
+	}
+	operand := func(e plan.Expr) (plan.Expr, error) {
+		et := e.Type()
+		switch t.Kind {
+		case types.Int64, types.Float64:
+			if op == types.OpIntDiv && et.Kind != types.Float64 && !et.IsInteger() {
+				return e, nil // DIV of decimals divides exactly, then truncates
+			}
+			return b.castTo(e, types.Type{Kind: t.Kind}, text)
+		case types.Decimal:
+			p, s := types.DecimalView(et)
+			if et.Kind == types.Null {
+				return b.castTo(e, t, text)
+			}
+			switch op {
+			case types.OpAdd, types.OpSub, types.OpMod:
+				return b.castTo(e, types.Dec(p-s+t.Scale, t.Scale), text)
+			}
+			if et.Kind != types.Decimal {
+				return b.castTo(e, types.Dec(p, s), text)
+			}
+		}
+		return e, nil
+	}
+	if l, err = operand(l); err != nil {
+		return nil, err
+	}
+	if r, err = operand(r); err != nil {
+		return nil, err
+	}
+	return &plan.Call{Fn: fn, Args: []plan.Expr{l, r}, T: t}, nil
+}
+
+// toString makes a string operand of e (LIKE, string functions): strings as they are,
+// other values cast to VARCHAR.
+func (b *Binder) toString(e plan.Expr, text string) (plan.Expr, error) {
+	t := e.Type()
+	switch {
+	case t.IsString():
+		return e, nil
+	case t.Kind == types.Null:
+		return plan.Lit(types.NullValue(types.VarcharType(0))), nil
+	case t.Kind == types.Bool:
+		return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to a string function: '%s' is a condition", text)
+	}
+	n := 20
+	if t.Kind == types.Decimal {
+		n = t.Precision + 2
+	} else if t.Kind == types.Date {
+		n = 10
+	}
+	return b.castTo(e, types.VarcharType(n), text)
+}

@@ -1,0 +1,421 @@
+package bind
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/colinkdb/colink/sql/plan"
+	"github.com/colinkdb/colink/sql/sqlerr"
+	"github.com/colinkdb/colink/sql/types"
+)
+
+func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) {
+	name := x.FnName.L
+	text := exprText(x)
+	argc := func(lo, hi int) error {
+		if len(x.Args) < lo || len(x.Args) > hi {
+			return sqlerr.New(sqlerr.ErWrongParamcountToFunc, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
+		}
+		return nil
+	}
+	args := func(from int) ([]plan.Expr, error) {
+		var out []plan.Expr
+		for _, a := range x.Args[from:] {
+			if _, ok := a.(*ast.TimeUnitExpr); ok {
+				continue
+			}
+			e, err := b.expr(a, ctx)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+		return out, nil
+	}
+	switch name {
+	case ast.DateLiteral:
+		v, ok := x.Args[0].(ast.ValueExpr)
+		s, isStr := v.GetValue().(string)
+		if !ok || !isStr {
+			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATE value: '%s'", text)
+		}
+		d, err := types.ParseDate(s)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATE value: '%s'", s)
+		}
+		return plan.Lit(types.DateValue(d)), nil
+	case ast.DateAdd, ast.DateSub, ast.AddDate, ast.SubDate:
+		if err := argc(3, 3); err != nil {
+			return nil, err
+		}
+		return b.dateArith(x, name == ast.DateSub || name == ast.SubDate, ctx)
+	case ast.Extract:
+		if err := argc(2, 2); err != nil {
+			return nil, err
+		}
+		unit, ok := x.Args[0].(*ast.TimeUnitExpr)
+		if !ok {
+			return nil, sqlerr.Unsupported("EXTRACT without a unit")
+		}
+		fn, ok := map[ast.TimeUnitType]plan.Func{ast.TimeUnitYear: plan.FnExtractYear,
+			ast.TimeUnitMonth: plan.FnExtractMonth, ast.TimeUnitDay: plan.FnExtractDay}[unit.Unit]
+		if !ok {
+			return nil, sqlerr.Unsupported("EXTRACT(" + unit.Unit.String() + ")")
+		}
+		a, err := args(1)
+		if err != nil {
+			return nil, err
+		}
+		return b.dateFunc(fn, a[0], text)
+	case ast.Year, ast.Month, ast.Day, ast.DayOfMonth:
+		if err := argc(1, 1); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		fn := map[string]plan.Func{ast.Year: plan.FnExtractYear, ast.Month: plan.FnExtractMonth,
+			ast.Day: plan.FnExtractDay, ast.DayOfMonth: plan.FnExtractDay}[name]
+		return b.dateFunc(fn, a[0], text)
+	case ast.Substring, ast.Substr, ast.Mid:
+		if err := argc(2, 3); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		s, err := b.toString(a[0], text)
+		if err != nil {
+			return nil, err
+		}
+		call := &plan.Call{Fn: plan.FnSubstring, Args: []plan.Expr{s}, T: types.VarcharType(s.Type().Length)}
+		for i, n := range a[1:] {
+			if !n.Type().IsInteger() && n.Type().Kind != types.Null {
+				if n, err = b.castTo(n, types.Int64Type, text); err != nil {
+					return nil, err
+				}
+			} else {
+				n = b.castExpr(n, types.Int64Type)
+			}
+			call.Args = append(call.Args, n)
+			if l, ok := n.(*plan.Literal); ok && i == 1 && !l.V.Null && l.V.Int >= 0 {
+				call.T = types.VarcharType(int(l.V.Int))
+			}
+		}
+		return call, nil
+	case ast.Upper, ast.Ucase, ast.Lower, ast.Lcase:
+		if err := argc(1, 1); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		s, err := b.toString(a[0], text)
+		if err != nil {
+			return nil, err
+		}
+		fn := plan.FnUpper
+		if name == ast.Lower || name == ast.Lcase {
+			fn = plan.FnLower
+		}
+		return &plan.Call{Fn: fn, Args: []plan.Expr{s}, T: types.VarcharType(s.Type().Length)}, nil
+	case ast.Length, ast.OctetLength, ast.CharLength, ast.CharacterLength:
+		if err := argc(1, 1); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		s, err := b.toString(a[0], text)
+		if err != nil {
+			return nil, err
+		}
+		fn := plan.FnLength
+		if name == ast.CharLength || name == ast.CharacterLength {
+			fn = plan.FnCharLength
+		}
+		return &plan.Call{Fn: fn, Args: []plan.Expr{s}, T: types.Int64Type}, nil
+	case ast.Concat:
+		if len(x.Args) == 0 {
+			return nil, argc(1, 1)
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		call := &plan.Call{Fn: plan.FnConcat}
+		n := 0
+		for _, e := range a {
+			s, err := b.toString(e, text)
+			if err != nil {
+				return nil, err
+			}
+			call.Args = append(call.Args, s)
+			n += s.Type().Length
+		}
+		call.T = types.VarcharType(n)
+		return call, nil
+	case ast.Coalesce, ast.Ifnull:
+		if name == ast.Ifnull {
+			if err := argc(2, 2); err != nil {
+				return nil, err
+			}
+		} else if err := argc(1, 1<<16); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		t, err := b.commonType(a, strings.ToUpper(name), text)
+		if err != nil {
+			return nil, err
+		}
+		for i := range a {
+			if a[i], err = b.castTo(a[i], t, text); err != nil {
+				return nil, err
+			}
+		}
+		return &plan.Call{Fn: plan.FnCoalesce, Args: a, T: t}, nil
+	case ast.Nullif:
+		if err := argc(2, 2); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		eq, err := b.compare(plan.FnEq, a[0], a[1], text)
+		if err != nil {
+			return nil, err
+		}
+		return &plan.Case{Whens: []plan.When{{Cond: eq, Then: plan.Lit(types.NullValue(a[0].Type()))}}, Else: a[0], T: a[0].Type()}, nil
+	case ast.If:
+		if err := argc(3, 3); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		cond, err := b.toBool(a[0], exprText(x.Args[0]))
+		if err != nil {
+			return nil, err
+		}
+		t, err := b.commonType(a[1:], "IF", text)
+		if err != nil {
+			return nil, err
+		}
+		then, err := b.castTo(a[1], t, text)
+		if err != nil {
+			return nil, err
+		}
+		els, err := b.castTo(a[2], t, text)
+		if err != nil {
+			return nil, err
+		}
+		return &plan.Case{Whens: []plan.When{{Cond: cond, Then: then}}, Else: els, T: t}, nil
+	case ast.Abs:
+		if err := argc(1, 1); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := b.numeric(a[0], "ABS", text)
+		if err != nil {
+			return nil, err
+		}
+		t := v.Type()
+		if t.Kind == types.Bool || t.Kind == types.Int32 || t.Kind == types.Null {
+			v, t = b.castExpr(v, types.Int64Type), types.Int64Type
+		}
+		return &plan.Call{Fn: plan.FnAbs, Args: []plan.Expr{v}, T: t}, nil
+	case ast.Round:
+		if err := argc(1, 2); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := b.numeric(a[0], "ROUND", text)
+		if err != nil {
+			return nil, err
+		}
+		t := v.Type()
+		digits := 0
+		if len(a) == 2 {
+			l, ok := a[1].(*plan.Literal)
+			if !ok || !l.V.Type.IsInteger() {
+				return nil, sqlerr.Unsupported("ROUND with a non-constant number of digits")
+			}
+			digits = int(l.V.Int)
+		}
+		switch t.Kind {
+		case types.Decimal:
+			s := max(min(digits, t.Scale), 0)
+			t = types.Dec(t.Precision-t.Scale+s+1, s)
+		case types.Bool, types.Int32, types.Null:
+			v, t = b.castExpr(v, types.Int64Type), types.Int64Type
+		}
+		return &plan.Call{Fn: plan.FnRound, Args: []plan.Expr{v, plan.Lit(types.IntValue(int64(digits)))}, T: t}, nil
+	case ast.Database, ast.Schema:
+		if err := argc(0, 0); err != nil {
+			return nil, err
+		}
+		if db := b.env.Database(); db != "" {
+			return plan.Lit(types.StringValue(db)), nil
+		}
+		return plan.Lit(types.NullValue(types.VarcharType(0))), nil
+	case ast.Version:
+		if err := argc(0, 0); err != nil {
+			return nil, err
+		}
+		if v, ok := b.env.SystemVariable("version", false); ok {
+			return plan.Lit(v), nil
+		}
+		return plan.Lit(types.StringValue("8.0.0-colink")), nil
+	}
+	db := b.env.Database()
+	if db == "" {
+		return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
+	}
+	return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s.%s does not exist", db, x.FnName.O)
+}
+
+// dateOperand makes a DATE of e: dates as they are, a string literal parsed.
+func (b *Binder) dateOperand(e plan.Expr, text string) (plan.Expr, error) {
+	t := e.Type()
+	switch {
+	case t.Kind == types.Date:
+		return e, nil
+	case t.Kind == types.Null:
+		return plan.Lit(types.NullValue(types.DateType)), nil
+	case t.IsString():
+		return b.castTo(e, types.DateType, text)
+	}
+	return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to a date function: '%s' is %s, not a date", text, t)
+}
+
+func (b *Binder) dateFunc(fn plan.Func, arg plan.Expr, text string) (plan.Expr, error) {
+	d, err := b.dateOperand(arg, text)
+	if err != nil {
+		return nil, err
+	}
+	return &plan.Call{Fn: fn, Args: []plan.Expr{d}, T: types.Int64Type}, nil
+}
+
+// dateArith binds DATE_ADD/DATE_SUB (and "date ± INTERVAL n unit") with a day, week,
+// month, quarter or year unit, as an addition of days or months.
+func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Expr, error) {
+	text := exprText(x)
+	unit, ok := x.Args[2].(*ast.TimeUnitExpr)
+	if !ok {
+		return nil, sqlerr.Unsupported("date arithmetic without a unit")
+	}
+	fn, factor := plan.FnAddDays, int64(1)
+	switch unit.Unit {
+	case ast.TimeUnitDay:
+	case ast.TimeUnitWeek:
+		factor = 7
+	case ast.TimeUnitMonth:
+		fn = plan.FnAddMonths
+	case ast.TimeUnitQuarter:
+		fn, factor = plan.FnAddMonths, 3
+	case ast.TimeUnitYear:
+		fn, factor = plan.FnAddMonths, 12
+	default:
+		return nil, sqlerr.Unsupported("INTERVAL … " + unit.Unit.String() + " (dates have no time of day)")
+	}
+	d, err := b.expr(x.Args[0], ctx)
+	if err != nil {
+		return nil, err
+	}
+	if d, err = b.dateOperand(d, text); err != nil {
+		return nil, err
+	}
+	n, err := b.expr(x.Args[1], ctx)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := n.(*plan.Literal); ok {
+		// The interval's amount is usually a quoted literal: INTERVAL '90' DAY.
+		v, err := types.Convert(l.V, types.Int64Type)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.ErTruncatedWrongValue, "Truncated incorrect INTEGER value: '%s'", l.V.Text())
+		}
+		if !v.Null {
+			v.Int *= factor
+			if sub {
+				v.Int = -v.Int
+			}
+		}
+		n = plan.Lit(v)
+	} else {
+		if !n.Type().IsInteger() {
+			return nil, sqlerr.Unsupported("an INTERVAL whose amount is not an integer")
+		}
+		n = b.castExpr(n, types.Int64Type)
+		if factor != 1 {
+			n = &plan.Call{Fn: plan.FnMul, Args: []plan.Expr{n, plan.Lit(types.IntValue(factor))}, T: types.Int64Type}
+		}
+		if sub {
+			n = &plan.Call{Fn: plan.FnNeg, Args: []plan.Expr{n}, T: types.Int64Type}
+		}
+	}
+	return &plan.Call{Fn: fn, Args: []plan.Expr{d, n}, T: types.DateType}, nil
+}
+
+// cast binds CAST(x AS type) for the types the engine carries.
+func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
+	v, err := b.expr(x.Expr, ctx)
+	if err != nil {
+		return nil, err
+	}
+	text := exprText(x)
+	var t types.Type
+	tp := x.Tp
+	switch tp.GetType() {
+	case mysql.TypeNewDecimal:
+		p, s := tp.GetFlen(), tp.GetDecimal()
+		if p <= 0 {
+			p = 10
+		}
+		if s < 0 {
+			s = 0
+		}
+		if p > types.MaxPrecision {
+			return nil, sqlerr.New(1426, "Too-big precision %d specified for '%s'. Maximum is %d.", p, exprText(x.Expr), types.MaxPrecision)
+		}
+		t = types.Dec(p, s)
+	case mysql.TypeLonglong, mysql.TypeLong:
+		t = types.Int64Type
+	case mysql.TypeDouble, mysql.TypeFloat:
+		t = types.Float64Type
+	case mysql.TypeDate:
+		t = types.DateType
+	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar:
+		n := tp.GetFlen()
+		if n < 0 {
+			n = 0
+		}
+		t = types.VarcharType(n)
+		if v.Type().IsString() {
+			return v, nil
+		}
+	default:
+		return nil, sqlerr.Unsupported("CAST to " + tp.String())
+	}
+	if v.Type().Kind == types.Date && t.IsNumeric() || v.Type().IsNumeric() && t.Kind == types.Date {
+		return nil, sqlerr.Unsupported("CAST between dates and numbers")
+	}
+	return b.castTo(v, t, text)
+}

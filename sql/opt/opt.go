@@ -1,0 +1,84 @@
+// Package opt owns the optimiser: rules that rewrite a bound logical plan, each a small
+// named value, applied in order. The default rules decorrelate subqueries into joins, fold
+// constants, push predicates down into scans and join sides, order joins by estimated
+// cardinality, prune unused columns, and choose for each join between a PM join (broadcast
+// the small side to every primproc) and a UM join (stream both sides to exemgr).
+package opt
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/plan"
+	"github.com/colinkdb/colink/sql/sqlerr"
+)
+
+// DefaultPmMaxMemorySmallSide is the largest build side, in bytes, that a PM join
+// broadcasts to the primprocs (ColumnStore's PmMaxMemorySmallSide default, 64 MiB).
+const DefaultPmMaxMemorySmallSide = 64 << 20
+
+// Options tune the optimiser.
+type Options struct {
+	// PmMaxMemorySmallSide is the largest estimated build side, in bytes, of a PM join;
+	// zero means DefaultPmMaxMemorySmallSide.
+	PmMaxMemorySmallSide int64
+}
+
+// Context is what rules see besides the plan: the query's column metadata, statistics and
+// options. It also caches cardinality estimates, so use one Context per query.
+type Context struct {
+	MD    *plan.Metadata
+	Stats catalog.Stats
+	Opts  Options
+}
+
+// Rule is one rewrite of the plan.
+type Rule interface {
+	Name() string
+	Apply(c *Context, root plan.Node) (plan.Node, error)
+}
+
+// DefaultRules returns the rules Optimize applies, in order.
+func DefaultRules() []Rule {
+	return []Rule{
+		Decorrelate{},
+		FoldConstants{},
+		PushDownPredicates{},
+		ReorderJoins{},
+		PruneColumns{},
+		ChooseJoinStrategy{},
+	}
+}
+
+// RuleByName returns one of the default rules.
+func RuleByName(name string) (Rule, bool) {
+	for _, r := range DefaultRules() {
+		if r.Name() == name {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// Optimize applies the rules to a query's plan in order.
+func Optimize(ctx context.Context, c *Context, q *plan.Query, rules []Rule) (*plan.Query, error) {
+	root := q.Root
+	for _, r := range rules {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		root, err = r.Apply(c, root)
+		if err != nil {
+			var se *sqlerr.Error
+			if asSQLErr(err, &se) {
+				return nil, se
+			}
+			return nil, fmt.Errorf("opt: rule %s: %w", r.Name(), err)
+		}
+	}
+	out := *q
+	out.Root = root
+	return &out, nil
+}

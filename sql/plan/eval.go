@@ -1,0 +1,279 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/colinkdb/colink/sql/types"
+)
+
+// errNotConstant reports an expression that reads columns or subqueries.
+var errNotConstant = fmt.Errorf("plan: expression is not constant")
+
+// Eval computes a constant expression (one without columns, aggregates or subqueries), as
+// the constant folder and SET statements need.
+func Eval(e Expr) (types.Value, error) {
+	switch x := e.(type) {
+	case *Literal:
+		return x.V, nil
+	case *Cast:
+		v, err := Eval(x.Arg)
+		if err != nil {
+			return types.Value{}, err
+		}
+		return types.Convert(v, x.T)
+	case *Case:
+		for _, w := range x.Whens {
+			c, err := Eval(w.Cond)
+			if err != nil {
+				return types.Value{}, err
+			}
+			if t, known := c.Truth(); known && t {
+				return Eval(w.Then)
+			}
+		}
+		if x.Else == nil {
+			return types.NullValue(x.T), nil
+		}
+		return Eval(x.Else)
+	case *Call:
+		args := make([]types.Value, len(x.Args))
+		for i, a := range x.Args {
+			v, err := Eval(a)
+			if err != nil {
+				return types.Value{}, err
+			}
+			args[i] = v
+		}
+		return evalCall(x, args)
+	}
+	return types.Value{}, errNotConstant
+}
+
+var arithOf = map[Func]types.ArithOp{FnAdd: types.OpAdd, FnSub: types.OpSub,
+	FnMul: types.OpMul, FnDiv: types.OpDiv, FnIntDiv: types.OpIntDiv, FnMod: types.OpMod}
+
+// truth3 is a three-valued condition: 1 true, 0 false, -1 unknown.
+func truth3(v types.Value) int {
+	t, known := v.Truth()
+	switch {
+	case !known:
+		return -1
+	case t:
+		return 1
+	}
+	return 0
+}
+
+func bool3(t int) types.Value {
+	if t < 0 {
+		return types.NullValue(types.BoolType)
+	}
+	return types.BoolValue(t == 1)
+}
+
+func evalCall(x *Call, a []types.Value) (types.Value, error) {
+	if op, ok := arithOf[x.Fn]; ok {
+		if x.Fn == FnIntDiv && x.T.Kind == types.Int64 && (a[0].Type.Kind == types.Decimal || a[1].Type.Kind == types.Decimal) {
+			return types.Value{}, errNotConstant
+		}
+		return types.Arithmetic(op, a[0], a[1], x.T)
+	}
+	switch x.Fn {
+	case FnNeg:
+		return types.Arithmetic(types.OpSub, types.Value{Type: a[0].Type, Int: 0, Dec: zeroDec(a[0])}, a[0], x.T)
+	case FnAnd:
+		r := 1
+		for _, v := range a {
+			switch truth3(v) {
+			case 0:
+				return types.BoolValue(false), nil
+			case -1:
+				r = -1
+			}
+		}
+		return bool3(r), nil
+	case FnOr:
+		r := 0
+		for _, v := range a {
+			switch truth3(v) {
+			case 1:
+				return types.BoolValue(true), nil
+			case -1:
+				r = -1
+			}
+		}
+		return bool3(r), nil
+	case FnXor:
+		l, r := truth3(a[0]), truth3(a[1])
+		if l < 0 || r < 0 {
+			return bool3(-1), nil
+		}
+		return types.BoolValue(l != r), nil
+	case FnNot:
+		t := truth3(a[0])
+		if t < 0 {
+			return bool3(-1), nil
+		}
+		return types.BoolValue(t == 0), nil
+	case FnIsNull:
+		return types.BoolValue(a[0].Null), nil
+	case FnIsTrue:
+		return types.BoolValue(truth3(a[0]) == 1), nil
+	case FnIsFalse:
+		return types.BoolValue(truth3(a[0]) == 0), nil
+	case FnNullSafeEq:
+		if a[0].Null || a[1].Null {
+			return types.BoolValue(a[0].Null && a[1].Null), nil
+		}
+		c, err := types.Compare(a[0], a[1])
+		if err != nil {
+			return types.Value{}, err
+		}
+		return types.BoolValue(c == 0), nil
+	case FnEq, FnNe, FnLt, FnLe, FnGt, FnGe:
+		if a[0].Null || a[1].Null {
+			return bool3(-1), nil
+		}
+		c, err := types.Compare(a[0], a[1])
+		if err != nil {
+			return types.Value{}, err
+		}
+		var r bool
+		switch x.Fn {
+		case FnEq:
+			r = c == 0
+		case FnNe:
+			r = c != 0
+		case FnLt:
+			r = c < 0
+		case FnLe:
+			r = c <= 0
+		case FnGt:
+			r = c > 0
+		case FnGe:
+			r = c >= 0
+		}
+		return types.BoolValue(r), nil
+	case FnIn:
+		if a[0].Null {
+			return bool3(-1), nil
+		}
+		r := 0
+		for _, v := range a[1:] {
+			if v.Null {
+				r = -1
+				continue
+			}
+			c, err := types.Compare(a[0], v)
+			if err != nil {
+				return types.Value{}, err
+			}
+			if c == 0 {
+				return types.BoolValue(true), nil
+			}
+		}
+		return bool3(r), nil
+	case FnLike:
+		if a[0].Null || a[1].Null {
+			return bool3(-1), nil
+		}
+		esc, _ := utf8.DecodeRuneInString(a[2].Str)
+		return types.BoolValue(types.Like(a[0].Str, a[1].Str, esc)), nil
+	}
+	for _, v := range a {
+		if v.Null && x.Fn != FnCoalesce && x.Fn != FnConcat {
+			return types.NullValue(x.T), nil
+		}
+	}
+	switch x.Fn {
+	case FnAddDays:
+		return types.DateValue(a[0].Int + a[1].Int), nil
+	case FnAddMonths:
+		return types.DateValue(types.AddMonths(a[0].Int, a[1].Int)), nil
+	case FnExtractYear, FnExtractMonth, FnExtractDay:
+		y, m, d := types.CivilFromDays(a[0].Int)
+		n := map[Func]int{FnExtractYear: y, FnExtractMonth: int(m), FnExtractDay: d}[x.Fn]
+		return types.Value{Type: x.T, Int: int64(n)}, nil
+	case FnSubstring:
+		r := []rune(a[0].Str)
+		pos := a[1].Int
+		n := int64(len(r))
+		if len(a) > 2 {
+			n = a[2].Int
+		}
+		// MySQL: position 1 is the first character, a negative one counts from the end,
+		// 0 gives the empty string.
+		var start int64
+		switch {
+		case pos > 0:
+			start = pos - 1
+		case pos < 0:
+			start = int64(len(r)) + pos
+		default:
+			start = int64(len(r))
+		}
+		if start < 0 || start > int64(len(r)) || n <= 0 {
+			return types.Value{Type: x.T, Str: ""}, nil
+		}
+		end := min(start+n, int64(len(r)))
+		return types.Value{Type: x.T, Str: string(r[start:end])}, nil
+	case FnUpper:
+		return types.Value{Type: x.T, Str: strings.ToUpper(a[0].Str)}, nil
+	case FnLower:
+		return types.Value{Type: x.T, Str: strings.ToLower(a[0].Str)}, nil
+	case FnLength:
+		return types.Value{Type: x.T, Int: int64(len(a[0].Str))}, nil
+	case FnCharLength:
+		return types.Value{Type: x.T, Int: int64(utf8.RuneCountInString(a[0].Str))}, nil
+	case FnConcat:
+		var sb strings.Builder
+		for _, v := range a {
+			if v.Null {
+				return types.NullValue(x.T), nil
+			}
+			sb.WriteString(v.Str)
+		}
+		return types.Value{Type: x.T, Str: sb.String()}, nil
+	case FnCoalesce:
+		for _, v := range a {
+			if !v.Null {
+				return types.Convert(v, x.T)
+			}
+		}
+		return types.NullValue(x.T), nil
+	case FnAbs:
+		c, err := types.Compare(a[0], types.Value{Type: a[0].Type, Dec: zeroDec(a[0])})
+		if err != nil {
+			return types.Value{}, err
+		}
+		if c < 0 {
+			return evalCall(&Call{Fn: FnNeg, T: x.T}, a[:1])
+		}
+		return types.Convert(a[0], x.T)
+	case FnRound:
+		switch x.T.Kind {
+		case types.Decimal:
+			return types.Convert(a[0], x.T)
+		case types.Float64:
+			p := math.Pow(10, float64(a[1].Int))
+			return types.FloatValue(math.Round(a[0].Float*p) / p), nil
+		case types.Int64:
+			if a[1].Int >= 0 {
+				return types.Convert(a[0], x.T)
+			}
+		}
+	}
+	return types.Value{}, errNotConstant
+}
+
+// zeroDec is a zero unscaled decimal when v is a decimal (nil otherwise).
+func zeroDec(v types.Value) *big.Int {
+	if v.Type.Kind == types.Decimal {
+		return new(big.Int)
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package plan
+
+import (
+	"github.com/colinkdb/colink/sql/types"
+)
+
+// isTrue reports a TRUE literal.
+func isTrue(e Expr) bool {
+	l, ok := e.(*Literal)
+	if !ok || l.V.Null {
+		return false
+	}
+	t, known := l.V.Truth()
+	return known && t
+}
+
+// IsFalseOrNull reports a FALSE or NULL literal: a condition that keeps no row.
+func IsFalseOrNull(e Expr) bool {
+	l, ok := e.(*Literal)
+	if !ok {
+		return false
+	}
+	t, known := l.V.Truth()
+	return !known || !t
+}
+
+func boolLit(b bool) Expr { return Lit(types.BoolValue(b)) }
+
+// Fold simplifies an expression bottom-up; subqueries' plans are folded too.
+func Fold(e Expr) Expr {
+	return RewriteExpr(e, func(x Expr) (Expr, bool) {
+		switch x := x.(type) {
+		case *Subquery:
+			c := *x
+			c.Plan = FoldPlan(x.Plan)
+			if x.Probe != nil {
+				c.Probe = Fold(x.Probe)
+			}
+			return &c, true
+		case *Call:
+			args := make([]Expr, len(x.Args))
+			for i, a := range x.Args {
+				args[i] = Fold(a)
+			}
+			return foldCall(&Call{Fn: x.Fn, Args: args, T: x.T}), true
+		case *Cast:
+			arg := Fold(x.Arg)
+			if l, ok := arg.(*Literal); ok {
+				if v, err := types.Convert(l.V, x.T); err == nil {
+					return Lit(v), true
+				}
+			}
+			return &Cast{Arg: arg, T: x.T}, true
+		case *Case:
+			return foldCase(x), true
+		case *AggCall:
+			if x.Arg == nil {
+				return x, true
+			}
+			return &AggCall{Fn: x.Fn, Arg: Fold(x.Arg), Distinct: x.Distinct, T: x.T}, true
+		}
+		return x, true
+	})
+}
+
+func allLiterals(es []Expr) bool {
+	for _, e := range es {
+		if _, ok := e.(*Literal); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func foldCall(x *Call) Expr {
+	if allLiterals(x.Args) {
+		if v, err := Eval(x); err == nil {
+			return Lit(v)
+		}
+		return x
+	}
+	switch x.Fn {
+	case FnAnd:
+		var keep []Expr
+		for _, a := range x.Args {
+			for _, c := range Conjuncts(a) {
+				if isTrue(c) {
+					continue
+				}
+				if l, ok := c.(*Literal); ok && !l.V.Null {
+					return boolLit(false)
+				}
+				keep = append(keep, c)
+			}
+		}
+		if len(keep) == 0 {
+			return boolLit(true)
+		}
+		return And(keep...)
+	case FnOr:
+		var keep []Expr
+		for _, a := range x.Args {
+			if isTrue(a) {
+				return boolLit(true)
+			}
+			if l, ok := a.(*Literal); ok && !l.V.Null {
+				continue // FALSE
+			}
+			keep = append(keep, a)
+		}
+		switch len(keep) {
+		case 0:
+			return boolLit(false)
+		case 1:
+			return keep[0]
+		}
+		out := keep[0]
+		for _, k := range keep[1:] {
+			out = NewBool(FnOr, out, k)
+		}
+		return out
+	case FnNot:
+		if inner, ok := x.Args[0].(*Call); ok && inner.Fn == FnNot {
+			return inner.Args[0]
+		}
+		if s, ok := x.Args[0].(*Subquery); ok && s.Kind != SubqueryScalar {
+			c := *s
+			c.Not = !c.Not
+			return &c
+		}
+	}
+	return x
+}
+
+func foldCase(x *Case) Expr {
+	out := &Case{T: x.T}
+	for _, w := range x.Whens {
+		cond, then := Fold(w.Cond), Fold(w.Then)
+		if IsFalseOrNull(cond) {
+			continue
+		}
+		if isTrue(cond) && len(out.Whens) == 0 {
+			return then
+		}
+		out.Whens = append(out.Whens, When{Cond: cond, Then: then})
+		if isTrue(cond) {
+			out.Else = nil
+			return out
+		}
+	}
+	if x.Else != nil {
+		out.Else = Fold(x.Else)
+	}
+	if len(out.Whens) == 0 {
+		if out.Else == nil {
+			return Lit(types.NullValue(x.T))
+		}
+		return out.Else
+	}
+	return out
+}
+
+// FoldPlan folds the expressions of every node of a plan (see Fold), dropping conditions
+// that are always true and Filters left without conditions.
+func FoldPlan(n Node) Node {
+	for i, in := range n.Inputs() {
+		n.SetInput(i, FoldPlan(in))
+	}
+	switch x := n.(type) {
+	case *Scan:
+		x.Filters = FoldConds(x.Filters)
+	case *Values:
+		for _, row := range x.Rows {
+			for i := range row {
+				row[i] = Fold(row[i])
+			}
+		}
+	case *Filter:
+		x.Conds = FoldConds(x.Conds)
+		if len(x.Conds) == 0 {
+			return x.Input
+		}
+	case *Project:
+		for i := range x.Exprs {
+			x.Exprs[i] = Fold(x.Exprs[i])
+		}
+	case *Join:
+		x.On = FoldConds(x.On)
+		if x.MarkCond != nil {
+			x.MarkCond = Fold(x.MarkCond)
+		}
+	case *Aggregate:
+		for i := range x.Groups {
+			x.Groups[i] = Fold(x.Groups[i])
+		}
+		for _, a := range x.Aggs {
+			if a.Arg != nil {
+				a.Arg = Fold(a.Arg)
+			}
+		}
+	case *Sort:
+		for i := range x.Keys {
+			x.Keys[i].Expr = Fold(x.Keys[i].Expr)
+		}
+	}
+	return n
+}
+
+// FoldConds folds a list of conjuncts, splitting ANDs and dropping TRUE; a FALSE or NULL
+// conjunct replaces the whole list.
+func FoldConds(conds []Expr) []Expr {
+	var out []Expr
+	for _, c := range conds {
+		for _, f := range Conjuncts(Fold(c)) {
+			switch {
+			case isTrue(f):
+				continue
+			case IsFalseOrNull(f):
+				return []Expr{boolLit(false)}
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}

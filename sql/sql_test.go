@@ -1,0 +1,249 @@
+package sql_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/sql"
+	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/internal/datadriven"
+	"github.com/colinkdb/colink/sql/opt"
+	"github.com/colinkdb/colink/sql/plan"
+	"github.com/colinkdb/colink/sql/sqlerr"
+	"github.com/colinkdb/colink/sql/types"
+)
+
+// testEnv is a session with database tpch selected and a few variables.
+type testEnv struct {
+	db string
+}
+
+func (e testEnv) Database() string { return e.db }
+
+func (e testEnv) SystemVariable(name string, global bool) (types.Value, bool) {
+	switch name {
+	case "version_comment":
+		return types.StringValue("colink"), true
+	case "version":
+		return types.StringValue("8.0.36-colink"), true
+	case "max_allowed_packet":
+		return types.IntValue(67108864), true
+	case "autocommit":
+		return types.IntValue(1), true
+	}
+	return types.Value{}, false
+}
+
+func (e testEnv) UserVariable(name string) (types.Value, bool) {
+	if name == "x" {
+		return types.IntValue(42), true
+	}
+	return types.Value{}, false
+}
+
+// harness runs the commands of the data-driven tests against a fresh TPC-H catalog:
+//
+//	bind                 the bound, unoptimised plan
+//	opt [rules=a,b,…]    the plan after the rules (default: all), [rows] [types] [sf=N]
+//	tpch q=N [rows]      the optimised plan of dbt3/queries/N.sql
+//	names                the result column names and types of the optimised query
+//	parse                the statements' kinds
+//	set                  the values of a SET statement
+//	exec                 runs CREATE VIEW / DROP VIEW statements against the catalog
+type harness struct {
+	cat *catalog.Memory
+	env testEnv
+	p   *sql.Parser
+}
+
+func newHarness() *harness {
+	return &harness{cat: catalog.TPCH("tpch"), env: testEnv{db: "tpch"}, p: sql.NewParser()}
+}
+
+func errText(err error) string {
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return "error: " + se.Error()
+	}
+	return "error (not a sqlerr.Error): " + err.Error()
+}
+
+func (h *harness) planner(c *datadriven.Case) (*sql.Planner, plan.FormatOptions, error) {
+	sf := 1.0
+	if v, ok := c.Arg("sf"); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, plan.FormatOptions{}, err
+		}
+		sf = f
+	}
+	p := &sql.Planner{Catalog: h.cat, Stats: catalog.TPCHStats{SF: sf}}
+	if v, ok := c.Arg("pmmax"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, plan.FormatOptions{}, err
+		}
+		p.Options.PmMaxMemorySmallSide = n
+	}
+	if v, ok := c.Arg("rules"); ok {
+		p.Rules = []opt.Rule{}
+		for _, name := range strings.Split(v, ",") {
+			if name == "" {
+				continue
+			}
+			r, ok := opt.RuleByName(name)
+			if !ok {
+				return nil, plan.FormatOptions{}, fmt.Errorf("unknown rule %q", name)
+			}
+			p.Rules = append(p.Rules, r)
+		}
+	}
+	_, rows := c.Arg("rows")
+	_, typ := c.Arg("types")
+	return p, plan.FormatOptions{Rows: rows, Types: typ}, nil
+}
+
+// run executes a script's statements: DDL against the catalog, and returns the plan of
+// the last statement that returns rows.
+func (h *harness) run(c *datadriven.Case, text string, optimize bool) string {
+	p, fo, err := h.planner(c)
+	if err != nil {
+		return "test error: " + err.Error()
+	}
+	stmts, err := h.p.Parse(text)
+	if err != nil {
+		return errText(err)
+	}
+	var out string
+	for _, s := range stmts {
+		switch s := s.(type) {
+		case *sql.CreateView:
+			v, replace, err := p.CreateView(h.env, s)
+			if err != nil {
+				return errText(err)
+			}
+			if err := h.cat.CreateView(v, replace); err != nil {
+				return "error: " + err.Error()
+			}
+		case *sql.DropView:
+			for _, v := range s.Views {
+				db := v.DB
+				if db == "" {
+					db = h.env.db
+				}
+				if !h.cat.DropView(db, v.Name) && !s.IfExists {
+					return "error: unknown view " + v.Name
+				}
+			}
+		default:
+			var q *plan.Query
+			if optimize {
+				q, err = p.Plan(context.Background(), h.env, s)
+			} else {
+				q, err = p.Bind(h.env, s)
+			}
+			if err != nil {
+				return errText(err)
+			}
+			out = plan.Format(q, fo)
+			if _, ok := c.Arg("names"); ok {
+				var names []string
+				for i, n := range q.Names {
+					names = append(names, n+" "+q.MD.Column(q.Root.Output()[i]).Type.String())
+				}
+				out = "columns: " + strings.Join(names, ", ") + "\n" + out
+			}
+		}
+	}
+	return out
+}
+
+func (h *harness) cmd(t *testing.T, c *datadriven.Case) string {
+	switch c.Cmd {
+	case "bind":
+		return h.run(c, c.Input, false)
+	case "opt":
+		return h.run(c, c.Input, true)
+	case "exec":
+		out := h.run(c, c.Input, true)
+		if out == "" {
+			return "ok"
+		}
+		return out
+	case "tpch":
+		n, err := strconv.Atoi(c.Args["q"])
+		if err != nil {
+			t.Fatalf("%s: bad q=%q", c.Pos, c.Args["q"])
+		}
+		text, err := queries.Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.run(c, text, true)
+	case "parse":
+		stmts, err := h.p.Parse(c.Input)
+		if err != nil {
+			return errText(err)
+		}
+		var lines []string
+		for _, s := range stmts {
+			line := fmt.Sprintf("%T", s)
+			switch s := s.(type) {
+			case *sql.Use:
+				line += " db=" + s.DB
+			case *sql.Kill:
+				line += fmt.Sprintf(" id=%d query=%v", s.ConnectionID, s.QueryOnly)
+			case *sql.Explain:
+				line += fmt.Sprintf(" target=%T", s.Target)
+			case *sql.DropView:
+				line += fmt.Sprintf(" views=%v ifexists=%v", s.Views, s.IfExists)
+			}
+			lines = append(lines, line)
+		}
+		return strings.Join(lines, "\n")
+	case "set":
+		stmts, err := h.p.Parse(c.Input)
+		if err != nil {
+			return errText(err)
+		}
+		set, ok := stmts[0].(*sql.Set)
+		if !ok {
+			return fmt.Sprintf("not a SET: %T", stmts[0])
+		}
+		p, _, _ := h.planner(c)
+		vals, err := p.EvalSet(h.env, set)
+		if err != nil {
+			return errText(err)
+		}
+		var lines []string
+		for _, v := range vals {
+			val := v.Value.String()
+			if v.Default {
+				val = "DEFAULT"
+			}
+			lines = append(lines, fmt.Sprintf("kind=%d %s = %s", v.Kind, v.Name, val))
+		}
+		return strings.Join(lines, "\n")
+	}
+	t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
+	return ""
+}
+
+func TestDataDriven(t *testing.T) {
+	files, err := filepath.Glob("testdata/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			h := newHarness()
+			datadriven.Run(t, f, h.cmd)
+		})
+	}
+}

@@ -1,0 +1,314 @@
+package types
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// Convert casts v to type t as MySQL's CAST and implicit conversions do for the cases the
+// engine supports; it fails on a value the target cannot hold (a string that is not a
+// number or a date, a decimal out of the target's precision).
+func Convert(v Value, t Type) (Value, error) {
+	if v.Null {
+		return NullValue(t), nil
+	}
+	from := v.Type
+	if from.Equal(t) {
+		v.Type = t
+		return v, nil
+	}
+	switch t.Kind {
+	case Bool:
+		truth, _ := v.Truth()
+		return BoolValue(truth), nil
+	case Int32, Int64:
+		var i int64
+		switch from.Kind {
+		case Bool, Int32, Int64:
+			i = v.Int
+		case Decimal:
+			r := roundScaled(v.Dec, from.Scale, 0)
+			if !r.IsInt64() {
+				return Value{}, fmt.Errorf("value %s is out of range for %s", v, t)
+			}
+			i = r.Int64()
+		case Float64:
+			if math.IsNaN(v.Float) || math.Abs(v.Float) >= 9.2e18 {
+				return Value{}, fmt.Errorf("value %s is out of range for %s", v, t)
+			}
+			i = int64(math.Round(v.Float))
+		case Char, Varchar:
+			n, err := strconv.ParseInt(strings.TrimSpace(v.Str), 10, 64)
+			if err != nil {
+				d, derr := ParseDecimal(v.Str)
+				if derr != nil {
+					return Value{}, fmt.Errorf("truncated incorrect INTEGER value: '%s'", v.Str)
+				}
+				return Convert(d, t)
+			}
+			i = n
+		default:
+			return Value{}, fmt.Errorf("cannot convert %s to %s", from, t)
+		}
+		if t.Kind == Int32 && (i < math.MinInt32 || i > math.MaxInt32) {
+			return Value{}, fmt.Errorf("value %d is out of range for int", i)
+		}
+		return Value{Type: t, Int: i}, nil
+	case Decimal:
+		var u *big.Int
+		switch from.Kind {
+		case Bool, Int32, Int64:
+			u = new(big.Int).Mul(big.NewInt(v.Int), Pow10(t.Scale))
+		case Decimal:
+			u = roundScaled(v.Dec, from.Scale, t.Scale)
+		case Float64:
+			r := new(big.Float).SetFloat64(v.Float)
+			r.Mul(r, new(big.Float).SetInt(Pow10(t.Scale)))
+			// Round half away from zero.
+			if r.Sign() >= 0 {
+				r.Add(r, big.NewFloat(0.5))
+			} else {
+				r.Sub(r, big.NewFloat(0.5))
+			}
+			u, _ = r.Int(nil)
+		case Char, Varchar:
+			d, err := ParseDecimal(v.Str)
+			if err != nil {
+				return Value{}, fmt.Errorf("truncated incorrect DECIMAL value: '%s'", v.Str)
+			}
+			return Convert(d, t)
+		default:
+			return Value{}, fmt.Errorf("cannot convert %s to %s", from, t)
+		}
+		if new(big.Int).Abs(u).Cmp(Pow10(t.Precision)) >= 0 {
+			return Value{}, fmt.Errorf("value %s is out of range for %s", v, t)
+		}
+		return Value{Type: t, Dec: u}, nil
+	case Float64:
+		switch from.Kind {
+		case Bool, Int32, Int64:
+			return FloatValue(float64(v.Int)), nil
+		case Decimal:
+			f, _ := new(big.Rat).SetFrac(v.Dec, Pow10(from.Scale)).Float64()
+			return FloatValue(f), nil
+		case Char, Varchar:
+			f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
+			if err != nil {
+				return Value{}, fmt.Errorf("truncated incorrect DOUBLE value: '%s'", v.Str)
+			}
+			return FloatValue(f), nil
+		}
+	case Date:
+		switch from.Kind {
+		case Char, Varchar:
+			d, err := ParseDate(v.Str)
+			if err != nil {
+				return Value{}, err
+			}
+			return DateValue(d), nil
+		}
+	case Char, Varchar:
+		s := v.Text()
+		if t.Length > 0 && len([]rune(s)) > t.Length {
+			s = string([]rune(s)[:t.Length])
+		}
+		return Value{Type: t, Str: s}, nil
+	}
+	return Value{}, fmt.Errorf("cannot convert %s to %s", from, t)
+}
+
+// roundScaled rescales an unscaled integer from scale `from` to scale `to`, rounding half
+// away from zero when digits are dropped.
+func roundScaled(u *big.Int, from, to int) *big.Int {
+	switch {
+	case to == from:
+		return new(big.Int).Set(u)
+	case to > from:
+		return new(big.Int).Mul(u, Pow10(to-from))
+	}
+	div := Pow10(from - to)
+	q, r := new(big.Int).QuoRem(u, div, new(big.Int))
+	// |r|*2 >= div rounds away from zero.
+	r2 := new(big.Int).Abs(r)
+	r2.Lsh(r2, 1)
+	if r2.Cmp(div) >= 0 {
+		if u.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return q
+}
+
+// Compare orders two non-NULL values of the same kind: -1, 0 or 1. Strings compare
+// byte-wise with trailing spaces ignored (MySQL's PAD SPACE).
+func Compare(a, b Value) (int, error) {
+	if a.Type.Kind != b.Type.Kind {
+		if a.Type.IsString() && b.Type.IsString() {
+			return strings.Compare(strings.TrimRight(a.Str, " "), strings.TrimRight(b.Str, " ")), nil
+		}
+		return 0, fmt.Errorf("cannot compare %s with %s", a.Type, b.Type)
+	}
+	switch a.Type.Kind {
+	case Bool, Int32, Int64, Date:
+		return cmpInt(a.Int, b.Int), nil
+	case Decimal:
+		s := max(a.Type.Scale, b.Type.Scale)
+		return roundScaled(a.Dec, a.Type.Scale, s).Cmp(roundScaled(b.Dec, b.Type.Scale, s)), nil
+	case Float64:
+		switch {
+		case a.Float < b.Float:
+			return -1, nil
+		case a.Float > b.Float:
+			return 1, nil
+		}
+		return 0, nil
+	case Char, Varchar:
+		return strings.Compare(strings.TrimRight(a.Str, " "), strings.TrimRight(b.Str, " ")), nil
+	}
+	return 0, fmt.Errorf("cannot compare values of type %s", a.Type)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Arithmetic computes "a op b" into result type t (as Arith gives it). Division by zero is
+// NULL, as in MySQL. Operands are converted to t's kind first.
+func Arithmetic(op ArithOp, a, b Value, t Type) (Value, error) {
+	if a.Null || b.Null {
+		return NullValue(t), nil
+	}
+	switch t.Kind {
+	case Int64:
+		x, err := Convert(a, Int64Type)
+		if err != nil {
+			return Value{}, err
+		}
+		y, err := Convert(b, Int64Type)
+		if err != nil {
+			return Value{}, err
+		}
+		var r int64
+		switch op {
+		case OpAdd:
+			r = x.Int + y.Int
+		case OpSub:
+			r = x.Int - y.Int
+		case OpMul:
+			r = x.Int * y.Int
+		case OpIntDiv, OpDiv:
+			if y.Int == 0 {
+				return NullValue(t), nil
+			}
+			r = x.Int / y.Int
+		case OpMod:
+			if y.Int == 0 {
+				return NullValue(t), nil
+			}
+			r = x.Int % y.Int
+		}
+		return Value{Type: t, Int: r}, nil
+	case Float64:
+		x, err := Convert(a, Float64Type)
+		if err != nil {
+			return Value{}, err
+		}
+		y, err := Convert(b, Float64Type)
+		if err != nil {
+			return Value{}, err
+		}
+		var r float64
+		switch op {
+		case OpAdd:
+			r = x.Float + y.Float
+		case OpSub:
+			r = x.Float - y.Float
+		case OpMul:
+			r = x.Float * y.Float
+		case OpDiv:
+			if y.Float == 0 {
+				return NullValue(t), nil
+			}
+			r = x.Float / y.Float
+		case OpIntDiv, OpMod:
+			if y.Float == 0 {
+				return NullValue(t), nil
+			}
+			if op == OpMod {
+				r = math.Mod(x.Float, y.Float)
+			} else {
+				r = math.Trunc(x.Float / y.Float)
+			}
+		}
+		return FloatValue(r), nil
+	case Decimal:
+		x, sx, err := exact(a)
+		if err != nil {
+			return Value{}, err
+		}
+		y, sy, err := exact(b)
+		if err != nil {
+			return Value{}, err
+		}
+		var u *big.Int
+		switch op {
+		case OpAdd, OpSub, OpMod:
+			s := max(sx, sy)
+			x, y = roundScaled(x, sx, s), roundScaled(y, sy, s)
+			switch op {
+			case OpAdd:
+				u = new(big.Int).Add(x, y)
+			case OpSub:
+				u = new(big.Int).Sub(x, y)
+			default:
+				if y.Sign() == 0 {
+					return NullValue(t), nil
+				}
+				u = new(big.Int).Rem(x, y)
+			}
+			u = roundScaled(u, s, t.Scale)
+		case OpMul:
+			u = roundScaled(new(big.Int).Mul(x, y), sx+sy, t.Scale)
+		case OpDiv:
+			if y.Sign() == 0 {
+				return NullValue(t), nil
+			}
+			// x/10^sx ÷ y/10^sy at scale t.Scale, rounded half away from zero:
+			// round(x * 10^(t.Scale+sy-sx) / y), computed with one extra digit.
+			shift := t.Scale + sy - sx + 1
+			num := new(big.Int).Set(x)
+			den := new(big.Int).Set(y)
+			if shift >= 0 {
+				num.Mul(num, Pow10(shift))
+			} else {
+				den.Mul(den, Pow10(-shift))
+			}
+			q := new(big.Int).Quo(num, den)
+			u = roundScaled(q, 1, 0)
+		}
+		return Value{Type: t, Dec: u}, nil
+	}
+	return Value{}, fmt.Errorf("arithmetic into %s", t)
+}
+
+// exact returns a numeric value as an unscaled integer and its scale.
+func exact(v Value) (*big.Int, int, error) {
+	switch v.Type.Kind {
+	case Bool, Int32, Int64:
+		return big.NewInt(v.Int), 0, nil
+	case Decimal:
+		return v.Dec, v.Type.Scale, nil
+	}
+	return nil, 0, fmt.Errorf("%s is not an exact number", v.Type)
+}

@@ -1,0 +1,257 @@
+package types
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Value is a constant of a SQL type: a literal in a query, or what the constant folder
+// computes from literals. Exactly one payload field is meaningful, chosen by Type.Kind:
+// Int for Bool (0 or 1), Int32, Int64 and Date (days since 1970-01-01); Dec for Decimal (the
+// unscaled integer: the value is Dec / 10^Type.Scale); Float for Float64; Str for Char and
+// Varchar. A NULL of any type has Null set.
+type Value struct {
+	Type  Type
+	Null  bool
+	Int   int64
+	Dec   *big.Int
+	Float float64
+	Str   string
+}
+
+// NullValue returns a NULL of type t.
+func NullValue(t Type) Value { return Value{Type: t, Null: true} }
+
+// BoolValue returns TRUE or FALSE.
+func BoolValue(b bool) Value {
+	v := Value{Type: BoolType}
+	if b {
+		v.Int = 1
+	}
+	return v
+}
+
+// IntValue returns a BIGINT literal typed with its own number of digits.
+func IntValue(i int64) Value {
+	return Value{Type: Type{Kind: Int64, Precision: digits(i)}, Int: i}
+}
+
+// Int32Value returns an INT value.
+func Int32Value(i int32) Value { return Value{Type: Int32Type, Int: int64(i)} }
+
+// StringValue returns a VARCHAR literal.
+func StringValue(s string) Value {
+	return Value{Type: VarcharType(len([]rune(s))), Str: s}
+}
+
+// FloatValue returns a DOUBLE.
+func FloatValue(f float64) Value { return Value{Type: Float64Type, Float: f} }
+
+// DateValue returns a DATE of the given days since 1970-01-01.
+func DateValue(days int64) Value { return Value{Type: DateType, Int: days} }
+
+// DecimalValue returns a decimal of type t whose unscaled integer is u.
+func DecimalValue(u *big.Int, t Type) Value { return Value{Type: t, Dec: new(big.Int).Set(u)} }
+
+func digits(i int64) int {
+	if i < 0 {
+		if i == math.MinInt64 {
+			return 19
+		}
+		i = -i
+	}
+	n := 1
+	for i >= 10 {
+		i /= 10
+		n++
+	}
+	return n
+}
+
+// ParseDecimal reads a decimal literal such as "0.2", ".06", "-1.50" or "100", typed as
+// MySQL types it: scale the digits after the point, precision all digits (at least one
+// before the point).
+func ParseDecimal(s string) (Value, error) {
+	t := strings.TrimSpace(s)
+	neg := false
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	intPart, frac, _ := strings.Cut(t, ".")
+	if intPart == "" && frac == "" || !allDigits(intPart) || !allDigits(frac) {
+		return Value{}, fmt.Errorf("%q is not a decimal number", s)
+	}
+	intPart = strings.TrimLeft(intPart, "0")
+	u, ok := new(big.Int).SetString(intPart+frac, 10)
+	if !ok {
+		if intPart+frac != "" {
+			return Value{}, fmt.Errorf("%q is not a decimal number", s)
+		}
+		u = new(big.Int)
+	}
+	if neg {
+		u.Neg(u)
+	}
+	p := max(len(intPart), 1) + len(frac)
+	if p > MaxPrecision {
+		return Value{}, fmt.Errorf("decimal %q has more than %d digits", s, MaxPrecision)
+	}
+	return Value{Type: Dec(p, len(frac)), Dec: u}, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// epoch is day 0 of DATE values.
+var epoch = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ParseDate reads 'YYYY-MM-DD' (month and day may have one digit) into days since
+// 1970-01-01, rejecting dates outside MySQL's range 1000-01-01 … 9999-12-31 and days that do
+// not exist.
+func ParseDate(s string) (int64, error) {
+	parts := strings.Split(strings.TrimSpace(s), "-")
+	if len(parts) != 3 || len(parts[0]) != 4 {
+		return 0, fmt.Errorf("incorrect DATE value: '%s'", s)
+	}
+	var n [3]int
+	for i, p := range parts {
+		if p == "" || len(p) > 4 || !allDigits(p) {
+			return 0, fmt.Errorf("incorrect DATE value: '%s'", s)
+		}
+		n[i], _ = strconv.Atoi(p)
+	}
+	y, m, d := n[0], n[1], n[2]
+	if y < 1000 || m < 1 || m > 12 || d < 1 || d > daysIn(y, time.Month(m)) {
+		return 0, fmt.Errorf("incorrect DATE value: '%s'", s)
+	}
+	return DaysFromCivil(y, time.Month(m), d), nil
+}
+
+// DaysFromCivil converts a calendar date to days since 1970-01-01.
+func DaysFromCivil(y int, m time.Month, d int) int64 {
+	return int64(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Sub(epoch) / (24 * time.Hour))
+}
+
+// CivilFromDays converts days since 1970-01-01 to a calendar date.
+func CivilFromDays(days int64) (int, time.Month, int) {
+	return epoch.AddDate(0, 0, int(days)).Date()
+}
+
+// FormatDate spells days since 1970-01-01 as YYYY-MM-DD.
+func FormatDate(days int64) string {
+	y, m, d := CivilFromDays(days)
+	return fmt.Sprintf("%04d-%02d-%02d", y, int(m), d)
+}
+
+func daysIn(y int, m time.Month) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// AddMonths adds n months to a date as MySQL's DATE_ADD does: the day is clamped to the end
+// of the resulting month (2020-01-31 + 1 month = 2020-02-29).
+func AddMonths(days int64, n int64) int64 {
+	y, m, d := CivilFromDays(days)
+	total := int64(y)*12 + int64(m-1) + n
+	ny, nm := int(total/12), time.Month(total%12+1)
+	return DaysFromCivil(ny, nm, min(d, daysIn(ny, nm)))
+}
+
+// Pow10 returns 10^n.
+func Pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
+
+// FormatDecimal spells an unscaled integer at a scale, e.g. (12345, 2) → "123.45".
+func FormatDecimal(u *big.Int, scale int) string {
+	s := new(big.Int).Abs(u).String()
+	neg := u.Sign() < 0
+	if scale > 0 {
+		if len(s) <= scale {
+			s = strings.Repeat("0", scale-len(s)+1) + s
+		}
+		s = s[:len(s)-scale] + "." + s[len(s)-scale:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// String renders the value as SQL text that reads back as the same value and type:
+// 42, 0.05, 'BUILDING', date '1995-03-15', NULL, TRUE.
+func (v Value) String() string {
+	if v.Null {
+		return "NULL"
+	}
+	switch v.Type.Kind {
+	case Bool:
+		if v.Int != 0 {
+			return "TRUE"
+		}
+		return "FALSE"
+	case Int32, Int64:
+		return strconv.FormatInt(v.Int, 10)
+	case Decimal:
+		return FormatDecimal(v.Dec, v.Type.Scale)
+	case Float64:
+		s := strconv.FormatFloat(v.Float, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eEn") {
+			s += "e0"
+		}
+		return s
+	case Date:
+		return "date '" + FormatDate(v.Int) + "'"
+	case Char, Varchar:
+		return "'" + strings.ReplaceAll(v.Str, "'", "''") + "'"
+	}
+	return "?"
+}
+
+// Text renders the value as the MySQL text protocol sends it: no quotes, dates as
+// YYYY-MM-DD, decimals at their scale, NULL as "NULL".
+func (v Value) Text() string {
+	if v.Null {
+		return "NULL"
+	}
+	switch v.Type.Kind {
+	case Bool:
+		return strconv.FormatInt(v.Int, 10)
+	case Date:
+		return FormatDate(v.Int)
+	case Char, Varchar:
+		return v.Str
+	case Float64:
+		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+	}
+	return v.String()
+}
+
+// Truth returns the value as a condition: true, false, or unknown (NULL).
+func (v Value) Truth() (truth, known bool) {
+	if v.Null {
+		return false, false
+	}
+	switch v.Type.Kind {
+	case Bool, Int32, Int64:
+		return v.Int != 0, true
+	case Decimal:
+		return v.Dec.Sign() != 0, true
+	case Float64:
+		return v.Float != 0, true
+	case Char, Varchar:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
+		return err == nil && f != 0, true
+	case Date:
+		return true, true
+	}
+	return false, false
+}
