@@ -1,0 +1,431 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/colinkdb/colink/dbt3/measure"
+)
+
+// config is one benchmark run's settings.
+type config struct {
+	DataDir string
+	Threads int // DuckDB's worker threads (SET threads)
+	Runs    int // rounds: round 1 cold, the others warm
+	Queries []query
+	// DropCaches drops the OS page cache (root only) before each cold query.
+	DropCaches bool
+	// AnswersDir, if set, holds qNN.csv answers that every result is checked against.
+	AnswersDir string
+	// Print, if set, receives each query's round-1 result in the answer files' psv form.
+	Print   io.Writer
+	Log     *slog.Logger
+	Command string // the command line, for the record
+}
+
+// outcome is what the runner learnt about one query over all rounds.
+type outcome struct {
+	Query *query
+	// Check is "ok", "mismatch", "no answer" or "" (not checked).
+	Check string
+	Diffs []string // the first round's differences from the answer, if any
+}
+
+// dropCachesPath is the kernel's knob for dropping the page, dentry and inode caches.
+const dropCachesPath = "/proc/sys/vm/drop_caches"
+
+// instance is one DuckDB database: in memory, its own buffer manager and caches, the eight
+// tables as views over the Parquet files, and one connection.
+type instance struct {
+	db   *sql.DB
+	conn *sql.Conn
+}
+
+// openInstance starts a fresh DuckDB database with the given threads and the table views.
+func openInstance(ctx context.Context, tables []tableFiles, threads int) (*instance, error) {
+	connector, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: open database: %w", err)
+	}
+	db := sql.OpenDB(connector) // db.Close closes the connector, and with it the database
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("duckdb: connect: %w", err)
+	}
+	in := &instance{db: db, conn: conn}
+	setup := []string{"set threads = " + strconv.Itoa(threads)}
+	for _, t := range tables {
+		setup = append(setup, createViewSQL(t))
+	}
+	for _, s := range setup {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			in.close()
+			return nil, fmt.Errorf("duckdb: %s: %w", s, err)
+		}
+	}
+	return in, nil
+}
+
+func (in *instance) close() {
+	in.conn.Close()
+	in.db.Close()
+}
+
+// describe returns DuckDB's version, the settings that decide what it caches between
+// queries, and the scale factor of the data (suppliers / 10 000).
+func (in *instance) describe(ctx context.Context) (version string, settings []string, sf float64, err error) {
+	if err = in.conn.QueryRowContext(ctx, "select version()").Scan(&version); err != nil {
+		return "", nil, 0, fmt.Errorf("duckdb: version: %w", err)
+	}
+	rows, err := in.conn.QueryContext(ctx, `select name, value from duckdb_settings() where name in
+		('threads', 'memory_limit', 'enable_external_file_cache', 'parquet_metadata_cache',
+		 'prefetch_all_parquet_files', 'enable_object_cache') order by name`)
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("duckdb: settings: %w", err)
+	}
+	for rows.Next() {
+		var name, value string
+		if err = rows.Scan(&name, &value); err != nil {
+			rows.Close()
+			return "", nil, 0, fmt.Errorf("duckdb: settings: %w", err)
+		}
+		settings = append(settings, name+"="+value)
+	}
+	rows.Close()
+	if err = rows.Err(); err != nil {
+		return "", nil, 0, fmt.Errorf("duckdb: settings: %w", err)
+	}
+	var suppliers int64
+	if err = in.conn.QueryRowContext(ctx, "select count(*) from supplier").Scan(&suppliers); err != nil {
+		return "", nil, 0, fmt.Errorf("duckdb: count suppliers: %w", err)
+	}
+	return version, settings, float64(suppliers) / 10000, nil
+}
+
+// usage is the process's cumulative resource use: every DuckDB worker thread, and the Go
+// runtime's threads, count, since DuckDB runs in this process.
+func usage() (measure.Usage, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return measure.Usage{}, fmt.Errorf("getrusage: %w", err)
+	}
+	return measure.Usage{
+		User:        time.Duration(ru.Utime.Nano()).Seconds(),
+		Sys:         time.Duration(ru.Stime.Nano()).Seconds(),
+		Voluntary:   ru.Nvcsw,
+		Involuntary: ru.Nivcsw,
+	}, nil
+}
+
+func usageSince(later, earlier measure.Usage) measure.Usage {
+	return measure.Usage{
+		User:        later.User - earlier.User,
+		Sys:         later.Sys - earlier.Sys,
+		Voluntary:   later.Voluntary - earlier.Voluntary,
+		Involuntary: later.Involuntary - earlier.Involuntary,
+	}
+}
+
+// rawResult is a statement's rows as scanned, before formatting.
+type rawResult struct {
+	columns []string
+	types   []string
+	rows    [][]any
+}
+
+// run executes q's statements and measures them: wall time from the first statement's start
+// to the last row read, and the process's getrusage delta. The result is formatted after the
+// clock stops. A failed statement ends the script, but later statements that return no rows
+// (Q15's drop view) still run, unmeasured, so the next round finds no stale view.
+func (in *instance) run(ctx context.Context, q *query) (measure.Sample, *table, error) {
+	sample := measure.Sample{System: "duckdb", Query: q.Name}
+	runtime.GC() // no collection of earlier garbage inside the measured interval
+	before, err := usage()
+	if err != nil {
+		return sample, nil, err
+	}
+	start := time.Now()
+	var last *rawResult
+	var rows int64
+	failed := -1
+	for i, stmt := range q.Statements {
+		if !returnsRows(stmt) {
+			if _, err = in.conn.ExecContext(ctx, stmt); err != nil {
+				failed = i
+				break
+			}
+			continue
+		}
+		var res *rawResult
+		if res, err = in.query(ctx, stmt); err != nil {
+			failed = i
+			break
+		}
+		rows += int64(len(res.rows))
+		last = res
+	}
+	elapsed := time.Since(start)
+	after, uerr := usage()
+	if uerr != nil {
+		return sample, nil, uerr
+	}
+	sample.Elapsed = elapsed.Seconds()
+	sample.Rows = rows
+	sample.Procs = map[string]measure.Usage{"duckdb": usageSince(after, before)}
+	if failed >= 0 {
+		for _, stmt := range q.Statements[failed+1:] {
+			if !returnsRows(stmt) {
+				in.conn.ExecContext(ctx, stmt) // best effort: the error that matters is err
+			}
+		}
+		sample.Error = err.Error()
+		return sample, nil, fmt.Errorf("%s statement %d: %w", q.Name, failed+1, err)
+	}
+	if last == nil {
+		return sample, &table{}, nil
+	}
+	t := &table{Columns: last.columns, Types: last.types, Rows: make([][]string, len(last.rows))}
+	for i, r := range last.rows {
+		cells := make([]string, len(r))
+		for j, v := range r {
+			cells[j] = formatCell(v)
+		}
+		t.Rows[i] = cells
+	}
+	return sample, t, nil
+}
+
+// query runs one statement and reads all its rows.
+func (in *instance) query(ctx context.Context, stmt string) (*rawResult, error) {
+	rs, err := in.conn.QueryContext(ctx, stmt)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	cts, err := rs.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	res := &rawResult{columns: make([]string, len(cts)), types: make([]string, len(cts))}
+	for i, ct := range cts {
+		res.columns[i] = ct.Name()
+		res.types[i] = ct.DatabaseTypeName()
+	}
+	ptrs := make([]any, len(cts))
+	for rs.Next() {
+		vals := make([]any, len(cts))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		res.rows = append(res.rows, vals)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// dropOSCaches writes back dirty pages and drops the kernel's page cache, so that the next
+// read of the Parquet files comes from the device.
+func dropOSCaches() error {
+	syscall.Sync()
+	if err := os.WriteFile(dropCachesPath, []byte("3\n"), 0); err != nil {
+		return fmt.Errorf("drop the page cache: %w", err)
+	}
+	return nil
+}
+
+// runBench runs cfg.Queries for cfg.Runs rounds and returns the record of every sample and
+// what each query's check found. Round 1 is cold: each query runs in a DuckDB database opened
+// for it alone (after the page cache is dropped, with DropCaches). Rounds 2 … Runs are warm:
+// one database, opened after round 1, runs them all. A query that fails is recorded with its
+// error and the run goes on; the returned error then says how many failed.
+func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Threads < 1 || cfg.Runs < 1 || len(cfg.Queries) == 0 {
+		return nil, nil, fmt.Errorf("need threads ≥ 1, runs ≥ 1 and a query (got %d, %d, %d)",
+			cfg.Threads, cfg.Runs, len(cfg.Queries))
+	}
+	tables, err := findTables(cfg.DataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.DropCaches {
+		f, err := os.OpenFile(dropCachesPath, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--drop-caches needs to write %s (as root): %w", dropCachesPath, err)
+		}
+		f.Close()
+	}
+
+	started := time.Now()
+	setup, err := openInstance(ctx, tables, cfg.Threads)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema, err := checkSchemas(ctx, setup.conn, tables)
+	if err != nil {
+		setup.close()
+		return nil, nil, fmt.Errorf("the Parquet files in %s do not read as the TPC-H schema: %w", cfg.DataDir, err)
+	}
+	version, settings, sf, err := setup.describe(ctx)
+	setup.close()
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("duckdb", "version", version, "sf", sf, "threads", cfg.Threads, "settings", strings.Join(settings, " "))
+
+	run := &measure.Run{
+		ID:      started.UTC().Format("2006-01-02T1504") + "-duckdb-sf" + strconv.FormatFloat(sf, 'f', -1, 64),
+		Driver:  "duckdb",
+		Command: cfg.Command,
+		Started: started.UTC(),
+		SF:      sf,
+		Threads: cfg.Threads,
+		Host:    hostInfo(),
+		Notes: []string{
+			"duckdb " + version + " (github.com/duckdb/duckdb-go/v2, in-process); settings: " + strings.Join(settings, ", "),
+			"tables: views over read_parquet of the files in " + cfg.DataDir + "; DuckDB sees them as:",
+		},
+	}
+	for _, line := range schema {
+		run.Notes = append(run.Notes, "  "+line)
+	}
+	coldNote := "round 1 is cold: each query runs in a new in-memory DuckDB database (no DuckDB cache survives); "
+	if cfg.DropCaches {
+		coldNote += "the OS page cache was dropped (sync; echo 3 > " + dropCachesPath + ") before each cold query"
+	} else {
+		coldNote += "the OS page cache was NOT dropped, so the Parquet files may be read from memory"
+	}
+	run.Notes = append(run.Notes, coldNote,
+		"rounds 2 and later are warm: one DuckDB database runs them all, after round 1 has read every file",
+		"CPU and context switches: getrusage(RUSAGE_SELF) deltas of the process running DuckDB (all its threads)")
+	for i := range cfg.Queries {
+		for _, a := range cfg.Queries[i].Adaptations {
+			run.Notes = append(run.Notes, "adapted "+cfg.Queries[i].Name+": "+a)
+		}
+	}
+
+	outcomes := make([]outcome, len(cfg.Queries))
+	for i := range cfg.Queries {
+		outcomes[i].Query = &cfg.Queries[i]
+	}
+	failures := 0
+	record := func(i, round int, s measure.Sample, t *table, err error) {
+		q := &cfg.Queries[i]
+		s.Round, s.Cold = round, round == 1
+		run.Samples = append(run.Samples, s)
+		u := s.Procs["duckdb"]
+		if err != nil {
+			failures++
+			log.Error("query failed", "query", q.Name, "round", round, "err", err)
+			return
+		}
+		log.Info("sample", "query", q.Name, "round", round, "cold", s.Cold,
+			"elapsed_s", round3(s.Elapsed), "user_s", round3(u.User), "sys_s", round3(u.Sys),
+			"nvcsw", u.Voluntary, "nivcsw", u.Involuntary, "rows", s.Rows)
+		if cfg.Print != nil && round == 1 {
+			fmt.Fprintf(cfg.Print, "-- %s\n", q.Name)
+			writePSV(cfg.Print, t)
+			fmt.Fprintln(cfg.Print)
+		}
+		if cfg.AnswersDir != "" {
+			checkOutcome(&outcomes[i], cfg.AnswersDir, round, t, log)
+		}
+	}
+
+	for i := range cfg.Queries {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		in, err := openInstance(ctx, tables, cfg.Threads)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cfg.DropCaches {
+			if err := dropOSCaches(); err != nil {
+				in.close()
+				return nil, nil, err
+			}
+		}
+		s, t, err := in.run(ctx, &cfg.Queries[i])
+		in.close()
+		record(i, 1, s, t, err)
+	}
+	if cfg.Runs > 1 {
+		in, err := openInstance(ctx, tables, cfg.Threads)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer in.close()
+		for round := 2; round <= cfg.Runs; round++ {
+			for i := range cfg.Queries {
+				if err := ctx.Err(); err != nil {
+					return nil, nil, err
+				}
+				s, t, err := in.run(ctx, &cfg.Queries[i])
+				record(i, round, s, t, err)
+			}
+		}
+	}
+	if failures > 0 {
+		return run, outcomes, fmt.Errorf("%d of %d query executions failed", failures, cfg.Runs*len(cfg.Queries))
+	}
+	return run, outcomes, nil
+}
+
+// checkOutcome compares one round's result with the query's answer file and records what it
+// found in o: a mismatch in any round makes the query's check a mismatch.
+func checkOutcome(o *outcome, dir string, round int, t *table, log *slog.Logger) {
+	path := answerPath(dir, o.Query)
+	if path == "" {
+		o.Check = "no answer"
+		return
+	}
+	want, err := readPSV(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			o.Check = "no answer"
+			return
+		}
+		o.Check = "mismatch"
+		o.Diffs = []string{err.Error()}
+		log.Error("check", "query", o.Query.Name, "err", err)
+		return
+	}
+	diffs := compareResult(t, want)
+	if len(diffs) == 0 {
+		if o.Check == "" {
+			o.Check = "ok"
+		}
+		return
+	}
+	if o.Check != "mismatch" {
+		o.Diffs = diffs
+	}
+	o.Check = "mismatch"
+	log.Error("result differs from the answer", "query", o.Query.Name, "round", round, "answer", path,
+		"differences", strings.Join(diffs, "; "))
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/colinkdb/colink/dbt3/measure"
+)
+
+// hostInfo describes this machine for the record.
+func hostInfo() measure.Host {
+	h := measure.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		h.Kernel = strings.TrimSpace(string(b))
+	}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+				fields := strings.Fields(rest)
+				if len(fields) > 0 {
+					if kib, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
+						h.MemoryMiB = kib / 1024
+					}
+				}
+				break
+			}
+		}
+		f.Close()
+	}
+	return h
+}
+
+// summary prints the run as a Markdown table: per query the cold round's elapsed time, the
+// warm rounds' elapsed and CPU (user+sys) as median [min–max], the warm median context
+// switches, rows and the check; then the totals, taken per round over the queries listed.
+func summary(run *measure.Run, outcomes []outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "DuckDB, SF %s, %d threads, %d rounds (1 cold, %d warm); times in seconds\n\n",
+		strconv.FormatFloat(run.SF, 'f', -1, 64), run.Threads, rounds(run), max(rounds(run)-1, 0))
+	b.WriteString("| query | rows | cold elapsed | cold CPU | warm elapsed | warm CPU | warm CPU/elapsed | warm ctxsw vol/invol | check |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	n := rounds(run)
+	for _, o := range outcomes {
+		name := o.Query.Name
+		samples := run.Select(func(s *measure.Sample) bool { return s.Query == name })
+		var coldE, coldC string
+		var we, wc, wv, wi, ratio []float64
+		var rows int64 = -1
+		failed := false
+		for _, s := range samples {
+			u := s.Procs["duckdb"]
+			if s.Error != "" {
+				failed = true
+			}
+			if rows < 0 {
+				rows = s.Rows
+			}
+			if s.Cold {
+				coldE, coldC = fmt.Sprintf("%.3f", s.Elapsed), fmt.Sprintf("%.3f", u.CPU())
+				continue
+			}
+			we = append(we, s.Elapsed)
+			wc = append(wc, u.CPU())
+			wv = append(wv, float64(u.Voluntary))
+			wi = append(wi, float64(u.Involuntary))
+			if s.Elapsed > 0 {
+				ratio = append(ratio, u.CPU()/s.Elapsed)
+			}
+		}
+		check := o.Check
+		if failed {
+			check = "ERROR"
+		}
+		if check == "" {
+			check = "–"
+		}
+		ctxsw := "–"
+		if len(wv) > 0 {
+			ctxsw = fmt.Sprintf("%.0f / %.0f", measure.Summarize(wv).Median, measure.Summarize(wi).Median)
+		}
+		ratioS := "–"
+		if len(ratio) > 0 {
+			ratioS = fmt.Sprintf("%.2f", measure.Summarize(ratio).Median)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, rows, coldE, coldC,
+			measure.Summarize(we), measure.Summarize(wc), ratioS, ctxsw, check)
+	}
+	totalElapsed, totalCPU := totals(run)
+	var coldE, coldC string
+	if n > 0 {
+		coldE, coldC = fmt.Sprintf("%.3f", totalElapsed[0]), fmt.Sprintf("%.3f", totalCPU[0])
+	}
+	warmE, warmC := measure.Stat{}, measure.Stat{}
+	if n > 1 {
+		warmE, warmC = measure.Summarize(totalElapsed[1:]), measure.Summarize(totalCPU[1:])
+	}
+	fmt.Fprintf(&b, "| **total** | | %s | %s | %s | %s | | | |\n", coldE, coldC, warmE, warmC)
+	return b.String()
+}
+
+// rounds returns the highest round number among the run's samples.
+func rounds(run *measure.Run) int {
+	n := 0
+	for _, s := range run.Samples {
+		n = max(n, s.Round)
+	}
+	return n
+}
+
+// totals returns, per round, the sum over queries of elapsed time and of CPU time.
+func totals(run *measure.Run) (elapsed, cpu []float64) {
+	n := rounds(run)
+	elapsed, cpu = make([]float64, n), make([]float64, n)
+	for _, s := range run.Samples {
+		elapsed[s.Round-1] += s.Elapsed
+		cpu[s.Round-1] += s.Procs["duckdb"].CPU()
+	}
+	return elapsed, cpu
+}
