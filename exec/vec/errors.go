@@ -9,9 +9,13 @@ type Error struct {
 	Code     int    // MySQL error number
 	SQLState string // five-character SQLSTATE
 	Msg      string
+	Err      error // an underlying sentinel, for errors.Is (may be nil)
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the underlying sentinel.
+func (e *Error) Unwrap() error { return e.Err }
 
 // MySQL error numbers used by the engine.
 const (

@@ -1,0 +1,397 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+// AggPhase says what a HashAggregate consumes and produces.
+//
+//	complete  raw rows      -> final values      (one-phase aggregation)
+//	partial   raw rows      -> partial states    (primproc, per worker)
+//	merge     partial states -> partial states   (primproc, combining its workers)
+//	final     partial states -> final values     (exemgr, combining primprocs)
+//
+// The partial layout is the group keys followed by each aggregate's state columns (see
+// aggTypes: one column per aggregate, two for AVG: sum then count). In the merge and final
+// phases the input must have that layout; GroupBy and Col are then ignored.
+type AggPhase uint8
+
+// The aggregation phases.
+const (
+	AggComplete AggPhase = iota
+	AggPartial
+	AggMerge
+	AggFinal
+)
+
+func (p AggPhase) String() string {
+	return [...]string{"complete", "partial", "merge", "final"}[p]
+}
+
+func (p AggPhase) rawInput() bool    { return p == AggComplete || p == AggPartial }
+func (p AggPhase) finalOutput() bool { return p == AggComplete || p == AggFinal }
+
+// AggSpec describes an aggregation: group by the input columns GroupBy (none: one group,
+// even over no rows), computing Aggs.
+type AggSpec struct {
+	GroupBy []int       `msgpack:"group_by"`
+	Aggs    []Aggregate `msgpack:"aggs"`
+}
+
+// PartialTypes is the partial layout's column types for raw input of the given types.
+func (s AggSpec) PartialTypes(input []vec.Type) ([]vec.Type, error) {
+	return s.types(input, false)
+}
+
+// ResultTypes is the final output's column types (group keys, then one column per
+// aggregate) for raw input of the given types.
+func (s AggSpec) ResultTypes(input []vec.Type) ([]vec.Type, error) {
+	return s.types(input, true)
+}
+
+func (s AggSpec) types(input []vec.Type, final bool) ([]vec.Type, error) {
+	var out []vec.Type
+	for _, c := range s.GroupBy {
+		if c < 0 || c >= len(input) {
+			return nil, fmt.Errorf("aggregate: group-by column #%d does not exist (input has %d columns)", c, len(input))
+		}
+		out = append(out, input[c])
+	}
+	for k, a := range s.Aggs {
+		in := vec.Int64Type
+		if a.Func != AggCountStar {
+			if a.Col < 0 || a.Col >= len(input) {
+				return nil, fmt.Errorf("aggregate %d (%s): column #%d does not exist (input has %d columns)", k, a.Func, a.Col, len(input))
+			}
+			in = input[a.Col]
+		}
+		st, res, err := aggTypes(a, in)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate %d: %w", k, err)
+		}
+		if final {
+			out = append(out, res)
+		} else {
+			out = append(out, st...)
+		}
+	}
+	return out, nil
+}
+
+// HashAggregate groups its input in a hash table and computes aggregates per group. It
+// buffers every group (charging the query's budget) and emits them after its input ends,
+// in the order groups were first seen.
+type HashAggregate struct {
+	input     Operator
+	spec      AggSpec
+	phase     AggPhase
+	batchRows int
+	acct      *Account
+
+	keyCols  []int   // input columns of the group keys
+	argCols  [][]int // per aggregate: raw input column, or its state columns
+	fns      []aggFn
+	outTypes []vec.Type
+	nstate   []int // per aggregate: number of state columns
+
+	ht       *hashTable // nil without GROUP BY
+	scratch  probeScratch
+	gids     []int32
+	ident    []int32
+	keyVecs  []*vec.Vec
+	live     []int32
+	distinct []*distinctSet // per aggregate, nil unless Distinct
+
+	consumed bool
+	groups   int
+	emitted  int
+	out      vec.Batch
+	outVecs  []*vec.Vec
+}
+
+// NewHashAggregate builds an aggregation of input. budget may be nil.
+func NewHashAggregate(input Operator, spec AggSpec, phase AggPhase, budget *Budget) (*HashAggregate, error) {
+	in := input.Types()
+	a := &HashAggregate{input: input, spec: spec, phase: phase, batchRows: vec.DefaultBatchRows,
+		acct: budget.NewAccount("hash aggregate")}
+	var rawTypes []vec.Type // the raw input types each aggregate saw
+	if phase.rawInput() {
+		if _, err := spec.PartialTypes(in); err != nil {
+			return nil, err
+		}
+		a.keyCols = spec.GroupBy
+		for _, ag := range spec.Aggs {
+			t := vec.Int64Type
+			if ag.Func != AggCountStar {
+				t = in[ag.Col]
+			}
+			rawTypes = append(rawTypes, t)
+			a.argCols = append(a.argCols, []int{ag.Col})
+		}
+	} else {
+		k := len(spec.GroupBy)
+		for i := 0; i < k; i++ {
+			a.keyCols = append(a.keyCols, i)
+		}
+		col := k
+		for i, ag := range spec.Aggs {
+			if col >= len(in) {
+				return nil, fmt.Errorf("aggregate: %s input has %d columns, too few for the partial layout", phase, len(in))
+			}
+			// Recover the raw input type from the state type: what matters is the state.
+			t := in[col]
+			switch ag.Func {
+			case AggCountStar, AggCount:
+				t = vec.Int64Type
+			case AggSum, AggAvg:
+				if t.ID != vec.Float64 && !t.IsDecimal() {
+					return nil, fmt.Errorf("aggregate %d: %s state is %s", i, ag.Func, t)
+				}
+			}
+			st, _, err := aggTypes(ag, t)
+			if err != nil {
+				return nil, fmt.Errorf("aggregate %d: %w", i, err)
+			}
+			if col+len(st) > len(in) {
+				return nil, fmt.Errorf("aggregate: %s input has %d columns, too few for the partial layout", phase, len(in))
+			}
+			for j, s := range st {
+				if in[col+j] != s {
+					return nil, fmt.Errorf("aggregate %d (%s): state column #%d is %s, expected %s", i, ag.Func, col+j, in[col+j], s)
+				}
+			}
+			cols := make([]int, len(st))
+			for j := range st {
+				cols[j] = col + j
+			}
+			a.argCols = append(a.argCols, cols)
+			rawTypes = append(rawTypes, t)
+			col += len(st)
+			if ag.Distinct {
+				return nil, fmt.Errorf("aggregate %d: %s(DISTINCT) has no partial state; aggregate it in one complete phase", i, ag.Func)
+			}
+		}
+		if col != len(in) {
+			return nil, fmt.Errorf("aggregate: %s input has %d columns, the partial layout %d", phase, len(in), col)
+		}
+	}
+	var keyTypes []vec.Type
+	for _, c := range a.keyCols {
+		keyTypes = append(keyTypes, in[c])
+	}
+	a.outTypes = append(a.outTypes, keyTypes...)
+	for i, ag := range spec.Aggs {
+		if ag.Distinct && phase != AggComplete {
+			return nil, fmt.Errorf("aggregate %d: %s(DISTINCT) needs the complete phase", i, ag.Func)
+		}
+		fn, err := newAggFn(ag, rawTypes[i])
+		if err != nil {
+			return nil, fmt.Errorf("aggregate %d: %w", i, err)
+		}
+		a.fns = append(a.fns, fn)
+		st, res, _ := aggTypes(ag, rawTypes[i])
+		a.nstate = append(a.nstate, len(st))
+		if phase.finalOutput() {
+			a.outTypes = append(a.outTypes, res)
+		} else {
+			a.outTypes = append(a.outTypes, st...)
+		}
+		var ds *distinctSet
+		if ag.Distinct {
+			ds = newDistinctSet(rawTypes[i])
+		}
+		a.distinct = append(a.distinct, ds)
+	}
+	if len(a.keyCols) > 0 {
+		a.ht = newHashTable(keyTypes, nil)
+		a.keyVecs = make([]*vec.Vec, len(a.keyCols))
+	}
+	for range a.outTypes {
+		a.outVecs = append(a.outVecs, &vec.Vec{})
+	}
+	return a, nil
+}
+
+// Types implements Operator.
+func (a *HashAggregate) Types() []vec.Type { return a.outTypes }
+
+// Init implements Operator.
+func (a *HashAggregate) Init(ctx context.Context) error { return a.input.Init(ctx) }
+
+func (a *HashAggregate) consume(ctx context.Context) error {
+	for {
+		b, err := a.input.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			break
+		}
+		if err := a.addBatch(b); err != nil {
+			return err
+		}
+	}
+	if a.ht == nil {
+		a.groups = 1 // no GROUP BY: one group, even without rows
+		for _, f := range a.fns {
+			f.resize(1)
+		}
+	}
+	return a.account()
+}
+
+func (a *HashAggregate) account() error {
+	var n int64
+	if a.ht != nil {
+		n += a.ht.memSize()
+	}
+	for i, f := range a.fns {
+		n += f.memSize()
+		if a.distinct[i] != nil {
+			n += a.distinct[i].t.memSize()
+		}
+	}
+	return a.acct.Resize(n)
+}
+
+func (a *HashAggregate) addBatch(b *vec.Batch) error {
+	rows := b.Sel
+	if rows == nil {
+		rows = identity(&a.ident, b.N)
+	}
+	a.gids = growTo(a.gids[:0], b.N)
+	if a.ht != nil {
+		for k, c := range a.keyCols {
+			a.keyVecs[k] = b.Cols[c]
+		}
+		a.scratch.prepare(b.N)
+		hashRows(a.keyVecs, rows, a.scratch.h, a.ht.seed)
+		if err := a.ht.findOrInsert(a.keyVecs, rows, a.gids, &a.scratch, nil); err != nil {
+			return err
+		}
+		a.groups = a.ht.len()
+	} else {
+		for _, i := range rows {
+			a.gids[i] = 0
+		}
+		a.groups = 1
+	}
+	for k, f := range a.fns {
+		f.resize(a.groups)
+		ag := a.spec.Aggs[k]
+		var err error
+		switch {
+		case !a.phase.rawInput():
+			states := make([]*vec.Vec, len(a.argCols[k]))
+			for j, c := range a.argCols[k] {
+				states[j] = b.Cols[c]
+			}
+			err = f.merge(states, rows, a.gids)
+		case ag.Func == AggCountStar:
+			err = f.add(nil, rows, a.gids)
+		default:
+			v := b.Cols[ag.Col]
+			live := rows
+			if v.Nulls != nil {
+				live = a.live[:0]
+				for _, i := range rows {
+					if !v.Nulls[i] {
+						live = append(live, i)
+					}
+				}
+				a.live = live
+			}
+			if ds := a.distinct[k]; ds != nil {
+				if live, err = ds.filter(v, live, a.gids, b.N); err != nil {
+					return err
+				}
+			}
+			err = f.add(v, live, a.gids)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return a.account()
+}
+
+// Next implements Operator.
+func (a *HashAggregate) Next(ctx context.Context) (*vec.Batch, error) {
+	if !a.consumed {
+		a.consumed = true
+		if err := a.consume(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if a.emitted >= a.groups {
+		return nil, nil
+	}
+	start := a.emitted
+	end := min(start+a.batchRows, a.groups)
+	a.emitted = end
+	cols := a.out.Cols[:0]
+	for c := range a.keyCols {
+		v := a.outVecs[c]
+		v.View(a.ht.keys[c], start, end)
+		cols = append(cols, v)
+	}
+	o := len(a.keyCols)
+	for k, f := range a.fns {
+		if a.phase.finalOutput() {
+			if err := f.final(a.outVecs[o], start, end); err != nil {
+				return nil, err
+			}
+			cols = append(cols, a.outVecs[o])
+			o++
+			continue
+		}
+		outs := a.outVecs[o : o+a.nstate[k]]
+		if err := f.partial(outs, start, end); err != nil {
+			return nil, err
+		}
+		cols = append(cols, outs...)
+		o += a.nstate[k]
+	}
+	a.out = vec.Batch{Cols: cols, N: end - start}
+	return &a.out, nil
+}
+
+// Close implements Operator.
+func (a *HashAggregate) Close() error {
+	a.acct.Close()
+	return a.input.Close()
+}
+
+// distinctSet remembers (group, value) pairs for an aggregate over DISTINCT values.
+type distinctSet struct {
+	t       *hashTable
+	gidVec  vec.Vec
+	keys    []*vec.Vec
+	scratch probeScratch
+	ids     []int32
+	fresh   []int32
+}
+
+func newDistinctSet(t vec.Type) *distinctSet {
+	return &distinctSet{t: newHashTable([]vec.Type{vec.Int64Type, t}, nil)}
+}
+
+// filter returns the rows whose (group, value) pair has not been seen before.
+func (d *distinctSet) filter(v *vec.Vec, rows []int32, gids []int32, n int) ([]int32, error) {
+	d.gidVec.Prepare(vec.Int64Type, n)
+	for _, i := range rows {
+		d.gidVec.I64[i] = int64(gids[i])
+	}
+	d.keys = append(d.keys[:0], &d.gidVec, v)
+	d.scratch.prepare(n)
+	d.ids = growTo(d.ids[:0], n)
+	hashRows(d.keys, rows, d.scratch.h, d.t.seed)
+	d.fresh = d.fresh[:0]
+	if err := d.t.findOrInsert(d.keys, rows, d.ids, &d.scratch, &d.fresh); err != nil {
+		return nil, err
+	}
+	return d.fresh, nil
+}

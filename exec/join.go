@@ -1,0 +1,266 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/colinkdb/colink/exec/expr"
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+// JoinKind is a hash join's kind. The probe side is the streamed input; the build side is
+// hashed in memory (in primproc, the small side broadcast with the fragment).
+type JoinKind string
+
+// The join kinds.
+const (
+	JoinInner      JoinKind = "inner"       // matching pairs: probe columns ++ build columns
+	JoinLeftOuter  JoinKind = "left_outer"  // inner + unmatched probe rows with NULL build columns
+	JoinRightOuter JoinKind = "right_outer" // inner + unmatched build rows with NULL probe columns (one prober only)
+	JoinSemi       JoinKind = "semi"        // probe rows with a match (EXISTS, IN): probe columns
+	JoinAnti       JoinKind = "anti"        // probe rows without a match (NOT EXISTS): probe columns
+	JoinMark       JoinKind = "mark"        // every probe row + a boolean "x IN (build)" in three-valued logic
+)
+
+// JoinSpec describes a hash join. ProbeKeys[i] = BuildKeys[i] are the equi-join keys
+// (column indexes of each side; their types must be identical). Residual, if not nil, is an
+// extra condition over the probe columns followed by the build columns that a pair must
+// satisfy (TRUE) to match.
+//
+// For a mark join, the last MarkKeys key pairs are the IN comparison (x IN (SELECT y ...)),
+// compared with SQL's NULL semantics: the mark is TRUE if some build row matches, else
+// NULL if a NULL on either side of those keys could have matched, else FALSE (FALSE, too,
+// for an empty build side). The other key pairs and the residual select which build rows
+// belong to the probe row's set (a correlated subquery's WHERE). MarkKeys 0 means all keys.
+type JoinSpec struct {
+	Kind      JoinKind   `msgpack:"kind"`
+	ProbeKeys []int      `msgpack:"probe_keys"`
+	BuildKeys []int      `msgpack:"build_keys"`
+	Residual  *expr.Expr `msgpack:"residual,omitempty"`
+	MarkKeys  int        `msgpack:"mark_keys,omitempty"`
+}
+
+// OutputTypes is the join's output layout for the two sides' types.
+func (s JoinSpec) OutputTypes(probe, build []vec.Type) []vec.Type {
+	switch s.Kind {
+	case JoinSemi, JoinAnti:
+		return probe
+	case JoinMark:
+		return append(append([]vec.Type(nil), probe...), vec.BoolType)
+	}
+	return append(append([]vec.Type(nil), probe...), build...)
+}
+
+// Validate checks the spec against the sides' types.
+func (s JoinSpec) Validate(probe, build []vec.Type) error {
+	switch s.Kind {
+	case JoinInner, JoinLeftOuter, JoinRightOuter, JoinSemi, JoinAnti, JoinMark:
+	default:
+		return fmt.Errorf("join: unknown kind %q", s.Kind)
+	}
+	if len(s.ProbeKeys) == 0 || len(s.ProbeKeys) != len(s.BuildKeys) {
+		return fmt.Errorf("join: %d probe keys and %d build keys", len(s.ProbeKeys), len(s.BuildKeys))
+	}
+	for i, p := range s.ProbeKeys {
+		b := s.BuildKeys[i]
+		if p < 0 || p >= len(probe) {
+			return fmt.Errorf("join: probe key column #%d does not exist (probe side has %d columns)", p, len(probe))
+		}
+		if b < 0 || b >= len(build) {
+			return fmt.Errorf("join: build key column #%d does not exist (build side has %d columns)", b, len(build))
+		}
+		if probe[p] != build[b] {
+			return fmt.Errorf("join: key %d compares %s (probe #%d) with %s (build #%d); cast one side", i, probe[p], p, build[b], b)
+		}
+	}
+	if s.MarkKeys < 0 || s.MarkKeys > len(s.ProbeKeys) {
+		return fmt.Errorf("join: %d mark keys of %d keys", s.MarkKeys, len(s.ProbeKeys))
+	}
+	if s.Residual != nil {
+		t, err := expr.TypeOf(s.Residual, append(append([]vec.Type(nil), probe...), build...))
+		if err != nil {
+			return fmt.Errorf("join residual: %w", err)
+		}
+		if t.ID != vec.Bool {
+			return fmt.Errorf("join residual is %s, not bool", t)
+		}
+	}
+	return nil
+}
+
+// JoinTable is a hashed build side. Once finished it is read-only and may be probed by
+// many HashJoins (workers) at once.
+type JoinTable struct {
+	types    []vec.Type
+	keyCols  []int
+	ht       *hashTable
+	store    *rowStore
+	first    []int32 // per key id: first build row
+	last     []int32 // per key id: last build row (while building)
+	nextRow  []int32 // per build row: next row with the same key, or -1
+	nullRows []int32 // build rows with a NULL in some key column
+	unique   bool    // every key has exactly one build row
+	acct     *Account
+
+	scratch probeScratch
+	ids     []int32
+	ident   []int32
+	live    []int32
+	keyVecs []*vec.Vec
+}
+
+// NewJoinTable starts a build side of the given column types hashed on keyCols.
+func NewJoinTable(types []vec.Type, keyCols []int, budget *Budget) (*JoinTable, error) {
+	t := &JoinTable{types: types, keyCols: keyCols, store: newRowStore(types), unique: true,
+		acct: budget.NewAccount("hash join build side")}
+	var kt []vec.Type
+	for _, c := range keyCols {
+		if c < 0 || c >= len(types) {
+			return nil, fmt.Errorf("join: build key column #%d does not exist (build side has %d columns)", c, len(types))
+		}
+		kt = append(kt, types[c])
+	}
+	t.ht = newHashTable(kt, nil)
+	t.keyVecs = make([]*vec.Vec, len(keyCols))
+	return t, nil
+}
+
+// Types is the build side's column types.
+func (t *JoinTable) Types() []vec.Type { return t.types }
+
+// Rows is the number of build rows.
+func (t *JoinTable) Rows() int { return t.store.len() }
+
+// Add appends a batch of build rows.
+func (t *JoinTable) Add(b *vec.Batch) error {
+	if err := b.CheckTypes(t.types); err != nil {
+		return fmt.Errorf("join build side: %w", err)
+	}
+	rows := activeRowsOf(b.Sel, b.N, &t.ident)
+	base := int32(t.store.len())
+	t.store.appendBatch(b)
+	for k, c := range t.keyCols {
+		t.keyVecs[k] = b.Cols[c]
+	}
+	live := rows
+	if anyNulls(t.keyVecs) {
+		live = t.live[:0]
+		for k, i := range rows {
+			if rowHasNull(t.keyVecs, i) {
+				t.nullRows = append(t.nullRows, base+int32(k))
+			} else {
+				live = append(live, i)
+			}
+		}
+		t.live = live
+	}
+	t.scratch.prepare(b.N)
+	t.ids = growTo(t.ids[:0], b.N)
+	hashRows(t.keyVecs, live, t.scratch.h, t.ht.seed)
+	if err := t.ht.findOrInsert(t.keyVecs, live, t.ids, &t.scratch, nil); err != nil {
+		return err
+	}
+	t.first = growZero(t.first, t.ht.len())
+	t.last = growZero(t.last, t.ht.len())
+	t.nextRow = growZero(t.nextRow, t.store.len())
+	// Build rows are numbered in the order of the batch's active rows; first and last
+	// hold row+1 (0: none yet).
+	k := 0
+	for idx, i := range rows {
+		r := base + int32(idx)
+		t.nextRow[r] = -1
+		if k < len(live) && live[k] == i {
+			k++
+			g := t.ids[i]
+			if t.first[g] == 0 {
+				t.first[g] = r + 1
+			} else {
+				t.nextRow[t.last[g]-1] = r
+				t.unique = false
+			}
+			t.last[g] = r + 1
+		}
+	}
+	return t.acct.Resize(t.memSize())
+}
+
+// AddRecord appends an Arrow record of build rows.
+func (t *JoinTable) AddRecord(rec arrow.RecordBatch) error {
+	var b vec.Batch
+	for start := 0; start < int(rec.NumRows()); start += 64 * vec.DefaultBatchRows {
+		end := min(start+64*vec.DefaultBatchRows, int(rec.NumRows()))
+		if err := b.ViewRecord(rec, t.types, start, end); err != nil {
+			return fmt.Errorf("join build side: %w", err)
+		}
+		if err := t.Add(&b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddOperator appends every row of an operator (initialising and closing it).
+func (t *JoinTable) AddOperator(ctx context.Context, op Operator) error {
+	if err := op.Init(ctx); err != nil {
+		op.Close()
+		return err
+	}
+	for {
+		b, err := op.Next(ctx)
+		if err != nil {
+			op.Close()
+			return err
+		}
+		if b == nil {
+			break
+		}
+		if err := t.Add(b); err != nil {
+			op.Close()
+			return err
+		}
+	}
+	return op.Close()
+}
+
+// Release returns the table's memory charge to the budget.
+func (t *JoinTable) Release() { t.acct.Close() }
+
+func (t *JoinTable) memSize() int64 {
+	return t.ht.memSize() + t.store.memSize() + int64(cap(t.first)+cap(t.last)+cap(t.nextRow)+cap(t.nullRows))*4
+}
+
+// firstRow returns the first build row of key id g.
+func (t *JoinTable) firstRow(g int32) int32 { return t.first[g] - 1 }
+
+func anyNulls(vs []*vec.Vec) bool {
+	for _, v := range vs {
+		if v.Nulls != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func rowHasNull(vs []*vec.Vec, i int32) bool {
+	for _, v := range vs {
+		if v.Nulls != nil && v.Nulls[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// nullVec makes v an owned vector of n NULLs of type t.
+func nullVec(v *vec.Vec, t vec.Type, n int) *vec.Vec {
+	v.Prepare(t, n)
+	if t.ID == vec.String {
+		clear(v.Offsets)
+	}
+	nl := v.PrepareNulls(n)
+	for i := range nl {
+		nl[i] = true
+	}
+	return v
+}

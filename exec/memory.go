@@ -1,0 +1,111 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+// ErrMemoryLimit is the sentinel of errors from a query over its memory budget
+// (errors.Is(err, ErrMemoryLimit)); the error itself is a *vec.Error with MySQL code 1041.
+var ErrMemoryLimit = errors.New("query memory limit exceeded")
+
+// Budget is one query's memory limit, shared by the operators that buffer rows (hash
+// tables, sorts, top-N). It is safe for concurrent use. A nil *Budget is unlimited.
+type Budget struct {
+	mu    sync.Mutex
+	limit int64
+	used  int64
+	peak  int64
+}
+
+// NewBudget returns a budget of limit bytes (limit <= 0: unlimited, but still counted).
+func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
+
+// Used is the bytes currently charged.
+func (b *Budget) Used() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// Peak is the most bytes charged at once.
+func (b *Budget) Peak() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak
+}
+
+// Limit is the budget's limit (0: unlimited).
+func (b *Budget) Limit() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.limit
+}
+
+// Account is one operator's share of a budget.
+type Account struct {
+	b    *Budget
+	what string
+	n    int64
+}
+
+// NewAccount opens an account named after what it holds (it appears in errors).
+func (b *Budget) NewAccount(what string) *Account { return &Account{b: b, what: what} }
+
+// Resize sets the account's charge to n bytes, failing (and keeping the old charge) if
+// the budget would be exceeded.
+func (a *Account) Resize(n int64) error {
+	if a == nil || a.b == nil {
+		return nil
+	}
+	b := a.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delta := n - a.n
+	if delta > 0 && b.limit > 0 && b.used+delta > b.limit {
+		return &vec.Error{Code: vec.CodeOutOfResources, SQLState: "HY000", Err: ErrMemoryLimit,
+			Msg: fmt.Sprintf("query memory limit exceeded: %s needs %s more with %s in use, limit is %s",
+				a.what, fmtBytes(delta), fmtBytes(b.used), fmtBytes(b.limit))}
+	}
+	b.used += delta
+	a.n = n
+	b.peak = max(b.peak, b.used)
+	return nil
+}
+
+// Size is the account's charge.
+func (a *Account) Size() int64 {
+	if a == nil {
+		return 0
+	}
+	return a.n
+}
+
+// Close returns the account's charge to the budget.
+func (a *Account) Close() {
+	if a != nil {
+		_ = a.Resize(0)
+	}
+}
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
