@@ -215,3 +215,52 @@ func mpMap(kv ...any) []byte {
 	}
 	return b
 }
+
+// stallConn wraps a pipe end so a test can freeze it: reads and writes then block until the
+// connection is closed.
+type stallConn struct {
+	net.Conn
+	mu      sync.Mutex
+	stalled chan struct{}
+}
+
+func (s *stallConn) stall() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.stalled)
+}
+
+func (s *stallConn) isStalled() bool {
+	select {
+	case <-s.stalled:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *stallConn) Read(p []byte) (int, error) {
+	n, err := s.Conn.Read(p)
+	for s.isStalled() {
+		time.Sleep(10 * time.Millisecond)
+		if _, werr := s.Conn.Write(nil); werr != nil {
+			return 0, werr
+		}
+	}
+	return n, err
+}
+
+func (s *stallConn) Write(p []byte) (int, error) {
+	for s.isStalled() {
+		time.Sleep(10 * time.Millisecond)
+		if _, werr := s.Conn.Write(nil); werr != nil {
+			return 0, werr
+		}
+	}
+	return s.Conn.Write(p)
+}
+
+func netPipeStalling() (net.Conn, *stallConn) {
+	a, b := net.Pipe()
+	return a, &stallConn{Conn: b, stalled: make(chan struct{})}
+}

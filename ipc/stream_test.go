@@ -1,0 +1,286 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+func newPipeServer(t *testing.T, lim Limits) (*Server, *logBuf) {
+	t.Helper()
+	lg, lb := newTestLogger()
+	srv := NewServer(ServerConfig{Name: "pipe", Logger: lg, Limits: lim})
+	testHandlers(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return srv, lb
+}
+
+// A consumer that stops reading bounds what the producer sends to about one window.
+func TestFlowControlBoundsProducer(t *testing.T) {
+	const window = 256 << 10
+	srv, _ := newPipeServer(t, Limits{StreamWindow: window})
+	c := pipePair(t, srv, ClientConfig{Limits: Limits{StreamWindow: window}})
+	ctx := context.Background()
+	st, err := c.Open(ctx, "gen", mpMap("n", 200, "rows", 2000), true) // ~25 KiB batches, ~5 MiB in all
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Take the first batch so the client is reading, then stall.
+	rec, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	time.Sleep(200 * time.Millisecond)
+	var sent uint64
+	for _, cs := range srv.Stats().Conns {
+		sent += cs.BytesOut
+	}
+	if sent > 2*window {
+		t.Fatalf("producer sent %d bytes while the consumer stalled; window is %d", sent, window)
+	}
+	rows := 2000
+	for {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.Column(0).(*array.Int64).Value(0); got != int64(rows) {
+			t.Fatalf("batch starts at %d, want %d", got, rows)
+		}
+		rows += int(rec.NumRows())
+		rec.Release()
+	}
+	if rows != 200*2000 {
+		t.Fatalf("rows %d", rows)
+	}
+	var stall time.Duration
+	for _, cs := range srv.Stats().Conns {
+		stall += cs.CreditStall
+	}
+	// The pipe is synchronous and the idle client reads lazily, so part of the stall is
+	// spent blocked in the pipe rather than waiting for credit.
+	if stall < 30*time.Millisecond {
+		t.Fatalf("server credit stall %v, want most of the 200ms the consumer stalled", stall)
+	}
+}
+
+// Batches flow both ways under credit: the client uploads, echo sends them back.
+func TestUploadAndEchoBatches(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{StreamWindow: 128 << 10})
+	c := pipePair(t, srv, ClientConfig{Limits: Limits{StreamWindow: 128 << 10}})
+	ctx := context.Background()
+	st, err := c.Open(ctx, "echo", mpAppendStr(nil, "up"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	errc := make(chan error, 1)
+	go func() {
+		for i := 0; i < 50; i++ {
+			rec := makeBatch(memory.DefaultAllocator, i*1000, 1000)
+			err := st.Send(rec)
+			rec.Release()
+			if err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- st.CloseSend(nil)
+	}()
+	n := 0
+	for {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int(rec.NumRows())
+		rec.Release()
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if n != 50000 || !strings.Contains(string(st.End()), "up") {
+		t.Fatalf("rows %d end %q", n, st.End())
+	}
+}
+
+func TestSchemaOnlyAndZeroRowBatches(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	c := pipePair(t, srv, ClientConfig{})
+	st, err := c.Open(context.Background(), "gen", mpMap("n", 3, "rows", 0), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	for {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.NumRows() != 0 {
+			t.Fatalf("rows %d", rec.NumRows())
+		}
+		n++
+		rec.Release()
+	}
+	if n != 3 || st.Schema() == nil || st.Schema().NumFields() != 2 {
+		t.Fatalf("%d batches, schema %v", n, st.Schema())
+	}
+	st2, err := c.Open(context.Background(), "gen", mpMap("n", 0, "rows", 0), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if _, err := st2.Recv(); err != io.EOF || st2.Schema() == nil {
+		t.Fatalf("schema-only stream: %v schema %v", err, st2.Schema())
+	}
+}
+
+func TestCancelFromClientReachesHandler(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	c := pipePair(t, srv, ClientConfig{})
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := c.Open(ctx, "block", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	start := time.Now()
+	_, err = st.Recv()
+	if !errors.Is(err, ErrCanceled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Recv after cancel: %v", err)
+	}
+	if time.Since(start) > time.Second {
+		t.Fatal("cancel took too long")
+	}
+	// The handler's context was canceled: the server has no stream left.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		active := 0
+		for _, cs := range srv.Stats().Conns {
+			active += cs.StreamsActive
+		}
+		if active == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server still has %d streams", active)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestDeadlinePropagates(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	c := pipePair(t, srv, ClientConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Call(ctx, "block", nil)
+	if err == nil {
+		t.Fatal("block returned")
+	}
+	var re *RemoteError
+	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &re) && re.Code == CodeDeadlineExceeded) {
+		t.Fatalf("error %v, want a deadline", err)
+	}
+}
+
+func TestServerErrorsAndUnknownMethod(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	c := pipePair(t, srv, ClientConfig{})
+	_, err := c.Call(context.Background(), "nope", nil)
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Code != CodeUnknownMethod || !strings.Contains(re.Message, "echo") {
+		t.Fatalf("unknown method: %v", err)
+	}
+	_, err = c.Call(context.Background(), "gen", mpAppendStr(nil, "not a map"))
+	if !errors.As(err, &re) || re.Code != CodeInvalidArgument {
+		t.Fatalf("bad args: %v", err)
+	}
+	// The connection still works.
+	if _, err := c.Call(context.Background(), "echo", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConnFailureFailsStreams(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	c := pipePair(t, srv, ClientConfig{})
+	st, err := c.Open(context.Background(), "block", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	go func() { time.Sleep(30 * time.Millisecond); c.nc.Close() }()
+	_, err = st.Recv()
+	if !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("Recv on a closed connection: %v", err)
+	}
+}
+
+func TestGoCallsPipelined(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	c := pipePair(t, srv, ClientConfig{})
+	done := make(chan error, 100)
+	for i := 0; i < 100; i++ {
+		if err := c.Go("echo", mpAppendInt(nil, int64(i)), i%10 == 9, func(end []byte, err error) { done <- err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of 100 calls answered", i)
+		}
+	}
+}
+
+// A silent peer is detected by the heartbeat.
+func TestHeartbeatDetectsSilentPeer(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	a, b := netPipeStalling()
+	go srv.ServeConn(b)
+	c, err := NewClientConn(context.Background(), a, ClientConfig{Limits: Limits{HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.Open(context.Background(), "block", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b.stall() // the server side stops reading and writing
+	start := time.Now()
+	_, err = st.Recv()
+	if !errors.Is(err, ErrPeerSilent) || time.Since(start) > 2*time.Second {
+		t.Fatalf("after %v: %v", time.Since(start), err)
+	}
+}
