@@ -3,6 +3,7 @@ package tpch
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal"
@@ -126,5 +127,18 @@ func TestGeneratorRejects(t *testing.T) {
 	}
 	if _, err := NewRefreshGenerator(sc, "orders", 0); err == nil {
 		t.Error("refresh set 0 accepted")
+	}
+}
+
+func TestAppendInt(t *testing.T) {
+	for _, v := range []int64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345, 99999, -1, -10, -99999, 1<<62 + 7, -1 << 63, 1<<63 - 1} {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Errorf("appendInt(%d) = %q, want %q", v, got, want)
+		}
+	}
+	for v := int64(-2000); v <= 200000; v += 7 {
+		if got, want := string(appendInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("appendInt(%d) = %q, want %q", v, got, want)
+		}
 	}
 }

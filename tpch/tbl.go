@@ -19,12 +19,49 @@ var dateText = sync.OnceValue(func() *[totalDates][10]byte {
 	return &t
 })
 
-func appendInt(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }
+// digitPairs holds "00" … "99", for formatting two digits at a time.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendInt appends v in decimal. It is strconv.AppendInt without the intermediate buffer
+// copy, which showed in profiles: the generator formats some 60 million numbers at SF 1.
+func appendInt(dst []byte, v int64) []byte {
+	if v < 0 {
+		if v == -1<<63 {
+			return strconv.AppendInt(dst, v, 10)
+		}
+		dst = append(dst, '-')
+		v = -v
+	}
+	u := uint64(v)
+	n := 1
+	for t := u; t >= 10; t /= 10 {
+		n++
+	}
+	start := len(dst)
+	dst = append(dst, "00000000000000000000"[:n]...)
+	i := start + n
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		i -= 2
+		dst[i], dst[i+1] = digitPairs[r], digitPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		r := u * 2
+		dst[i-2], dst[i-1] = digitPairs[r], digitPairs[r+1]
+	} else {
+		dst[i-1] = byte('0' + u)
+	}
+	return dst
+}
 
 // appendPadded appends v in decimal, zero-padded to width digits.
 func appendPadded(dst []byte, v int64, width int) []byte {
 	var buf [20]byte
-	digits := strconv.AppendInt(buf[:0], v, 10)
+	digits := appendInt(buf[:0], v)
 	for i := len(digits); i < width; i++ {
 		dst = append(dst, '0')
 	}
@@ -37,7 +74,7 @@ func appendMoney(dst []byte, cents int64) []byte {
 		dst = append(dst, '-')
 		cents = -cents
 	}
-	dst = strconv.AppendInt(dst, cents/100, 10)
+	dst = appendInt(dst, cents/100)
 	c := cents % 100
 	return append(dst, '.', byte('0'+c/10), byte('0'+c%10))
 }
