@@ -28,8 +28,9 @@ type Planner struct {
 	Rules []opt.Rule
 }
 
-// Bind binds a statement that returns rows (Query, Show, or an Explain's target) into an
-// unoptimised plan.
+// Bind binds a statement that has a plan — Query, Show, Insert, Delete, or an Explain's
+// target — into an unoptimised plan. Insert and Delete plans have a plan.Insert or
+// plan.Delete at the root and no result columns.
 func (p *Planner) Bind(env Env, s Statement) (*plan.Query, error) {
 	b := bind.New(p.Catalog, env)
 	switch s := s.(type) {
@@ -39,8 +40,71 @@ func (p *Planner) Bind(env Env, s Statement) (*plan.Query, error) {
 		return b.Show(s.Stmt)
 	case *Explain:
 		return p.Bind(env, s.Target)
+	case *Insert:
+		return b.Insert(s.Stmt)
+	case *Delete:
+		return b.Delete(s.Stmt)
 	}
-	return nil, sqlerr.New(sqlerr.ErUnknown, "statement %q does not return rows", s.SQL())
+	return nil, sqlerr.New(sqlerr.ErUnknown, "statement %q has no plan", s.SQL())
+}
+
+// LoadSpec is a checked LOAD DATA statement: what the front end reads and where it goes.
+type LoadSpec struct {
+	Table *catalog.Table
+	// Columns lists, for each field of a line, the table column it fills.
+	Columns []int
+	Path    string
+	Local   bool // LOCAL: the client sends the file
+	// FieldsTerminated, LinesTerminated and LinesStarting are the separators (MySQL's
+	// defaults: tab, newline, none); Enclosed and Escaped are "" or one character.
+	FieldsTerminated, Enclosed, Escaped string
+	LinesTerminated, LinesStarting      string
+	IgnoreLines                         uint64
+}
+
+// LoadData checks a LOAD DATA statement against the catalog.
+func (p *Planner) LoadData(env Env, l *LoadData) (*LoadSpec, error) {
+	s := l.Stmt
+	switch {
+	case s.Format != nil && !strings.EqualFold(*s.Format, "delimited data"):
+		return nil, sqlerr.Unsupported("LOAD DATA … FORMAT " + *s.Format)
+	case len(s.ColumnAssignments) > 0:
+		return nil, sqlerr.Unsupported("LOAD DATA … SET")
+	case len(s.Options) > 0:
+		return nil, sqlerr.Unsupported("LOAD DATA … WITH options")
+	case s.OnDuplicate == ast.OnDuplicateKeyHandlingReplace:
+		// IGNORE (implied by LOCAL) changes nothing: tables have no unique keys.
+		return nil, sqlerr.Unsupported("LOAD DATA … REPLACE")
+	}
+	t, cols, err := bind.New(p.Catalog, env).LoadTarget(s)
+	if err != nil {
+		return nil, err
+	}
+	spec := &LoadSpec{Table: t, Columns: cols, Path: s.Path, Local: s.FileLocRef == ast.FileLocClient,
+		FieldsTerminated: "\t", Escaped: "\\", LinesTerminated: "\n"}
+	if f := s.FieldsInfo; f != nil {
+		if f.Terminated != nil {
+			spec.FieldsTerminated = *f.Terminated
+		}
+		if f.Enclosed != nil {
+			spec.Enclosed = *f.Enclosed
+		}
+		if f.Escaped != nil {
+			spec.Escaped = *f.Escaped
+		}
+	}
+	if li := s.LinesInfo; li != nil {
+		if li.Terminated != nil {
+			spec.LinesTerminated = *li.Terminated
+		}
+		if li.Starting != nil {
+			spec.LinesStarting = *li.Starting
+		}
+	}
+	if s.IgnoreLines != nil {
+		spec.IgnoreLines = *s.IgnoreLines
+	}
+	return spec, nil
 }
 
 // Optimize applies the optimiser's rules to a bound query.
@@ -143,7 +207,8 @@ type SetValue struct {
 }
 
 // EvalSet computes the values of a SET statement's assignments, which must be constants. A
-// bare word (SET autocommit = ON, SET NAMES utf8mb4) is taken as a string.
+// bare word assigned to a system variable (SET autocommit = ON, SET NAMES utf8mb4) is a
+// string.
 func (p *Planner) EvalSet(env Env, s *Set) ([]SetValue, error) {
 	var out []SetValue
 	b := bind.New(p.Catalog, env)
@@ -155,8 +220,8 @@ func (p *Planner) EvalSet(env Env, s *Set) ([]SetValue, error) {
 		case *ast.DefaultExpr:
 			sv.Default = true
 		case *ast.ColumnNameExpr:
-			if v.Name.Table.L != "" {
-				return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect argument to SET %s", a.Name)
+			if v.Name.Table.L != "" || a.Kind == SetUser {
+				return nil, sqlerr.UnknownColumn(v.Name.String(), "field list")
 			}
 			sv.Value = types.StringValue(v.Name.Name.O)
 		default:

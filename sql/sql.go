@@ -72,7 +72,7 @@ const (
 	SetSession SetKind = iota + 1 // SET x = …, SET @@x = …, SET SESSION x = …
 	SetGlobal                     // SET GLOBAL x = …
 	SetUser                       // SET @x = …
-	SetNames                      // SET NAMES charset: Name is the character set
+	SetNames                      // SET NAMES charset: Name is "names", Value the character set
 )
 
 // Assignment is one "name = value" of a SET statement.
@@ -221,7 +221,7 @@ func classify(n ast.StmtNode) (Statement, error) {
 			switch {
 			case v.Name == ast.SetNames || v.Name == ast.SetCharset:
 				a.Kind = SetNames
-				a.Name = strings.ToLower(v.Name)
+				a.Name = "names"
 			case v.IsSystem && v.IsGlobal:
 				a.Kind = SetGlobal
 			case v.IsSystem:

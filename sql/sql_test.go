@@ -52,10 +52,13 @@ func (e testEnv) UserVariable(name string) (types.Value, bool) {
 //	bind                 the bound, unoptimised plan
 //	opt [rules=a,b,…]    the plan after the rules (default: all), [rows] [types] [sf=N]
 //	tpch q=N [rows]      the optimised plan of dbt3/queries/N.sql
-//	names                the result column names and types of the optimised query
+//	… names              prints the result columns and their types instead of the plan
 //	parse                the statements' kinds
 //	set                  the values of a SET statement
+//	load                 the checked LOAD DATA statement
 //	exec                 runs CREATE VIEW / DROP VIEW statements against the catalog
+//
+// db=name sets the session's current database for one case (db= for none).
 type harness struct {
 	cat *catalog.Memory
 	env testEnv
@@ -151,13 +154,19 @@ func (h *harness) run(c *datadriven.Case, text string, optimize bool) string {
 			if err != nil {
 				return errText(err)
 			}
+			if _, all := c.Arg("rules"); optimize && !all {
+				// A fully optimised plan must be executable as it stands.
+				if err := plan.Check(q); err != nil {
+					return "invalid plan: " + err.Error() + "\n" + plan.Format(q, fo)
+				}
+			}
 			out = plan.Format(q, fo)
 			if _, ok := c.Arg("names"); ok {
 				var names []string
 				for i, n := range q.Names {
 					names = append(names, n+" "+q.MD.Column(q.Root.Output()[i]).Type.String())
 				}
-				out = "columns: " + strings.Join(names, ", ") + "\n" + out
+				out = strings.Join(names, "\n")
 			}
 		}
 	}
@@ -165,6 +174,11 @@ func (h *harness) run(c *datadriven.Case, text string, optimize bool) string {
 }
 
 func (h *harness) cmd(t *testing.T, c *datadriven.Case) string {
+	saved := h.env
+	defer func() { h.env = saved }()
+	if db, ok := c.Arg("db"); ok {
+		h.env.db = db
+	}
 	switch c.Cmd {
 	case "bind":
 		return h.run(c, c.Input, false)
@@ -207,6 +221,23 @@ func (h *harness) cmd(t *testing.T, c *datadriven.Case) string {
 			lines = append(lines, line)
 		}
 		return strings.Join(lines, "\n")
+	case "load":
+		stmts, err := h.p.Parse(c.Input)
+		if err != nil {
+			return errText(err)
+		}
+		l, ok := stmts[0].(*sql.LoadData)
+		if !ok {
+			return fmt.Sprintf("not LOAD DATA: %T", stmts[0])
+		}
+		p, _, _ := h.planner(c)
+		spec, err := p.LoadData(h.env, l)
+		if err != nil {
+			return errText(err)
+		}
+		return fmt.Sprintf("table=%s.%s columns=%v path=%s local=%v fields=%q enclosed=%q escaped=%q lines=%q starting=%q ignore=%d",
+			spec.Table.DB, spec.Table.Name, spec.Columns, spec.Path, spec.Local, spec.FieldsTerminated,
+			spec.Enclosed, spec.Escaped, spec.LinesTerminated, spec.LinesStarting, spec.IgnoreLines)
 	case "set":
 		stmts, err := h.p.Parse(c.Input)
 		if err != nil {

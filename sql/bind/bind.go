@@ -333,7 +333,7 @@ func (b *Binder) selectStmt(sel *ast.SelectStmt, outer *scope) (plan.Node, []out
 						"Expression #%d of ORDER BY clause is not in SELECT list, references column '%s' which is not in SELECT list; this is incompatible with DISTINCT",
 						o.pos+1, o.text)
 				}
-				id := b.itemColumn(selectItem{expr: o.expr, name: o.text})
+				id := b.itemColumn(selectItem{expr: o.expr, name: plan.FormatExpr(o.expr, b.md)})
 				proj.Exprs = append(proj.Exprs, o.expr)
 				proj.Cols = append(proj.Cols, id)
 				ref = b.md.Ref(id)

@@ -14,8 +14,9 @@ import (
 	"github.com/colinkdb/colink/sql/types"
 )
 
+// newRestoreCtx restores AST text as a person would write it: no backquotes around names.
 func newRestoreCtx(sb *strings.Builder) *format.RestoreCtx {
-	return format.NewRestoreCtx(format.DefaultRestoreFlags, sb)
+	return format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordLowercase, sb)
 }
 
 // exprCtx is where an expression is bound.

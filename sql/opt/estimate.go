@@ -215,7 +215,7 @@ func (e *estimator) compute(n plan.Node) float64 {
 	case *plan.Filter:
 		in := e.rows(x.Input)
 		return in * e.conjSel(x.Conds, in)
-	case *plan.Project, *plan.Sort:
+	case *plan.Project, *plan.Sort, *plan.Insert, *plan.Delete:
 		return e.rows(n.Inputs()[0])
 	case *plan.Distinct:
 		in := e.rows(x.Input)

@@ -119,5 +119,9 @@ func prune(n plan.Node, req plan.ColSet) {
 		prune(x.Input, need)
 	case *plan.Limit:
 		prune(x.Input, req)
+	case *plan.Insert:
+		prune(x.Input, plan.OutputSet(x.Input))
+	case *plan.Delete:
+		prune(x.Input, plan.MakeColSet(x.RowID))
 	}
 }

@@ -190,6 +190,10 @@ func (p *printer) node(n Node, depth int) {
 		if n.Count >= 0 {
 			fmt.Fprintf(&p.b, " %d", n.Count)
 		}
+	case *Insert:
+		p.b.WriteString("Insert " + n.DB + "." + n.Table)
+	case *Delete:
+		p.b.WriteString("Delete " + n.DB + "." + n.Table + " rowid=" + p.col(n.RowID))
 	default:
 		fmt.Fprintf(&p.b, "%T", n)
 	}
