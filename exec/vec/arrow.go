@@ -147,13 +147,13 @@ func (rb *RecordBuilder) Rows() int { return rb.rows }
 func (rb *RecordBuilder) Schema() *arrow.Schema { return rb.schema }
 
 // ensure grows an allocator-owned buffer to at least need bytes, keeping its contents.
+// Buffers keep the length Allocate gave them, since Free must receive exactly that slice.
 func (rb *RecordBuilder) ensure(b []byte, need int) []byte {
-	if cap(b) >= need {
-		return b[:cap(b)]
+	if len(b) >= need {
+		return b
 	}
-	size := max(need, 2*cap(b), 4096)
+	size := max(need, 2*len(b), 4096)
 	nb := rb.alloc.Allocate(size)
-	nb = nb[:cap(nb)]
 	if b != nil {
 		copy(nb, b)
 		rb.alloc.Free(b)

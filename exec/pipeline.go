@@ -1,0 +1,387 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+// Options tune a fragment pipeline.
+type Options struct {
+	// Threads is the number of workers scanning in parallel (default: GOMAXPROCS).
+	Threads int
+	// BatchRows bounds the rows of the batches operators exchange (default 1024).
+	BatchRows int
+	// OutputRows bounds the rows of each output record (default 65536).
+	OutputRows int
+	// Budget is the query's memory budget (nil: unlimited).
+	Budget *Budget
+	// Alloc provides the output records' buffers (nil: a new vec.Pool, which recycles them
+	// once the consumer releases the records).
+	Alloc memory.Allocator
+}
+
+// Stats counts a fragment's work. CPU time covers the scanning workers (Linux; the final
+// combining stage runs on the caller's goroutine and is not included).
+type Stats struct {
+	RowsScanned     int64 `msgpack:"rows_scanned"`
+	BatchesScanned  int64 `msgpack:"batches_scanned"`
+	BytesScanned    int64 `msgpack:"bytes_scanned"`
+	RowsProduced    int64 `msgpack:"rows_produced"`
+	BatchesProduced int64 `msgpack:"batches_produced"`
+	BytesProduced   int64 `msgpack:"bytes_produced"`
+	WorkerCPUNanos  int64 `msgpack:"worker_cpu_ns"`
+	WallNanos       int64 `msgpack:"wall_ns"`
+	PeakMemory      int64 `msgpack:"peak_memory"`
+	Workers         int   `msgpack:"workers"`
+}
+
+// Pipeline runs a fragment: Next streams its output records.
+type Pipeline struct {
+	f       *Fragment
+	types   []vec.Type
+	schema  *arrow.Schema
+	opts    Options
+	src     RecordStream
+	tables  map[int]*JoinTable // per join step
+	split   int                // steps[:split] run on every worker
+	combine bool               // steps[split-1] is combined across workers after the gather
+
+	started bool
+	start   time.Time
+	par     *Parallel
+	post    *Materializer
+	out     RecordStream
+	done    bool
+
+	rowsScanned, batchesScanned, bytesScanned atomic.Int64
+	rowsOut, batchesOut, bytesOut             int64
+	wall                                      time.Duration
+	closeOnce                                 sync.Once
+}
+
+// BuildPipeline validates a fragment and prepares it to run over scan, a source of the
+// scan's record batches (in Scan.Types) whose Next is safe for concurrent use: every
+// worker pulls row groups from it. builds holds, for each Fragment.Builds entry, the
+// build side's records; their hash tables are built here (charged to opts.Budget) and
+// shared by the workers. The caller keeps ownership of the build records.
+func BuildPipeline(f *Fragment, scan RecordStream, builds [][]arrow.RecordBatch, opts Options) (*Pipeline, error) {
+	types, err := f.Validate()
+	if err != nil {
+		return nil, err
+	}
+	if len(builds) != len(f.Builds) {
+		return nil, fmt.Errorf("fragment: declares %d build sides, %d supplied", len(f.Builds), len(builds))
+	}
+	if opts.Threads <= 0 {
+		opts.Threads = runtime.GOMAXPROCS(0)
+	}
+	if opts.BatchRows <= 0 {
+		opts.BatchRows = vec.DefaultBatchRows
+	}
+	if opts.OutputRows <= 0 {
+		opts.OutputRows = 64 * vec.DefaultBatchRows
+	}
+	if opts.Alloc == nil {
+		opts.Alloc = vec.NewPool(0)
+	}
+	p := &Pipeline{f: f, types: types, schema: vec.SchemaOf(f.Names, types), opts: opts, src: scan,
+		tables: map[int]*JoinTable{}, split: len(f.Steps)}
+	for i := range f.Steps {
+		s := &f.Steps[i]
+		if !s.blocking() {
+			continue
+		}
+		if s.Aggregate != nil && hasDistinct(s.Aggregate.Spec) {
+			p.split = i
+		} else {
+			p.split, p.combine = i+1, true
+		}
+		break
+	}
+	for i := range f.Steps {
+		j := f.Steps[i].Join
+		if j == nil {
+			continue
+		}
+		t, err := NewJoinTable(f.Builds[j.Build].Types, j.Spec.BuildKeys, opts.Budget)
+		if err != nil {
+			p.Close()
+			return nil, fmt.Errorf("fragment step %d (join): %w", i, err)
+		}
+		p.tables[i] = t
+		for r, rec := range builds[j.Build] {
+			if err := t.AddRecord(rec); err != nil {
+				p.Close()
+				return nil, fmt.Errorf("fragment step %d (join): build side %d record %d: %w", i, j.Build, r, err)
+			}
+		}
+	}
+	return p, nil
+}
+
+func hasDistinct(s AggSpec) bool {
+	for _, a := range s.Aggs {
+		if a.Distinct {
+			return true
+		}
+	}
+	return false
+}
+
+// Schema is the output records' schema.
+func (p *Pipeline) Schema() *arrow.Schema { return p.schema }
+
+// Types is the output columns' types.
+func (p *Pipeline) Types() []vec.Type { return p.types }
+
+// scanOp is one worker's view of the shared scan source.
+type scanOp struct {
+	p   *Pipeline
+	src *Source
+}
+
+func (s *scanOp) Types() []vec.Type               { return s.p.f.Scan.Types }
+func (s *scanOp) Init(ctx context.Context) error { return nil }
+func (s *scanOp) Close() error                   { return s.src.Close() }
+func (s *scanOp) Next(ctx context.Context) (*vec.Batch, error) {
+	b, err := s.src.Next(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scan of %s: %w", s.p.f.Scan.Table, err)
+	}
+	return b, nil
+}
+
+// countingStream counts the records a worker takes from the shared scan.
+type countingStream struct{ p *Pipeline }
+
+func (c countingStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	rec, err := c.p.src.Next(ctx)
+	if rec != nil {
+		c.p.rowsScanned.Add(rec.NumRows())
+		c.p.batchesScanned.Add(1)
+		c.p.bytesScanned.Add(vec.RecordBytes(rec))
+	}
+	return rec, err
+}
+
+// buildSteps builds steps[from:to] over input; worker marks the per-worker instance of a
+// blocking step at the end of the range, and combine the step that merges workers' output.
+func (p *Pipeline) buildSteps(op Operator, from, to int, worker bool) (Operator, error) {
+	for i := from; i < to; i++ {
+		s := &p.f.Steps[i]
+		var err error
+		lastWorker := worker && i == p.split-1 && p.combine
+		switch {
+		case s.Filter != nil:
+			op, err = NewFilter(op, s.Filter)
+		case s.Project != nil:
+			op, err = NewProject(op, s.Project)
+		case s.Join != nil:
+			op, err = NewHashJoinWithTable(op, p.tables[i], s.Join.Spec)
+		case s.Aggregate != nil:
+			phase := AggPartial
+			if !lastWorker && s.Aggregate.Final {
+				phase = AggComplete
+			}
+			op, err = NewHashAggregate(op, s.Aggregate.Spec, phase, p.opts.Budget)
+		case s.TopN != nil:
+			if lastWorker {
+				op, err = NewTopN(op, s.TopN.Keys, s.TopN.Limit+s.TopN.Offset, 0, p.opts.Budget)
+			} else {
+				op, err = NewTopN(op, s.TopN.Keys, s.TopN.Limit, s.TopN.Offset, p.opts.Budget)
+			}
+		case s.Limit != nil:
+			if lastWorker {
+				lim := s.Limit.Limit
+				if lim >= 0 {
+					lim += s.Limit.Offset
+				}
+				op, err = NewLimit(op, lim, 0)
+			} else {
+				op, err = NewLimit(op, s.Limit.Limit, s.Limit.Offset)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("fragment step %d (%s): %w", i, s.kind(), err)
+		}
+	}
+	return op, nil
+}
+
+// combineStep builds the operator that merges the workers' outputs of the blocking step.
+func (p *Pipeline) combineStep(op Operator) (Operator, error) {
+	s := &p.f.Steps[p.split-1]
+	switch {
+	case s.Aggregate != nil:
+		phase := AggMerge
+		if s.Aggregate.Final {
+			phase = AggFinal
+		}
+		return NewHashAggregate(op, s.Aggregate.Spec, phase, p.opts.Budget)
+	case s.TopN != nil:
+		return NewTopN(op, s.TopN.Keys, s.TopN.Limit, s.TopN.Offset, p.opts.Budget)
+	case s.Limit != nil:
+		return NewLimit(op, s.Limit.Limit, s.Limit.Offset)
+	}
+	return op, nil
+}
+
+// stepTypes is the column types after steps[:n].
+func (p *Pipeline) stepTypes(n int, worker bool) []vec.Type {
+	cur := p.f.Scan.Types
+	for i := 0; i < n; i++ {
+		cur, _ = p.f.Steps[i].outputTypes(cur, p.f.Builds)
+		if a := p.f.Steps[i].Aggregate; a != nil && worker && i == n-1 && p.combine && a.Final {
+			// The worker instance of a final aggregation emits partial states.
+			in, _ := p.stepInput(i)
+			cur, _ = a.Spec.PartialTypes(in)
+		}
+	}
+	return cur
+}
+
+func (p *Pipeline) stepInput(n int) ([]vec.Type, error) {
+	cur := p.f.Scan.Types
+	for i := 0; i < n; i++ {
+		var err error
+		if cur, err = p.f.Steps[i].outputTypes(cur, p.f.Builds); err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
+}
+
+func (p *Pipeline) work(ctx context.Context, w int, emit func(arrow.RecordBatch) error) (err error) {
+	defer func() {
+		// A last resort: validation should have caught whatever panics here.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("fragment worker %d: internal error: %v\n%s", w, r, debug.Stack())
+		}
+	}()
+	src := &scanOp{p: p, src: NewSource(countingStream{p}, p.f.Scan.Types, p.opts.BatchRows)}
+	op, err := p.buildSteps(src, 0, p.split, true)
+	if err != nil {
+		src.Close()
+		return err
+	}
+	schema := p.schema
+	if p.split < len(p.f.Steps) || p.combine {
+		schema = vec.SchemaOf(nil, op.Types())
+	}
+	m := NewMaterializer(op, schema, p.opts.OutputRows, p.opts.Alloc)
+	defer m.Close()
+	for {
+		rec, err := m.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return nil
+		}
+		if err := emit(rec); err != nil {
+			return err
+		}
+	}
+}
+
+func (p *Pipeline) startRun(ctx context.Context) error {
+	p.started = true
+	p.start = time.Now()
+	p.par = StartParallel(ctx, p.opts.Threads, 2*p.opts.Threads, p.work)
+	if p.split == len(p.f.Steps) && !p.combine {
+		p.out = p.par
+		return nil
+	}
+	in := p.stepTypes(p.split, true)
+	var op Operator = NewSource(p.par, in, p.opts.BatchRows)
+	var err error
+	if p.combine {
+		if op, err = p.combineStep(op); err != nil {
+			return err
+		}
+	}
+	if op, err = p.buildSteps(op, p.split, len(p.f.Steps), false); err != nil {
+		return err
+	}
+	p.post = NewMaterializer(op, p.schema, p.opts.OutputRows, p.opts.Alloc)
+	p.out = p.post
+	return nil
+}
+
+// Next returns the next output record (the caller releases it), or nil at the end.
+func (p *Pipeline) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if p.done {
+		return nil, nil
+	}
+	if !p.started {
+		if err := p.startRun(ctx); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := p.out.Next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		p.done = true
+		p.wall = time.Since(p.start)
+		return nil, nil
+	}
+	p.rowsOut += rec.NumRows()
+	p.batchesOut++
+	p.bytesOut += vec.RecordBytes(rec)
+	return rec, nil
+}
+
+// Stats returns the fragment's counters (complete once Next has returned nil, or after
+// Close).
+func (p *Pipeline) Stats() Stats {
+	s := Stats{
+		RowsScanned:     p.rowsScanned.Load(),
+		BatchesScanned:  p.batchesScanned.Load(),
+		BytesScanned:    p.bytesScanned.Load(),
+		RowsProduced:    p.rowsOut,
+		BatchesProduced: p.batchesOut,
+		BytesProduced:   p.bytesOut,
+		WallNanos:       int64(p.wall),
+		PeakMemory:      p.opts.Budget.Peak(),
+		Workers:         p.opts.Threads,
+	}
+	if s.WallNanos == 0 && p.started {
+		s.WallNanos = int64(time.Since(p.start))
+	}
+	if p.par != nil {
+		s.WorkerCPUNanos = p.par.CPUNanos()
+	}
+	return s
+}
+
+// Close stops the workers and releases the pipeline's memory.
+func (p *Pipeline) Close() error {
+	var err error
+	p.closeOnce.Do(func() {
+		if p.post != nil {
+			err = p.post.Close()
+		}
+		if p.par != nil {
+			p.par.Close()
+		}
+		for _, t := range p.tables {
+			t.Release()
+		}
+		if p.wall == 0 && p.started {
+			p.wall = time.Since(p.start)
+		}
+	})
+	return err
+}
