@@ -100,10 +100,10 @@ func bigDec(v vec.Int128) *big.Int {
 
 // rows visits every generated row's columns as plain values.
 type liRow struct {
-	orderKey                 int64
-	qty, price, disc, tax    int64
-	flag, status             string
-	ship                     int32
+	orderKey              int64
+	qty, price, disc, tax int64
+	flag, status          string
+	ship                  int32
 }
 
 func eachRow(recs []arrow.RecordBatch, f func(r liRow)) {

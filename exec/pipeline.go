@@ -150,7 +150,7 @@ type scanOp struct {
 	src *Source
 }
 
-func (s *scanOp) Types() []vec.Type               { return s.p.f.Scan.Types }
+func (s *scanOp) Types() []vec.Type              { return s.p.f.Scan.Types }
 func (s *scanOp) Init(ctx context.Context) error { return nil }
 func (s *scanOp) Close() error                   { return s.src.Close() }
 func (s *scanOp) Next(ctx context.Context) (*vec.Batch, error) {
