@@ -279,6 +279,7 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 	}
 
 	started := time.Now()
+	loadBefore := loadAverage()
 	setup, err := openInstance(ctx, tables, cfg.Threads)
 	if err != nil {
 		return nil, nil, err
@@ -388,6 +389,8 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 			}
 		}
 	}
+	run.Notes = append(run.Notes, "load average (1, 5, 15 min) at the start: "+loadBefore+"; at the end: "+loadAverage()+
+		" (other processes competing for the CPUs make elapsed times noisy; CPU times less so)")
 	if failures > 0 {
 		return run, outcomes, fmt.Errorf("%d of %d query executions failed", failures, cfg.Runs*len(cfg.Queries))
 	}
@@ -426,6 +429,19 @@ func checkOutcome(o *outcome, dir string, round int, t *table, log *slog.Logger)
 	o.Check = "mismatch"
 	log.Error("result differs from the answer", "query", o.Query.Name, "round", round, "answer", path,
 		"differences", strings.Join(diffs, "; "))
+}
+
+// loadAverage returns the system's 1, 5 and 15 minute load averages, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
