@@ -44,7 +44,6 @@ func summary(run *measure.Run, outcomes []outcome) string {
 		strconv.FormatFloat(run.SF, 'f', -1, 64), run.Threads, rounds(run), max(rounds(run)-1, 0))
 	b.WriteString("| query | rows | cold elapsed | cold CPU | warm elapsed | warm CPU | warm CPU/elapsed | warm ctxsw vol/invol | check |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
-	n := rounds(run)
 	for _, o := range outcomes {
 		name := o.Query.Name
 		samples := run.Select(func(s *measure.Sample) bool { return s.Query == name })
@@ -90,16 +89,17 @@ func summary(run *measure.Run, outcomes []outcome) string {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, rows, coldE, coldC,
 			measure.Summarize(we), measure.Summarize(wc), ratioS, ctxsw, check)
 	}
-	totalElapsed, totalCPU := totals(run)
-	var coldE, coldC string
-	if n > 0 {
-		coldE, coldC = fmt.Sprintf("%.3f", totalElapsed[0]), fmt.Sprintf("%.3f", totalCPU[0])
+	tpchOnly := func(s *measure.Sample) bool { return strings.HasPrefix(s.Query, "Q") }
+	all := func(*measure.Sample) bool { return true }
+	hasTPCH, hasExtra := false, false
+	for _, o := range outcomes {
+		hasTPCH = hasTPCH || o.Query.Number > 0
+		hasExtra = hasExtra || o.Query.Number == 0
 	}
-	warmE, warmC := measure.Stat{}, measure.Stat{}
-	if n > 1 {
-		warmE, warmC = measure.Summarize(totalElapsed[1:]), measure.Summarize(totalCPU[1:])
+	if hasTPCH && hasExtra {
+		writeTotal(&b, "**total TPC-H**", run, tpchOnly)
 	}
-	fmt.Fprintf(&b, "| **total** | | %s | %s | %s | %s | | | |\n", coldE, coldC, warmE, warmC)
+	writeTotal(&b, "**total**", run, all)
 	return b.String()
 }
 
@@ -112,11 +112,27 @@ func rounds(run *measure.Run) int {
 	return n
 }
 
-// totals returns, per round, the sum over queries of elapsed time and of CPU time.
-func totals(run *measure.Run) (elapsed, cpu []float64) {
+// writeTotal writes a table row of per-round totals over the samples keep selects: the cold
+// round's, and the warm rounds' median [min–max].
+func writeTotal(b *strings.Builder, label string, run *measure.Run, keep func(*measure.Sample) bool) {
+	elapsed, cpu := totals(run, keep)
+	var coldE, coldC string
+	if len(elapsed) > 0 {
+		coldE, coldC = fmt.Sprintf("%.3f", elapsed[0]), fmt.Sprintf("%.3f", cpu[0])
+	}
+	warmE, warmC := measure.Stat{}, measure.Stat{}
+	if len(elapsed) > 1 {
+		warmE, warmC = measure.Summarize(elapsed[1:]), measure.Summarize(cpu[1:])
+	}
+	fmt.Fprintf(b, "| %s | | %s | %s | %s | %s | | | |\n", label, coldE, coldC, warmE, warmC)
+}
+
+// totals returns, per round, the sum of elapsed time and of CPU time over the samples keep
+// selects.
+func totals(run *measure.Run, keep func(*measure.Sample) bool) (elapsed, cpu []float64) {
 	n := rounds(run)
 	elapsed, cpu = make([]float64, n), make([]float64, n)
-	for _, s := range run.Samples {
+	for _, s := range run.Select(keep) {
 		elapsed[s.Round-1] += s.Elapsed
 		cpu[s.Round-1] += s.Procs["duckdb"].CPU()
 	}
