@@ -187,7 +187,7 @@ func (c *Client) maintain(s *slot) {
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.DialTimeout)
-		conn, ep, err := c.dial(ctx, s.idx == 0)
+		conn, ep, err := c.dial(ctx, true)
 		cancel()
 		c.mu.Lock()
 		if c.closed {

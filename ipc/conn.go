@@ -228,16 +228,16 @@ func (c *Conn) fail(err error) {
 		done(nil, err)
 	}
 
-	c.fw.fail(err)
-	c.nc.Close()
-	for _, s := range streams {
-		s.failConn(err)
-	}
-	switch {
+	switch { // logged before the socket closes, so the peer never sees the close first
 	case errors.Is(err, ErrProtocol), errors.Is(err, ErrPeerSilent), errors.Is(err, ErrVersion), errors.Is(err, ErrAuth):
 		c.log.Warn("link: closing connection", "err", err)
 	default:
 		c.log.Debug("link: connection closed", "err", err)
+	}
+	c.fw.fail(err)
+	c.nc.Close()
+	for _, s := range streams {
+		s.failConn(err)
 	}
 }
 

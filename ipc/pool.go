@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Buffer size classes: 4 KiB, then four classes per power of two (1.25, 1.5, 1.75, 2 times
@@ -134,3 +135,24 @@ func (p *BufferPool) Reallocate(size int, b []byte) []byte {
 
 // Free implements memory.Allocator.
 func (p *BufferPool) Free(b []byte) { p.Put(b) }
+
+// frameAllocator hands received frame buffers back to their pool. The Arrow message built on
+// a frame gets the payload with its capacity cut to its length, so a batch whose metadata
+// points past its body fails to decode instead of reading the recycled buffer's stale
+// tail; Free restores the capacity (the buffer came from Get(len), so its capacity is that
+// length's size class) before returning it.
+type frameAllocator struct{ p *BufferPool }
+
+func (a frameAllocator) Allocate(size int) []byte { return a.p.Get(size) }
+
+func (a frameAllocator) Reallocate(size int, b []byte) []byte { return a.p.Reallocate(size, b) }
+
+func (a frameAllocator) Free(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if cap(b) == len(b) {
+		b = unsafe.Slice(&b[0], poolClassSize(poolClass(len(b))))
+	}
+	a.p.Put(b)
+}

@@ -223,8 +223,7 @@ func (s *Server) ServeConn(nc net.Conn) {
 		s.mu.Lock()
 		s.rejected++
 		s.mu.Unlock()
-		c.log.Warn("link: handshake failed; closing connection", "err", err)
-		c.fail(err)
+		c.fail(err) // logs "link: closing connection" with the reason
 		return
 	}
 	c.baseCtx = s.base

@@ -151,7 +151,8 @@ func (s *Stream) onData(f inFrame) error {
 		s.c.pool.Put(f.owned)
 		return nil
 	}
-	s.inq = append(s.inq, inMsg{msg: newArrowMessage(f.owned[:len(f.payload)], s.c.pool, meta, body), size: n})
+	np := len(f.payload)
+	s.inq = append(s.inq, inMsg{msg: newArrowMessage(f.owned[:np:np], frameAllocator{s.c.pool}, meta, body), size: n})
 	s.mu.Unlock()
 	s.bytesIn.Add(uint64(n) + HeaderSize)
 	s.framesIn.Add(1)
