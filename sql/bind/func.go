@@ -310,7 +310,7 @@ func (b *Binder) dateFunc(fn plan.Func, arg plan.Expr, text string) (plan.Expr, 
 	if err != nil {
 		return nil, err
 	}
-	return &plan.Call{Fn: fn, Args: []plan.Expr{d}, T: types.Int64Type}, nil
+	return &plan.Call{Fn: fn, Args: []plan.Expr{d}, T: types.Int32Type}, nil
 }
 
 // dateArith binds DATE_ADD/DATE_SUB (and "date ± INTERVAL n unit") with a day, week,

@@ -28,7 +28,7 @@ const (
 )
 
 // Limits of exact decimals. A decimal with more than MaxDecimal64Precision digits is carried
-// as Decimal128 with precision MaxPrecision, the engine's shared convention for sums.
+// as Decimal128; sums are DECIMAL(38,s), the engine's shared convention.
 const (
 	MaxDecimal64Precision = 18
 	MaxPrecision          = 38
@@ -59,9 +59,9 @@ var (
 	DateType    = Type{Kind: Date}
 )
 
-// Dec returns DECIMAL(p,s), normalised as the engine carries decimals: a precision above 18
-// becomes 38 (a 128-bit value), the scale is capped at 30 and the precision is at least the
-// scale (and at least 1).
+// Dec returns DECIMAL(p,s) as the engine carries decimals: the precision capped at 38 and
+// the scale at 30, the precision at least the scale (and at least 1). A precision up to 18
+// is a scaled int64 (Decimal64), above it a scaled 128-bit integer (Decimal128).
 func Dec(p, s int) Type {
 	if s > MaxScale {
 		s = MaxScale
@@ -69,14 +69,14 @@ func Dec(p, s int) Type {
 	if s < 0 {
 		s = 0
 	}
+	if p > MaxPrecision {
+		p = MaxPrecision
+	}
 	if p < s {
 		p = s
 	}
 	if p < 1 {
 		p = 1
-	}
-	if p > MaxDecimal64Precision {
-		p = MaxPrecision
 	}
 	return Type{Kind: Decimal, Precision: p, Scale: s}
 }
@@ -159,7 +159,7 @@ func (t Type) Arrow() arrow.DataType {
 		if t.Precision <= MaxDecimal64Precision {
 			return &arrow.Decimal64Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
 		}
-		return &arrow.Decimal128Type{Precision: MaxPrecision, Scale: int32(t.Scale)}
+		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
 	case Float64:
 		return arrow.PrimitiveTypes.Float64
 	case Date:
@@ -289,12 +289,13 @@ func Sum(t Type) (Type, error) {
 	return Type{}, fmt.Errorf("SUM of %s", t)
 }
 
-// Avg returns the type of AVG(t): DECIMAL(p+4, s+4) for exact inputs, DOUBLE for DOUBLE.
+// Avg returns the type of AVG(t): DECIMAL(38, s+4) for exact inputs (MySQL's scale; the
+// precision of the 128-bit sum it divides), DOUBLE for DOUBLE.
 func Avg(t Type) (Type, error) {
 	switch t.Kind {
 	case Bool, Int32, Int64, Null, Decimal:
-		p, s := decimalView(t)
-		return Dec(p+DivPrecisionIncrement, s+DivPrecisionIncrement), nil
+		_, s := decimalView(t)
+		return Dec(MaxPrecision, s+DivPrecisionIncrement), nil
 	case Float64:
 		return Float64Type, nil
 	}

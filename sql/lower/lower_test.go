@@ -1,0 +1,158 @@
+package lower_test
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/exec/expr"
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/sql"
+	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/lower"
+	"github.com/colinkdb/colink/sql/plan"
+	"github.com/colinkdb/colink/sql/types"
+)
+
+type env struct{}
+
+func (env) Database() string                                { return "tpch" }
+func (env) SystemVariable(string, bool) (types.Value, bool) { return types.Value{}, false }
+func (env) UserVariable(string) (types.Value, bool)         { return types.Value{}, false }
+
+// exprsOf returns a node's expressions with the input columns each reads from.
+func exprsOf(n plan.Node) (es []plan.Expr, input []plan.ColumnID) {
+	for _, in := range n.Inputs() {
+		input = append(input, in.Output()...)
+	}
+	switch x := n.(type) {
+	case *plan.Scan:
+		// A scan's filters read its table's columns, output or not.
+		refs := plan.RefsAll(x.Filters).Union(plan.MakeColSet(x.Cols...))
+		return x.Filters, refs.Ordered()
+	case *plan.Aggregate:
+		es = append(es, x.Groups...)
+		for _, a := range x.Aggs {
+			if a.Arg != nil {
+				es = append(es, a.Arg)
+			}
+		}
+		return es, input
+	}
+	return plan.NodeExprs(n), input
+}
+
+// TestTypesAgreeWithExec lowers every expression of the 22 optimised TPC-H queries (and a
+// few more) and checks that exec's type rules give each the type the binder gave it.
+func TestTypesAgreeWithExec(t *testing.T) {
+	p := sql.NewParser()
+	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
+	var scripts []string
+	for n := 1; n <= queries.Count; n++ {
+		text, err := queries.Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 15 {
+			// Plan the view's query in place of the view.
+			text = strings.ReplaceAll(`select s_suppkey, s_name, s_address, s_phone, total_revenue
+from supplier, (select l_suppkey as supplier_no, sum(l_extendedprice * (1 - l_discount)) as total_revenue
+  from lineitem where l_shipdate >= date '1996-01-01' and l_shipdate < date '1996-01-01' + interval '3' month
+  group by l_suppkey) r
+where s_suppkey = supplier_no and total_revenue = (select max(total_revenue) from
+  (select l_suppkey, sum(l_extendedprice * (1 - l_discount)) as total_revenue from lineitem
+   where l_shipdate >= date '1996-01-01' and l_shipdate < date '1996-01-01' + interval '3' month
+   group by l_suppkey) r2) order by s_suppkey`, "\n", " ")
+		}
+		scripts = append(scripts, text)
+	}
+	scripts = append(scripts,
+		`select o_totalprice / 3, -o_totalprice, o_shippriority + 1, extract(month from o_orderdate),
+		  case when o_orderstatus = 'F' then o_totalprice else 0 end, coalesce(o_comment, 'x'),
+		  o_orderdate - interval 2 week, o_orderdate + interval 1 quarter
+		 from orders where o_comment like '%50!%%' escape '!' and o_orderkey in (1, 2, 3) and not o_orderkey is null`,
+		`select l_quantity * l_discount + l_tax, l_quantity % 7, l_extendedprice / l_quantity, avg(l_tax) from lineitem group by 1, 2, 3`)
+	checked := 0
+	for i, text := range scripts {
+		stmts, err := p.Parse(text)
+		if err != nil {
+			t.Fatalf("script %d: %v", i+1, err)
+		}
+		q, err := planner.Plan(context.Background(), env{}, stmts[0])
+		if err != nil {
+			t.Fatalf("script %d: %v", i+1, err)
+		}
+		plan.WalkPlan(q.Root, func(n plan.Node) bool {
+			es, input := exprsOf(n)
+			types := make([]vec.Type, len(input))
+			for k, id := range input {
+				vt, err := lower.Type(q.MD.Column(id).Type)
+				if err != nil {
+					t.Fatal(err)
+				}
+				types[k] = vt
+			}
+			for _, e := range es {
+				x, err := lower.Expr(e, input)
+				if err != nil {
+					t.Errorf("script %d: lower %s: %v", i+1, plan.FormatExpr(e, q.MD), err)
+					continue
+				}
+				got, err := expr.TypeOf(x, types)
+				if err != nil {
+					t.Errorf("script %d: exec rejects %s (%s): %v", i+1, plan.FormatExpr(e, q.MD), x, err)
+					continue
+				}
+				want, _ := lower.Type(e.Type())
+				if got != want {
+					t.Errorf("script %d: %s: the binder says %s, exec says %s", i+1, plan.FormatExpr(e, q.MD), want, got)
+				}
+				checked++
+			}
+			return true
+		})
+	}
+	t.Logf("%d expressions checked", checked)
+	if checked < 200 {
+		t.Errorf("only %d expressions checked", checked)
+	}
+}
+
+func TestDatum(t *testing.T) {
+	for _, s := range []string{"0.05", "-1.50", "123456789012345678901234.5678", "-99999999999999999999999999999999.999999"} {
+		v, err := types.ParseDecimal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := lower.Datum(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.String(); got != s {
+			t.Errorf("Datum(%s) = %s (%s)", s, got, d.Type)
+		}
+	}
+	big38, _ := new(big.Int).SetString(strings.Repeat("9", 38), 10)
+	if _, err := lower.Datum(types.DecimalValue(big38, types.Dec(38, 0))); err != nil {
+		t.Errorf("38 nines: %v", err)
+	}
+	d, _ := lower.Datum(types.DateValue(9131))
+	if d.String() != "1995-01-01" {
+		t.Errorf("date: %s", d)
+	}
+}
+
+func TestLikeEscape(t *testing.T) {
+	md := plan.NewMetadata()
+	c := md.Add(plan.ColumnMeta{Name: "c", Type: types.VarcharType(10)})
+	e := plan.NewBool(plan.FnLike, md.Ref(c), plan.Lit(types.StringValue(`50!%\x`)), plan.Lit(types.StringValue("!")))
+	x, err := lower.Expr(e, []plan.ColumnID{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Args[1].Value.Str; got != `50\%\\x` {
+		t.Errorf("pattern %q", got)
+	}
+}
