@@ -1,0 +1,148 @@
+// Package testbin owns the helpers integration tests use to build colink's commands into a
+// temporary directory and run them as real processes.
+package testbin
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Build compiles the package pkg (e.g. "./cmd/primproc", relative to the module root) into
+// dir with the given build tags and returns the binary's path.
+func Build(t testing.TB, dir, pkg string, tags ...string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	name := filepath.Base(pkg)
+	if len(tags) > 0 {
+		name += "-" + strings.Join(tags, "-")
+	}
+	out := filepath.Join(dir, name)
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+// Proc is a running command whose stderr is captured line by line.
+type Proc struct {
+	Cmd  *exec.Cmd
+	mu   sync.Mutex
+	log  strings.Builder
+	done chan struct{}
+	err  error
+}
+
+// Start runs bin with args; the process is killed when the test ends.
+func Start(t testing.TB, bin string, args ...string) *Proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &Proc{Cmd: cmd, done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.log.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+		}
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// Log returns the stderr captured so far.
+func (p *Proc) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// WaitLog waits until stderr matches re and returns the first submatch (or the match).
+func (p *Proc) WaitLog(t testing.TB, re string, timeout time.Duration) string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if m := rx.FindStringSubmatch(p.Log()); m != nil {
+			if len(m) > 1 {
+				return m[1]
+			}
+			return m[0]
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("process exited (%v) before logging %q:\n%s", p.err, re, p.Log())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no log matching %q within %v:\n%s", re, timeout, p.Log())
+	return ""
+}
+
+// Wait waits for the process to exit and returns its exit code.
+func (p *Proc) Wait(t testing.TB, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		t.Fatalf("process did not exit within %v:\n%s", timeout, p.Log())
+	}
+	return p.Cmd.ProcessState.ExitCode()
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := listenTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var port int
+	fmt.Sscanf(l.Addr().String()[strings.LastIndex(l.Addr().String(), ":")+1:], "%d", &port)
+	return port
+}
+
+// TempDir returns a short temporary directory (unix socket paths are limited to 107 bytes).
+func TempDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "colink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
