@@ -16,7 +16,7 @@ import (
 
 // newRestoreCtx restores AST text as a person would write it: no backquotes around names.
 func newRestoreCtx(sb *strings.Builder) *format.RestoreCtx {
-	return format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordLowercase, sb)
+	return format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordLowercase|format.RestoreStringWithoutCharset, sb)
 }
 
 // exprCtx is where an expression is bound.
