@@ -133,3 +133,30 @@ func TestCheck(t *testing.T) {
 		t.Error("a leftover subquery passed")
 	}
 }
+
+func TestSplitJoin(t *testing.T) {
+	md := NewMetadata()
+	a := md.Add(ColumnMeta{Name: "a", Type: types.Int64Type})
+	b := md.Add(ColumnMeta{Name: "b", Type: types.Int64Type})
+	c := md.Add(ColumnMeta{Name: "c", Type: types.Int64Type})
+	d := md.Add(ColumnMeta{Name: "d", Type: types.Int64Type})
+	l := &Scan{Table: "l", Cols: []ColumnID{a, b}, Ordinals: []int{0, 1}}
+	r := &Scan{Table: "r", Cols: []ColumnID{c, d}, Ordinals: []int{0, 1}}
+	j := &Join{Kind: InnerJoin, Left: l, Right: r, On: []Expr{
+		NewBool(FnEq, md.Ref(c), md.Ref(a)),              // key, sides swapped
+		NewBool(FnNe, md.Ref(b), md.Ref(d)),              // residual
+		NewBool(FnEq, md.Ref(a), md.Ref(b)),              // one side only: residual
+		NewBool(FnEq, md.Ref(b), Lit(types.IntValue(1))), // constant: residual
+		NewBool(FnEq, &Call{Fn: FnAdd, Args: []Expr{md.Ref(a), md.Ref(b)}, T: types.Int64Type}, md.Ref(d)),
+	}}
+	keys, rest := SplitJoin(j)
+	if len(keys) != 2 || len(rest) != 3 {
+		t.Fatalf("%d keys, %d residual", len(keys), len(rest))
+	}
+	if FormatExpr(keys[0].Left, md) != "a" || FormatExpr(keys[0].Right, md) != "c" {
+		t.Errorf("first key %s = %s", FormatExpr(keys[0].Left, md), FormatExpr(keys[0].Right, md))
+	}
+	if FormatExpr(keys[1].Left, md) != "a + b" {
+		t.Errorf("second key left %s", FormatExpr(keys[1].Left, md))
+	}
+}

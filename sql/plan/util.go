@@ -373,3 +373,31 @@ func Resolve(e Expr, input []ColumnID) (Expr, error) {
 	})
 	return out, err
 }
+
+// JoinKey is one equality of a hash join: Left over the left input, Right over the right.
+type JoinKey struct {
+	Left, Right Expr
+}
+
+// SplitJoin separates a join's conditions into hash keys (equalities with one side over
+// each input, keys of one type) and the residual conditions evaluated on each matching
+// pair.
+func SplitJoin(j *Join) (keys []JoinKey, residual []Expr) {
+	lcols, rcols := OutputSet(j.Left), OutputSet(j.Right)
+	for _, c := range j.On {
+		if call, ok := c.(*Call); ok && call.Fn == FnEq {
+			a, b := call.Args[0], call.Args[1]
+			ra, rb := Refs(a), Refs(b)
+			switch {
+			case !ra.Empty() && !rb.Empty() && ra.SubsetOf(lcols) && rb.SubsetOf(rcols):
+				keys = append(keys, JoinKey{Left: a, Right: b})
+				continue
+			case !ra.Empty() && !rb.Empty() && ra.SubsetOf(rcols) && rb.SubsetOf(lcols):
+				keys = append(keys, JoinKey{Left: b, Right: a})
+				continue
+			}
+		}
+		residual = append(residual, c)
+	}
+	return keys, residual
+}
