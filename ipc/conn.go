@@ -93,7 +93,8 @@ type Conn struct {
 	err     error
 	done    chan struct{}
 
-	rr readRole // client connections: who reads the socket (see readrole.go)
+	rr      readRole    // client connections: who reads the socket (see readrole.go)
+	sawData atomic.Bool // a data frame was dispatched since the last look
 
 	lastRead atomic.Int64 // unix nanos of the last read that returned data
 	started  time.Time
@@ -377,6 +378,7 @@ func (c *Conn) dispatch(f inFrame) error {
 	}
 	switch h.Kind {
 	case KindSchema, KindBatch:
+		c.sawData.Store(true)
 		return s.onData(f)
 	case KindEnd:
 		if err := mpValidMap(f.payload); err != nil {

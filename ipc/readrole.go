@@ -184,6 +184,11 @@ func (c *Conn) waitFor(ctx context.Context, sig chan struct{}, done func() bool)
 			}
 			c.readFrames(done)
 			c.releaseRead()
+			if c.sawData.Swap(false) {
+				// A stream is delivering batches: keep reading ahead while its consumer
+				// works on this one, so the sender is not held up by a full socket.
+				c.kickIdleReader()
+			}
 			continue
 		}
 		if c.rr.owner == roleBG && !c.rr.preempt {
