@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 
 	"github.com/colinkdb/colink/exec/vec"
 )
@@ -137,6 +138,13 @@ func (f *countFn) add(v *vec.Vec, rows []int32, gids []int32) error {
 	}
 	return nil
 }
+func (f *countFn) addRuns(v *vec.Vec, rows []int32, runs []groupRun) error {
+	for _, r := range runs {
+		f.counts[r.g] += int64(r.end - r.start)
+	}
+	return nil
+}
+
 func (f *countFn) merge(st []*vec.Vec, rows []int32, gids []int32) error {
 	c, x := f.counts, st[0]
 	for _, i := range rows {
@@ -203,6 +211,60 @@ func (f *sumDecFn) add(v *vec.Vec, rows []int32, gids []int32) error {
 			s[g], k = s[g].Add(x[i])
 			ok = ok && k
 			c[g]++
+		}
+	}
+	if !ok {
+		return errSumOverflow
+	}
+	return nil
+}
+
+// addRuns sums each run in registers. Summing at most 2^31 int64 values cannot overflow
+// 128 bits, so only the addition to the group's state is checked.
+func (f *sumDecFn) addRuns(v *vec.Vec, rows []int32, runs []groupRun) error {
+	ok := true
+	switch v.Type.ID {
+	case vec.Int32:
+		x := v.I32
+		for _, r := range runs {
+			var lo uint64
+			var hi int64
+			for _, i := range rows[r.start:r.end] {
+				var c uint64
+				lo, c = bits.Add64(lo, uint64(int64(x[i])), 0)
+				hi += int64(x[i])>>63 + int64(c)
+			}
+			var k bool
+			f.sums[r.g], k = f.sums[r.g].Add(vec.Int128{Lo: lo, Hi: hi})
+			ok = ok && k
+			f.counts[r.g] += int64(r.end - r.start)
+		}
+	case vec.Int64, vec.Decimal64:
+		x := v.I64
+		for _, r := range runs {
+			var lo uint64
+			var hi int64
+			for _, i := range rows[r.start:r.end] {
+				var c uint64
+				lo, c = bits.Add64(lo, uint64(x[i]), 0)
+				hi += x[i]>>63 + int64(c)
+			}
+			var k bool
+			f.sums[r.g], k = f.sums[r.g].Add(vec.Int128{Lo: lo, Hi: hi})
+			ok = ok && k
+			f.counts[r.g] += int64(r.end - r.start)
+		}
+	case vec.Decimal128:
+		x := v.D128
+		for _, r := range runs {
+			acc := f.sums[r.g]
+			for _, i := range rows[r.start:r.end] {
+				var k bool
+				acc, k = acc.Add(x[i])
+				ok = ok && k
+			}
+			f.sums[r.g] = acc
+			f.counts[r.g] += int64(r.end - r.start)
 		}
 	}
 	if !ok {
@@ -312,6 +374,19 @@ func (f *sumFloatFn) add(v *vec.Vec, rows []int32, gids []int32) error {
 		g := gids[i]
 		s[g] += x[i]
 		c[g]++
+	}
+	return nil
+}
+
+func (f *sumFloatFn) addRuns(v *vec.Vec, rows []int32, runs []groupRun) error {
+	x := v.F64
+	for _, r := range runs {
+		acc := f.sums[r.g]
+		for _, i := range rows[r.start:r.end] {
+			acc += x[i]
+		}
+		f.sums[r.g] = acc
+		f.counts[r.g] += int64(r.end - r.start)
 	}
 	return nil
 }

@@ -110,6 +110,50 @@ type HashAggregate struct {
 	emitted  int
 	out      vec.Batch
 	outVecs  []*vec.Vec
+
+	// Rows of the current batch grouped by group (for few groups): sorted[runs[k].start:
+	// runs[k].end] belong to group runs[k].g.
+	runCount []int32
+	sorted   []int32
+	runs     []groupRun
+}
+
+// maxRunGroups is the group count up to which a batch's rows are grouped into runs, so
+// that each aggregate accumulates a run in a register instead of through memory.
+const maxRunGroups = 512
+
+// groupRun is a stretch of a batch's rows that belong to one group.
+type groupRun struct {
+	g          int32
+	start, end int32
+}
+
+// runAdder is implemented by aggregates that can consume rows grouped into runs.
+type runAdder interface {
+	addRuns(v *vec.Vec, rows []int32, runs []groupRun) error
+}
+
+// groupRuns sorts the rows by group (a counting sort) into a.sorted and a.runs.
+func (a *HashAggregate) groupRuns(rows []int32) {
+	cnt := growTo(a.runCount[:0], a.groups+1)
+	clear(cnt)
+	for _, i := range rows {
+		cnt[a.gids[i]+1]++
+	}
+	a.runs = a.runs[:0]
+	for g := 0; g < a.groups; g++ {
+		if n := cnt[g+1]; n > 0 {
+			a.runs = append(a.runs, groupRun{g: int32(g), start: cnt[g], end: cnt[g] + n})
+		}
+		cnt[g+1] += cnt[g]
+	}
+	a.sorted = growTo(a.sorted[:0], len(rows))
+	for _, i := range rows {
+		g := a.gids[i]
+		a.sorted[cnt[g]] = i
+		cnt[g]++
+	}
+	a.runCount = cnt
 }
 
 // NewHashAggregate builds an aggregation of input. budget may be nil.
@@ -279,10 +323,28 @@ func (a *HashAggregate) addBatch(b *vec.Batch) error {
 		}
 		a.groups = 1
 	}
+	useRuns := a.groups <= maxRunGroups && a.phase.rawInput()
+	if useRuns {
+		a.groupRuns(rows)
+	}
 	for k, f := range a.fns {
 		f.resize(a.groups)
 		ag := a.spec.Aggs[k]
 		var err error
+		if ra, ok := f.(runAdder); ok && useRuns && a.distinct[k] == nil {
+			if ag.Func == AggCountStar {
+				err = ra.addRuns(nil, a.sorted, a.runs)
+			} else if v := b.Cols[ag.Col]; v.Nulls == nil {
+				err = ra.addRuns(v, a.sorted, a.runs)
+			} else {
+				goto general
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+	general:
 		switch {
 		case !a.phase.rawInput():
 			states := make([]*vec.Vec, len(a.argCols[k]))

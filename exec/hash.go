@@ -70,7 +70,16 @@ func hashColumn(v *vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
 		offs, data := v.Offsets, v.Bytes
 		for _, i := range rows {
 			s := data[offs[i]:offs[i+1]]
-			h[i] = mix64(h[i] ^ hashBytes(s, seed))
+			if len(s) <= 8 {
+				// Short strings are packed into a word with their length: one mix.
+				var w uint64
+				for k, c := range s {
+					w |= uint64(c) << (8 * k)
+				}
+				h[i] = mix64(h[i] ^ w ^ uint64(len(s))<<59 ^ 0x2545f4914f6cdd1d)
+				continue
+			}
+			h[i] = mix64(h[i] ^ maphash.Bytes(seed, s))
 		}
 	}
 	if v.Nulls != nil {
@@ -80,19 +89,6 @@ func hashColumn(v *vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
 			}
 		}
 	}
-}
-
-// hashBytes hashes a string; strings of up to 8 bytes (flags, modes, codes) are packed into
-// a word instead of calling maphash.
-func hashBytes(s []byte, seed maphash.Seed) uint64 {
-	if len(s) <= 8 {
-		var w uint64
-		for k, c := range s {
-			w |= uint64(c) << (8 * k)
-		}
-		return mix64(w ^ uint64(len(s))<<60 ^ 0x2545f4914f6cdd1d)
-	}
-	return maphash.Bytes(seed, s)
 }
 
 func b2u8(b bool) uint8 {

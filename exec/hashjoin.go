@@ -229,7 +229,7 @@ func (j *HashJoin) startBatch(b *vec.Batch) (*vec.Batch, error) {
 	j.scratch.prepare(b.N)
 	hashRows(j.keyVecs, live, j.scratch.h, t.ht.seed)
 	t.ht.find(j.keyVecs, live, j.gids, &j.scratch)
-	matched := j.matched[:0]
+	matched := nonNilSel(j.matched[:0]) // an empty selection must not read as "all rows"
 	for _, i := range live {
 		if j.gids[i] >= 0 {
 			matched = append(matched, i)

@@ -58,34 +58,45 @@ func (s *probeScratch) prepare(n int) {
 // find sets ids[i], for each listed row, to the id of its key or -1; s.h must hold the rows'
 // hashes (hashRows with t.seed).
 func (t *hashTable) find(keys []*vec.Vec, rows []int32, ids []int32, s *probeScratch) {
-	h := s.h
+	h, diff := s.h, s.diff
+	hashes, next := t.hashes, t.next
+	// Walk each row's chain to the first id with an equal hash; only those candidates have
+	// their keys compared (with typed loops, one column at a time).
 	toCheck := s.toCheck[:0]
 	for _, i := range rows {
-		g := t.buckets[h[i]&t.mask] - 1
+		hi := h[i]
+		g := t.buckets[hi&t.mask] - 1
+		for g >= 0 && hashes[g] != hi {
+			g = next[g] - 1
+		}
 		ids[i] = g
 		if g >= 0 {
+			diff[i] = 0
 			toCheck = append(toCheck, i)
 		}
 	}
-	diff := s.diff
 	for len(toCheck) > 0 {
-		for _, i := range toCheck {
-			diff[i] = b2u8(t.hashes[ids[i]] != h[i])
-		}
 		for c, k := range keys {
 			t.compareColumn(c, k, toCheck, ids, diff)
 		}
-		next := toCheck[:0]
+		again := toCheck[:0]
 		for _, i := range toCheck {
-			if diff[i] != 0 {
-				g := t.next[ids[i]] - 1
-				ids[i] = g
-				if g >= 0 {
-					next = append(next, i)
-				}
+			if diff[i] == 0 {
+				continue
+			}
+			// Equal hashes, different keys: continue down the chain.
+			hi := h[i]
+			g := next[ids[i]] - 1
+			for g >= 0 && hashes[g] != hi {
+				g = next[g] - 1
+			}
+			ids[i] = g
+			if g >= 0 {
+				diff[i] = 0
+				again = append(again, i)
 			}
 		}
-		toCheck = next
+		toCheck = again
 	}
 	s.toCheck = toCheck
 }
@@ -127,9 +138,25 @@ func (t *hashTable) compareColumn(c int, k *vec.Vec, rows []int32, ids []int32, 
 	case vec.String:
 		ao, ad, bo, bd := k.Offsets, k.Bytes, st.Offsets, st.Bytes
 		for _, i := range rows {
-			if diff[i] == 0 {
-				g := ids[i]
-				diff[i] = b2u8(!bytes.Equal(ad[ao[i]:ao[i+1]], bd[bo[g]:bo[g+1]]))
+			if diff[i] != 0 {
+				continue
+			}
+			g := ids[i]
+			sa, sb := ad[ao[i]:ao[i+1]], bd[bo[g]:bo[g+1]]
+			if len(sa) != len(sb) {
+				diff[i] = 1
+				continue
+			}
+			if len(sa) > 16 {
+				diff[i] = b2u8(!bytes.Equal(sa, sb))
+				continue
+			}
+			// Short keys (flags, modes, codes): compare inline rather than call memequal.
+			for k := range sa {
+				if sa[k] != sb[k] {
+					diff[i] = 1
+					break
+				}
 			}
 		}
 	}

@@ -143,6 +143,10 @@ func (p *Parallel) fail(err error) {
 
 // Next implements RecordStream.
 func (p *Parallel) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if err := ctx.Err(); err != nil {
+		p.fail(err)
+		return nil, err
+	}
 	for {
 		select {
 		case rec, ok := <-p.ch:

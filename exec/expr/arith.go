@@ -147,18 +147,20 @@ func (n *arithNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 		ok = n.dec128Kernel(a.D128, c.D128, out, live, b.N)
 	case arithMul64To128:
 		mul64To128(a.I64, c.I64, out.D128, live, b.N)
-		ok = checkPrecision128(out.D128, live, n.t.Precision)
 	case arithMul128x64:
-		ok = mul128x64(a.D128, c.I64, out.D128, live) && checkPrecision128(out.D128, live, n.t.Precision)
+		ok = mul128x64(a.D128, c.I64, out.D128, live)
 	case arithMul128:
-		ok = mul128(a.D128, c.D128, out.D128, live) && checkPrecision128(out.D128, live, n.t.Precision)
+		ok = mul128(a.D128, c.D128, out.D128, live)
 	case arithDiv:
 		ok = n.divKernel(a.D128, c.D128, out, live, b.N)
 	}
-	if !ok {
-		return nil, n.overflow()
+	// Results never wrap (the kernels detect that). A result type whose precision follows
+	// from its operands' (p <= 38) holds every result of operands within their precisions;
+	// only where MySQL's rule was capped at 38 digits can a value exceed its type.
+	if ok && n.t.ID == vec.Decimal128 && n.t.Precision >= vec.MaxPrecision && n.kind != arithDiv {
+		ok = checkPrecision128(out.D128, live, n.t.Precision)
 	}
-	if n.t.ID == vec.Decimal64 && n.kind == arithInt && !checkPrecision64(out.I64, live, n.t.Precision) {
+	if !ok {
 		return nil, n.overflow()
 	}
 	return out, nil
@@ -301,7 +303,7 @@ func (n *arithNode) dec128Kernel(x, y []vec.Int128, out *vec.Vec, rows []int32, 
 			o[i], _ = x[i].Sub(m)
 		}
 	}
-	return ok && checkPrecision128(o, rows, p)
+	return ok && (p < vec.MaxPrecision || checkPrecision128(o, rows, p))
 }
 
 // mul64To128 multiplies int64 payloads into exact 128-bit products (no overflow possible).

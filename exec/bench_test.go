@@ -1,0 +1,93 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/colinkdb/colink/exec/expr"
+	"github.com/colinkdb/colink/exec/internal/lineitem"
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+// benchRows is the synthetic lineitem size (COLINK_BENCH_ROWS overrides; SF 1 is ~6M).
+func benchRows() int {
+	if s := os.Getenv("COLINK_BENCH_ROWS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n
+		}
+	}
+	return 4_000_000
+}
+
+func q1Fragment() *Fragment {
+	return &Fragment{
+		Scan: lineitemScan(),
+		Steps: []Step{
+			{Filter: mustExpr("(<= l_shipdate (date_sub date'1998-12-01' 90 day))")},
+			{Project: []*expr.Expr{mustExpr("l_returnflag"), mustExpr("l_linestatus"), mustExpr("l_quantity"),
+				mustExpr("l_extendedprice"), mustExpr("(* l_extendedprice (- 1 l_discount))"),
+				mustExpr("(* (* l_extendedprice (- 1 l_discount)) (+ 1 l_tax))"), mustExpr("l_discount")}},
+			{Aggregate: &AggStep{Spec: AggSpec{GroupBy: []int{0, 1}, Aggs: []Aggregate{
+				{Func: AggSum, Col: 2}, {Func: AggSum, Col: 3}, {Func: AggSum, Col: 4}, {Func: AggSum, Col: 5},
+				{Func: AggAvg, Col: 2}, {Func: AggAvg, Col: 3}, {Func: AggAvg, Col: 6}, {Func: AggCountStar}}}}},
+		},
+	}
+}
+
+// benchFragment runs f over recs b.N times and reports rows/s (wall) and rows per CPU
+// second of the workers (rows/s per core).
+func benchFragment(b *testing.B, f *Fragment, recs []arrow.RecordBatch, threads int) {
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	pool := vec.NewPool(0)
+	var cpu, wall int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := BuildPipeline(f, &sharedSource{recs: recs}, nil, Options{Threads: threads, Alloc: pool})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			rec, err := p.Next(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rec == nil {
+				break
+			}
+			rec.Release()
+		}
+		p.Close()
+		st := p.Stats()
+		cpu += st.WorkerCPUNanos
+		wall += st.WallNanos
+	}
+	b.StopTimer()
+	total := float64(rows) * float64(b.N)
+	b.ReportMetric(total/(float64(wall)/1e9)/1e6, "Mrows/s")
+	if cpu > 0 {
+		b.ReportMetric(total/(float64(cpu)/1e9)/1e6, "Mrows/cpu-s")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+func BenchmarkQ6(b *testing.B) {
+	recs := lineitem.Generate(benchRows(), 65536, 42)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) { benchFragment(b, q6Fragment(), recs, threads) })
+	}
+}
+
+func BenchmarkQ1(b *testing.B) {
+	recs := lineitem.Generate(benchRows(), 65536, 42)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) { benchFragment(b, q1Fragment(), recs, threads) })
+	}
+}
