@@ -91,3 +91,60 @@ func BenchmarkQ1(b *testing.B) {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) { benchFragment(b, q1Fragment(), recs, threads) })
 	}
 }
+
+// BenchmarkTopN is the seed query's shape: SELECT l_orderkey ... ORDER BY 1 LIMIT 100.
+func BenchmarkTopN(b *testing.B) {
+	recs := lineitem.Generate(benchRows(), 65536, 42)
+	f := &Fragment{Scan: lineitemScan(), Steps: []Step{
+		{Project: []*expr.Expr{mustExpr("l_orderkey")}},
+		{TopN: &TopNStep{Keys: []SortKey{{Col: 0, Desc: true}}, Limit: 100}},
+	}}
+	benchFragment(b, f, recs, 1)
+}
+
+// BenchmarkGroupByOrderKey is a high-cardinality partial aggregation (Q18's inner shape).
+func BenchmarkGroupByOrderKey(b *testing.B) {
+	recs := lineitem.Generate(benchRows(), 65536, 42)
+	f := &Fragment{Scan: lineitemScan(), Steps: []Step{
+		{Aggregate: &AggStep{Spec: AggSpec{GroupBy: []int{lineitem.OrderKey}, Aggs: []Aggregate{{Func: AggSum, Col: lineitem.Quantity}}}}},
+	}}
+	benchFragment(b, f, recs, 1)
+}
+
+// BenchmarkJoinProbe probes a 150k-row unique build side with every lineitem row (Q3's
+// fragment C shape) and counts.
+func BenchmarkJoinProbe(b *testing.B) {
+	recs := lineitem.Generate(benchRows(), 65536, 42)
+	build := buildRecords(nil, int64(benchRows())*3/4)
+	f := &Fragment{Scan: lineitemScan(), Builds: []BuildSide{{Types: []vec.Type{vec.Int64Type, vec.StringType}}},
+		Steps: []Step{
+			{Join: &JoinStep{Build: 0, Spec: JoinSpec{Kind: JoinInner, ProbeKeys: []int{lineitem.OrderKey}, BuildKeys: []int{0}}}},
+			{Aggregate: &AggStep{Spec: AggSpec{GroupBy: []int{9}, Aggs: []Aggregate{{Func: AggSum, Col: lineitem.ExtendedPrice}}}}},
+		}}
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	var cpu int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := BuildPipeline(f, &sharedSource{recs: recs}, [][]arrow.RecordBatch{build}, Options{Threads: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			rec, err := p.Next(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rec == nil {
+				break
+			}
+			rec.Release()
+		}
+		p.Close()
+		cpu += p.Stats().WorkerCPUNanos
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/(float64(cpu)/1e9)/1e6, "Mrows/cpu-s")
+	b.ReportMetric(0, "ns/op")
+}

@@ -271,7 +271,7 @@ func TestFragmentTopNLimit(t *testing.T) {
 }
 
 // buildRecords makes a build side: every 7th order key with a priority string.
-func buildRecords(t *testing.T, maxKey int64) []arrow.RecordBatch {
+func buildRecords(_ testing.TB, maxKey int64) []arrow.RecordBatch {
 	types := []vec.Type{vec.Int64Type, vec.StringType}
 	tab := &vec.Table{Names: []string{"o_orderkey", "o_prio"}, Types: types}
 	for k := int64(7); k <= maxKey; k += 7 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -279,4 +280,43 @@ func ExampleBuildPipeline() {
 	// 0 | 30
 	// 1 | 30
 	// 2 | 30
+}
+
+func TestNthElement(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for iter := 0; iter < 2000; iter++ {
+		n := 1 + r.IntN(60)
+		vals := make([]int, n)
+		for i := range vals {
+			vals[i] = r.IntN(1 + r.IntN(20))
+		}
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		k := r.IntN(n)
+		nthElement(idx, k, func(a, b int32) int { return vals[a] - vals[b] })
+		sorted := slices.Clone(vals)
+		slices.Sort(sorted)
+		if vals[idx[k]] != sorted[k] {
+			t.Fatalf("n %d k %d: got %d want %d", n, k, vals[idx[k]], sorted[k])
+		}
+		for i := 0; i < k; i++ {
+			if vals[idx[i]] > vals[idx[k]] {
+				t.Fatalf("element before k is larger")
+			}
+		}
+		for i := k + 1; i < n; i++ {
+			if vals[idx[i]] < vals[idx[k]] {
+				t.Fatalf("element after k is smaller")
+			}
+		}
+		seen := map[int32]bool{}
+		for _, i := range idx {
+			seen[i] = true
+		}
+		if len(seen) != n {
+			t.Fatal("not a permutation")
+		}
+	}
 }

@@ -233,9 +233,14 @@ func (s *Sort) Close() error {
 	return s.input.Close()
 }
 
-// TopN keeps the first Offset+Limit rows of its input in sort order (a heap whose top is
-// the worst row kept) and emits rows [Offset, Offset+Limit) of them, sorted. As a partial
-// top-N (Offset 0) it runs on every primproc; exemgr's final TopN merges their outputs.
+// TopN keeps the first Offset+Limit rows of its input in sort order and emits rows
+// [Offset, Offset+Limit) of them, sorted. As a partial top-N (Offset 0) it runs on every
+// primproc worker; exemgr's final TopN merges their outputs.
+//
+// Candidate rows are appended to a store in bulk; when the store holds about twice the rows
+// needed it is sorted and cut back, and the worst row kept becomes a cutoff that later rows
+// must beat. A typed loop over the first sort key rejects most rows of a batch without
+// calling the general comparator.
 type TopN struct {
 	input     Operator
 	order     *rowOrder
@@ -243,9 +248,11 @@ type TopN struct {
 	offset    int64
 	acct      *Account
 	store     *rowStore
-	heap      []int32 // slots in store
 	batchRows int
 	ident     []int32
+	cand      []int32
+	haveCut   bool
+	cutRow    int // the cutoff's row in store (valid when haveCut)
 	done      bool
 	em        emitter
 }
@@ -269,81 +276,105 @@ func (t *TopN) Types() []vec.Type { return t.input.Types() }
 // Init implements Operator.
 func (t *TopN) Init(ctx context.Context) error { return t.input.Init(ctx) }
 
-// worse reports whether slot a sorts after slot b.
-func (t *TopN) worse(a, b int32) bool {
-	return t.order.compare(t.store.cols, int(a), t.store.cols, int(b)) > 0
+// prefilter keeps the rows that sort strictly before the cutoff.
+func (t *TopN) prefilter(b *vec.Batch, rows []int32) []int32 {
+	cand := t.cand[:0]
+	key := t.order.keys[0]
+	col := b.Cols[key.Col]
+	cut := t.store.cols[key.Col]
+	full := func(i int32) bool { return t.order.compare(b.Cols, int(i), t.store.cols, t.cutRow) < 0 }
+	if col.Nulls != nil || cut.IsNull(t.cutRow) {
+		for _, i := range rows {
+			if full(i) {
+				cand = append(cand, i)
+			}
+		}
+		t.cand = cand
+		return cand
+	}
+	sign := 1
+	if key.Desc {
+		sign = -1
+	}
+	switch col.Type.ID {
+	case vec.Int64, vec.Decimal64:
+		cand = prefilterTyped(col.I64, cut.I64[t.cutRow], sign, rows, cand, full)
+	case vec.Int32, vec.Date32:
+		cand = prefilterTyped(col.I32, cut.I32[t.cutRow], sign, rows, cand, full)
+	case vec.Float64:
+		cand = prefilterTyped(col.F64, cut.F64[t.cutRow], sign, rows, cand, full)
+	default:
+		for _, i := range rows {
+			if full(i) {
+				cand = append(cand, i)
+			}
+		}
+	}
+	t.cand = cand
+	return cand
 }
 
-func (t *TopN) up(i int) {
-	h := t.heap
-	for i > 0 {
-		p := (i - 1) / 2
-		if !t.worse(h[i], h[p]) {
-			break
+// prefilterTyped keeps rows whose first key beats the cutoff's, comparing fully on ties.
+func prefilterTyped[T int32 | int64 | float64](x []T, c T, sign int, rows, cand []int32, full func(int32) bool) []int32 {
+	if sign > 0 {
+		for _, i := range rows {
+			if v := x[i]; v < c || (v == c && full(i)) {
+				cand = append(cand, i)
+			}
 		}
-		h[i], h[p] = h[p], h[i]
-		i = p
+		return cand
 	}
-}
-
-func (t *TopN) down(i int) {
-	h := t.heap
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
+	for _, i := range rows {
+		if v := x[i]; v > c || (v == c && full(i)) {
+			cand = append(cand, i)
 		}
-		m := l
-		if r := l + 1; r < n && t.worse(h[r], h[l]) {
-			m = r
-		}
-		if !t.worse(h[m], h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
 	}
+	return cand
 }
 
 func (t *TopN) add(b *vec.Batch) error {
 	k := t.limit + t.offset
 	rows := activeRowsOf(b.Sel, b.N, &t.ident)
-	for _, i := range rows {
-		if int64(len(t.heap)) < k {
-			t.store.appendRow(b.Cols, int(i))
-			t.heap = append(t.heap, int32(t.store.len()-1))
-			t.up(len(t.heap) - 1)
-			continue
-		}
-		top := t.heap[0]
-		if t.order.compare(b.Cols, int(i), t.store.cols, int(top)) >= 0 {
-			continue
-		}
-		// The replaced slot becomes garbage in the store; compact when garbage dominates.
-		t.store.appendRow(b.Cols, int(i))
-		t.heap[0] = int32(t.store.len() - 1)
-		t.down(0)
-		if t.store.len() > 2*len(t.heap)+vec.DefaultBatchRows {
-			t.compact()
+	if t.haveCut {
+		rows = t.prefilter(b, rows)
+		if len(rows) == 0 {
+			return nil
 		}
 	}
-	return t.acct.Resize(t.store.memSize() + int64(cap(t.heap))*4)
+	for c, v := range t.store.cols {
+		v.AppendFrom(b.Cols[c], rows, b.N)
+	}
+	if int64(t.store.len()) >= 2*k+int64(t.batchRows) {
+		t.compact(false)
+	}
+	return t.acct.Resize(t.store.memSize())
 }
 
-// compact rewrites the store to hold only the heap's slots.
-func (t *TopN) compact() {
-	ns := newRowStore(t.store.types)
-	tmp := make([]*vec.Vec, len(ns.cols))
-	for c := range tmp {
-		tmp[c] = &vec.Vec{}
-		tmp[c].Gather(t.store.cols[c], t.heap)
-		ns.cols[c].AppendFrom(tmp[c], nil, len(t.heap))
+// compact keeps the store's best Offset+Limit rows (sorted when final), the worst of them
+// last, as the cutoff.
+func (t *TopN) compact(final bool) {
+	n := t.store.len()
+	k := int(min(int64(n), t.limit+t.offset))
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
 	}
-	for i := range t.heap {
-		t.heap[i] = int32(i)
+	cols := t.store.cols
+	cmp := func(a, b int32) int { return t.order.compare(cols, int(a), cols, int(b)) }
+	if final {
+		slices.SortStableFunc(idx, cmp)
+	} else if k < n {
+		nthElement(idx, k-1, cmp)
+	}
+	ns := newRowStore(t.store.types)
+	tmp := &vec.Vec{}
+	for c := range ns.cols {
+		tmp.Gather(cols[c], idx[:k])
+		ns.cols[c].AppendFrom(tmp, nil, k)
 	}
 	t.store = ns
+	t.haveCut = int64(k) == t.limit+t.offset && k > 0
+	t.cutRow = k - 1
 }
 
 // Next implements Operator.
@@ -364,13 +395,10 @@ func (t *TopN) Next(ctx context.Context) (*vec.Batch, error) {
 				}
 			}
 		}
-		order := slices.Clone(t.heap)
-		cols := t.store.cols
-		slices.SortStableFunc(order, func(a, b int32) int { return t.order.compare(cols, int(a), cols, int(b)) })
-		if int64(len(order)) > t.offset {
-			order = order[t.offset:]
-		} else {
-			order = nil
+		t.compact(true)
+		order := make([]int32, 0, t.store.len())
+		for i := int(t.offset); i < t.store.len(); i++ {
+			order = append(order, int32(i))
 		}
 		t.em.order = order
 	}
@@ -381,4 +409,45 @@ func (t *TopN) Next(ctx context.Context) (*vec.Batch, error) {
 func (t *TopN) Close() error {
 	t.acct.Close()
 	return t.input.Close()
+}
+
+// nthElement reorders idx so that idx[k] is the element a full sort would put there, with
+// no greater element before it and no smaller one after (quickselect, median of three).
+func nthElement(idx []int32, k int, cmp func(a, b int32) int) {
+	lo, hi := 0, len(idx)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		if cmp(idx[mid], idx[lo]) < 0 {
+			idx[mid], idx[lo] = idx[lo], idx[mid]
+		}
+		if cmp(idx[hi], idx[lo]) < 0 {
+			idx[hi], idx[lo] = idx[lo], idx[hi]
+		}
+		if cmp(idx[hi], idx[mid]) < 0 {
+			idx[hi], idx[mid] = idx[mid], idx[hi]
+		}
+		pivot := idx[mid]
+		i, j := lo, hi
+		for i <= j {
+			for cmp(idx[i], pivot) < 0 {
+				i++
+			}
+			for cmp(idx[j], pivot) > 0 {
+				j--
+			}
+			if i <= j {
+				idx[i], idx[j] = idx[j], idx[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
