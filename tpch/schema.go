@@ -2,6 +2,13 @@
 // the dbgen-identical data generator, the refresh sets and qgen's parameter substitution.
 //
 // The schema here is the one definition that the generator, the loader and the catalog share.
+//
+// The generator reproduces dbgen 2.14 byte for byte at any scale factor dbgen accepts
+// (Scale). A Generator streams one table, or one dbgen -C/-S chunk of it, or one refresh set,
+// as Arrow record batches of bounded size (Next) or as .tbl text (AppendTbl, WriteTbl);
+// Generate writes whole tables and refresh sets to files on every core, as .tbl or Parquet.
+// StreamQueries is qgen: the 22 queries of a stream with their substitution parameters.
+// The distributions dbgen reads from dists.dss are compiled in (dists_data.go).
 package tpch
 
 import (
