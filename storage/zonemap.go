@@ -328,3 +328,82 @@ func excludesOrdered[T float64 | string](op Op, vals []T, lo, hi T) bool {
 	}
 	return true
 }
+
+// ColumnRange summarizes one column's zone maps over all segments of a table in a snapshot:
+// the planner's view of its value range. Bounds come from every stored row, deleted ones
+// included, so they may be wider than the live values but never narrower.
+type ColumnRange struct {
+	// Nulls counts NULLs; -1 if some row group's statistics do not say.
+	Nulls int64
+	// HasRange says the bounds below are known: every row group with a non-NULL value has
+	// min/max statistics, and there is at least one non-NULL value.
+	HasRange bool
+	// Integer-class bounds: booleans (0/1), integers, dates (days since 1970-01-01) and
+	// decimals (unscaled).
+	MinInt, MaxInt int64
+	// Float64 bounds.
+	MinFloat, MaxFloat float64
+	// String and binary bounds, compared bytewise.
+	MinString, MaxString string
+}
+
+// ColumnRanges folds the zone maps of every row group of the named table into one range per
+// column, in schema order.
+func (sn *Snapshot) ColumnRanges(table string) ([]ColumnRange, error) {
+	t := sn.cat.table(table)
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", ErrNoTable, table)
+	}
+	out := make([]ColumnRange, len(t.kinds))
+	for ci, kind := range t.kinds {
+		r := &out[ci]
+		zc := kind.zoneClass()
+		unknown := false // a row group that may hold values lacks min/max
+		for _, s := range t.Segments {
+			for _, g := range s.RowGroups {
+				z := g.Zones[ci]
+				if z.Nulls < 0 || r.Nulls < 0 {
+					r.Nulls = -1
+				} else {
+					r.Nulls += z.Nulls
+				}
+				if !z.HasMinMax {
+					if z.Nulls < 0 || z.Nulls < g.Rows {
+						unknown = true
+					}
+					continue
+				}
+				first := !r.HasRange
+				r.HasRange = true
+				switch zc {
+				case zoneInt:
+					if first || z.MinI < r.MinInt {
+						r.MinInt = z.MinI
+					}
+					if first || z.MaxI > r.MaxInt {
+						r.MaxInt = z.MaxI
+					}
+				case zoneFloat:
+					if first || z.MinF < r.MinFloat {
+						r.MinFloat = z.MinF
+					}
+					if first || z.MaxF > r.MaxFloat {
+						r.MaxFloat = z.MaxF
+					}
+				case zoneBytes:
+					if first || z.MinS < r.MinString {
+						r.MinString = z.MinS
+					}
+					if first || z.MaxS > r.MaxString {
+						r.MaxString = z.MaxS
+					}
+				}
+			}
+		}
+		if unknown {
+			r.HasRange = false
+			r.MinInt, r.MaxInt, r.MinFloat, r.MaxFloat, r.MinString, r.MaxString = 0, 0, 0, 0, "", ""
+		}
+	}
+	return out, nil
+}

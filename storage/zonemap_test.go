@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -174,4 +175,36 @@ func parseLiteral(l string) (Value, error) {
 	}
 	v, err := strconv.ParseInt(l, 10, 64)
 	return Int(v), err
+}
+
+// TestColumnRanges folds zoneTable's row-group zone maps into per-column ranges.
+func TestColumnRanges(t *testing.T) {
+	s := zoneTable(t)
+	snap := s.Snapshot()
+	defer snap.Release()
+	got, err := snap.ColumnRanges("z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := int64(time.Date(1995, 1, 1, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+	want := []ColumnRange{
+		{HasRange: true, MinInt: 0, MaxInt: 999},
+		{HasRange: true, MinInt: base, MaxInt: base + 99},
+		{HasRange: true, MinInt: 5, MaxInt: 99905},
+		{HasRange: true, MinString: "s0000", MaxString: "s0999"},
+		{HasRange: true, MinFloat: 0, MaxFloat: 499.5},
+		{Nulls: 150, HasRange: true, MinInt: 0, MaxInt: 999},
+		{HasRange: true, MinInt: 0, MaxInt: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d ranges, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("column %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if _, err := snap.ColumnRanges("nope"); !errors.Is(err, ErrNoTable) {
+		t.Errorf("unknown table: %v", err)
+	}
 }
