@@ -116,6 +116,54 @@ type HashAggregate struct {
 	runCount []int32
 	sorted   []int32
 	runs     []groupRun
+
+	// Packed keys (see keyPacker); packer is nil once they do not apply.
+	packer     *keyPacker
+	words      *wordMap
+	packedKeys []uint64
+	oneRow     []int32
+}
+
+// maxPackedGroups bounds the groups found through packed keys; beyond it the general hash
+// table is as good and the word map would only double the memory.
+const maxPackedGroups = 1 << 16
+
+// findPacked sets a.gids through packed keys, if the keys pack; it reports whether it did.
+func (a *HashAggregate) findPacked(rows []int32, n int) (bool, error) {
+	p := a.packer
+	if p == nil {
+		return false, nil
+	}
+	if a.words == nil {
+		if !p.layout(a.keyVecs, rows) {
+			a.packer = nil
+			return false, nil
+		}
+		a.words = newWordMap()
+	}
+	a.packedKeys = growTo(a.packedKeys[:0], n)
+	if a.ht.len() > maxPackedGroups || !p.pack(a.keyVecs, rows, a.packedKeys) {
+		a.packer, a.words = nil, nil
+		return false, nil
+	}
+	for _, i := range rows {
+		k := a.packedKeys[i]
+		g := a.words.get(k)
+		if g < 0 {
+			// A new key (for this map): find or insert it in the general table.
+			one := a.oneRow[:0]
+			one = append(one, i)
+			a.oneRow = one
+			hashRows(a.keyVecs, one, a.scratch.h, a.ht.seed)
+			if err := a.ht.findOrInsert(a.keyVecs, one, a.gids, &a.scratch, nil); err != nil {
+				return false, err
+			}
+			g = a.gids[i]
+			a.words.put(k, g)
+		}
+		a.gids[i] = g
+	}
+	return true, nil
 }
 
 // maxRunGroups is the group count up to which a batch's rows are grouped into runs, so
@@ -252,6 +300,7 @@ func NewHashAggregate(input Operator, spec AggSpec, phase AggPhase, budget *Budg
 	if len(a.keyCols) > 0 {
 		a.ht = newHashTable(keyTypes, nil)
 		a.keyVecs = make([]*vec.Vec, len(a.keyCols))
+		a.packer = newKeyPacker(keyTypes)
 	}
 	for range a.outTypes {
 		a.outVecs = append(a.outVecs, &vec.Vec{})
@@ -292,6 +341,9 @@ func (a *HashAggregate) account() error {
 	if a.ht != nil {
 		n += a.ht.memSize()
 	}
+	if a.words != nil {
+		n += a.words.memSize()
+	}
 	for i, f := range a.fns {
 		n += f.memSize()
 		if a.distinct[i] != nil {
@@ -312,9 +364,15 @@ func (a *HashAggregate) addBatch(b *vec.Batch) error {
 			a.keyVecs[k] = b.Cols[c]
 		}
 		a.scratch.prepare(b.N)
-		hashRows(a.keyVecs, rows, a.scratch.h, a.ht.seed)
-		if err := a.ht.findOrInsert(a.keyVecs, rows, a.gids, &a.scratch, nil); err != nil {
+		packed, err := a.findPacked(rows, b.N)
+		if err != nil {
 			return err
+		}
+		if !packed {
+			hashRows(a.keyVecs, rows, a.scratch.h, a.ht.seed)
+			if err := a.ht.findOrInsert(a.keyVecs, rows, a.gids, &a.scratch, nil); err != nil {
+				return err
+			}
 		}
 		a.groups = a.ht.len()
 	} else {

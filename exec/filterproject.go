@@ -42,8 +42,8 @@ func (f *Filter) Next(ctx context.Context) (*vec.Batch, error) {
 		if err != nil {
 			return nil, err
 		}
-		if sel == nil {
-			return b, nil
+		if sel == nil || len(sel) == b.Len() {
+			return b, nil // every row passes: keep the batch (and its density) as it is
 		}
 		if len(sel) == 0 {
 			continue

@@ -28,6 +28,8 @@ import (
 // The first Aggregate, TopN or Limit runs on every worker and is then combined across
 // workers (merge phase; final top-N; final limit); later steps run on the combined stream.
 // An aggregate over DISTINCT values runs, with everything after it, on the combined stream.
+// A partial (not Final) Aggregate that is the last step is not combined: its output may
+// hold one partial row per group per worker, which the final phase merges like any other.
 type Fragment struct {
 	Scan   Scan        `msgpack:"scan"`
 	Builds []BuildSide `msgpack:"builds,omitempty"`

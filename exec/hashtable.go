@@ -201,6 +201,28 @@ func (t *hashTable) findOrInsert(keys []*vec.Vec, rows []int32, ids []int32, s *
 }
 
 func (t *hashTable) lookupOne(keys []*vec.Vec, i int32, h uint64) int32 {
+	if len(keys) == 1 && keys[0].Nulls == nil && t.keys[0].Nulls == nil {
+		// One key column without NULLs: compare typed payloads directly.
+		k, st := keys[0], t.keys[0]
+		switch k.Type.ID {
+		case vec.Int64, vec.Decimal64:
+			v := k.I64[i]
+			for g := t.buckets[h&t.mask] - 1; g >= 0; g = t.next[g] - 1 {
+				if t.hashes[g] == h && st.I64[g] == v {
+					return g
+				}
+			}
+			return -1
+		case vec.Int32, vec.Date32:
+			v := k.I32[i]
+			for g := t.buckets[h&t.mask] - 1; g >= 0; g = t.next[g] - 1 {
+				if t.hashes[g] == h && st.I32[g] == v {
+					return g
+				}
+			}
+			return -1
+		}
+	}
 	for g := t.buckets[h&t.mask] - 1; g >= 0; g = t.next[g] - 1 {
 		if t.hashes[g] != h {
 			continue
@@ -221,8 +243,12 @@ func (t *hashTable) lookupOne(keys []*vec.Vec, i int32, h uint64) int32 {
 
 func (t *hashTable) insertOne(keys []*vec.Vec, i int32, h uint64) int32 {
 	g := int32(len(t.hashes))
-	for c, k := range keys {
-		t.keys[c].AppendRow(k, int(i))
+	if len(keys) == 1 && keys[0].Nulls == nil && t.keys[0].Nulls == nil && keys[0].Type.ID == vec.Int64 {
+		t.keys[0].I64 = append(t.keys[0].I64, keys[0].I64[i])
+	} else {
+		for c, k := range keys {
+			t.keys[c].AppendRow(k, int(i))
+		}
 	}
 	t.hashes = append(t.hashes, h)
 	b := h & t.mask

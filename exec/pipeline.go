@@ -98,12 +98,18 @@ func BuildPipeline(f *Fragment, scan RecordStream, builds [][]arrow.RecordBatch,
 		tables: map[int]*JoinTable{}, split: len(f.Steps)}
 	for i := range f.Steps {
 		s := &f.Steps[i]
-		if !s.blocking() {
+		if !s.blocking() || opts.Threads == 1 {
+			// One worker runs every step itself.
 			continue
 		}
-		if s.Aggregate != nil && hasDistinct(s.Aggregate.Spec) {
+		switch {
+		case s.Aggregate != nil && hasDistinct(s.Aggregate.Spec):
 			p.split = i
-		} else {
+		case s.Aggregate != nil && !s.Aggregate.Final && i == len(f.Steps)-1:
+			// A partial aggregate that ends the fragment: the workers' partial states go
+			// out as they are (exemgr's final phase merges them anyway), sparing a second
+			// hash table over every group.
+		default:
 			p.split, p.combine = i+1, true
 		}
 		break
