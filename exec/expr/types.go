@@ -1,12 +1,35 @@
 package expr
 
 import (
+	"fmt"
+
 	"github.com/colinkdb/colink/exec/vec"
 )
 
 // TypeOf checks e against input columns of the given types and returns its result type.
 func TypeOf(e *Expr, input []vec.Type) (vec.Type, error) {
+	if d := depth(e, 0); d > MaxDepth {
+		return vec.Type{}, fmt.Errorf("expr: nested more than %d levels deep", MaxDepth)
+	}
 	return typeOf(e, input)
+}
+
+// MaxDepth bounds an expression's nesting, so that a malformed or hostile plan is refused
+// instead of exhausting the stack.
+const MaxDepth = 512
+
+func depth(e *Expr, d int) int {
+	if e == nil || d > MaxDepth {
+		return d
+	}
+	m := d
+	for _, a := range e.Args {
+		m = max(m, depth(a, d+1))
+		if m > MaxDepth {
+			break
+		}
+	}
+	return m
 }
 
 func typeOf(e *Expr, input []vec.Type) (vec.Type, error) {

@@ -3,6 +3,7 @@ package vec
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 )
 
 // DefaultBatchRows is the number of rows operators put in a batch unless told otherwise:
@@ -171,6 +172,37 @@ func (v *Vec) Datum(i int) Datum {
 		return StringDatum(string(v.String(i)))
 	}
 	return NullDatum(v.Type)
+}
+
+// AppendText appends row i as MySQL's text protocol shows it (see Datum.AppendText)
+// without building a Datum; NULL appends "NULL" (callers that must distinguish NULL check
+// IsNull first).
+func (v *Vec) AppendText(dst []byte, i int) []byte {
+	if v.IsNull(i) {
+		return append(dst, "NULL"...)
+	}
+	switch v.Type.ID {
+	case Bool:
+		if v.Bool[i] {
+			return append(dst, '1')
+		}
+		return append(dst, '0')
+	case Int32:
+		return strconv.AppendInt(dst, int64(v.I32[i]), 10)
+	case Int64:
+		return strconv.AppendInt(dst, v.I64[i], 10)
+	case Decimal64:
+		return AppendDecimal64(dst, v.I64[i], v.Type.Scale)
+	case Decimal128:
+		return v.D128[i].AppendDecimal(dst, v.Type.Scale)
+	case Float64:
+		return AppendFloat(dst, v.F64[i])
+	case Date32:
+		return AppendDate(dst, v.I32[i])
+	case String:
+		return append(dst, v.String(i)...)
+	}
+	return dst
 }
 
 // Fill makes v an owned vector of n copies of d (a constant's vector).

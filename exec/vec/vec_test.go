@@ -203,3 +203,35 @@ func TestPoolRecycles(t *testing.T) {
 		t.Fatalf("kept a buffer beyond the retention limit")
 	}
 }
+
+func TestVecAppendText(t *testing.T) {
+	tab, err := ParseTable(`a:int64 b:decimal(15,2) c:string d:date e:bool f:decimal(38,4) g:double h:int32
+1 | -1.50 | abc | 1995-03-15 | true | -12345678901234567890.1234 | 0.05008133906964238 | 7
+NULL | 0.00 | '' | NULL | false | NULL | 1e20 | NULL
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := tab.Batch(0, 2)
+	var got []string
+	for i := 0; i < 2; i++ {
+		var line []byte
+		for c, v := range b.Cols {
+			if c > 0 {
+				line = append(line, '|')
+			}
+			line = v.AppendText(line, i)
+			if d := v.Datum(i); string(d.AppendText(nil)) != string(v.AppendText(nil, i)) {
+				t.Errorf("column %d row %d: Vec %q, Datum %q", c, i, v.AppendText(nil, i), d.AppendText(nil))
+			}
+		}
+		got = append(got, string(line))
+	}
+	want := []string{"1|-1.50|abc|1995-03-15|1|-12345678901234567890.1234|0.05008133906964238|7",
+		"NULL|0.00||NULL|0|NULL|1e20|NULL"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %s, want %s", i, got[i], want[i])
+		}
+	}
+}
