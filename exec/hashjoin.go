@@ -165,9 +165,6 @@ func (j *HashJoin) Next(ctx context.Context) (*vec.Batch, error) {
 		if err := j.build(ctx); err != nil {
 			return nil, err
 		}
-		if j.spec.Kind == JoinRightOuter {
-			j.buildHit = make([]bool, j.table.Rows())
-		}
 	}
 	if j.spec.Kind == JoinRightOuter && j.buildHit == nil {
 		j.buildHit = make([]bool, j.table.Rows())

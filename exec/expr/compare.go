@@ -1,8 +1,6 @@
 package expr
 
 import (
-	"bytes"
-
 	"github.com/colinkdb/colink/exec/vec"
 )
 
@@ -181,71 +179,11 @@ func (n *cmpNode) children() []node {
 }
 
 func (n *cmpNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
-	c := n.cmp
-	x, err := c.l.eval(b, rows)
+	x, err := n.cmp.l.eval(b, rows)
 	if err != nil {
 		return nil, err
 	}
-	out := &n.out
-	out.Prepare(vec.BoolType, b.N)
-	o := out.Bool
-	if c.isConst {
-		live := nullRows(out, rows, b.N, &n.live, x)
-		switch c.p {
-		case pI32:
-			cmpVC(c.op, x.I32, c.cI32, live, o)
-		case pI64:
-			cmpVC(c.op, x.I64, c.cI64, live, o)
-		case pF64:
-			cmpVC(c.op, x.F64, c.cF64, live, o)
-		case pD128:
-			for _, i := range live {
-				o[i] = cmpHolds(c.op, x.D128[i].Cmp(c.cD128))
-			}
-		case pStr:
-			if c.op == OpEq || c.op == OpNe {
-				want := c.op == OpEq
-				for _, i := range live {
-					o[i] = bytes.Equal(x.String(int(i)), c.cStr) == want
-				}
-			} else {
-				for _, i := range live {
-					o[i] = cmpHolds(c.op, bytes.Compare(x.String(int(i)), c.cStr))
-				}
-			}
-		case pBool:
-			for _, i := range live {
-				o[i] = cmpHolds(c.op, boolCmp(x.Bool[i], c.cBool))
-			}
-		}
-		return out, nil
-	}
-	y, err := c.r.eval(b, rows)
-	if err != nil {
-		return nil, err
-	}
-	live := nullRows(out, rows, b.N, &n.live, x, y)
-	switch c.p {
-	case pI32:
-		cmpVV(c.op, x.I32, y.I32, live, o)
-	case pI64:
-		cmpVV(c.op, x.I64, y.I64, live, o)
-	case pF64:
-		cmpVV(c.op, x.F64, y.F64, live, o)
-	case pD128:
-		for _, i := range live {
-			o[i] = cmpHolds(c.op, x.D128[i].Cmp(y.D128[i]))
-		}
-	case pStr:
-		for _, i := range live {
-			o[i] = cmpHolds(c.op, bytes.Compare(x.String(int(i)), y.String(int(i))))
-		}
-	case pBool:
-		for _, i := range live {
-			o[i] = cmpHolds(c.op, boolCmp(x.Bool[i], y.Bool[i]))
-		}
-	}
-	return out, nil
+	return n.evalWith(x, b, rows, &n.out)
 }
 
 func boolCmp(a, b bool) int {
