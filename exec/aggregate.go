@@ -122,6 +122,7 @@ type HashAggregate struct {
 	words      *wordMap
 	packedKeys []uint64
 	oneRow     []int32
+	heads      []int32
 }
 
 // maxPackedGroups bounds the groups found through packed keys; beyond it the general hash
@@ -369,9 +370,20 @@ func (a *HashAggregate) addBatch(b *vec.Batch) error {
 			return err
 		}
 		if !packed {
-			hashRows(a.keyVecs, rows, a.scratch.h, a.ht.seed)
-			if err := a.ht.findOrInsert(a.keyVecs, rows, a.gids, &a.scratch, nil); err != nil {
+			look := rows
+			runs := false
+			if len(a.keyVecs) == 1 {
+				a.heads, runs = runHeads(a.keyVecs[0], rows, a.heads[:0])
+				if runs {
+					look = a.heads
+				}
+			}
+			hashRows(a.keyVecs, look, a.scratch.h, a.ht.seed)
+			if err := a.ht.findOrInsert(a.keyVecs, look, a.gids, &a.scratch, nil); err != nil {
 				return err
+			}
+			if runs {
+				fillRuns(a.keyVecs[0], rows, a.gids)
 			}
 		}
 		a.groups = a.ht.len()

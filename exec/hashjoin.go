@@ -40,6 +40,7 @@ type HashJoin struct {
 	hit     []bool
 	rest    []int32
 	cands   []int32
+	heads   []int32
 
 	buildVecs []*vec.Vec
 	probeVecs []*vec.Vec
@@ -224,8 +225,20 @@ func (j *HashJoin) startBatch(b *vec.Batch) (*vec.Batch, error) {
 		j.gids[i] = -1
 	}
 	j.scratch.prepare(b.N)
-	hashRows(j.keyVecs, live, j.scratch.h, t.ht.seed)
-	t.ht.find(j.keyVecs, live, j.gids, &j.scratch)
+	look := live
+	runs := false
+	if len(j.keyVecs) == 1 {
+		// Probe rows clustered on the key (lineitem by l_orderkey) look up each run once.
+		j.heads, runs = runHeads(j.keyVecs[0], live, j.heads[:0])
+		if runs {
+			look = j.heads
+		}
+	}
+	hashRows(j.keyVecs, look, j.scratch.h, t.ht.seed)
+	t.ht.find(j.keyVecs, look, j.gids, &j.scratch)
+	if runs {
+		fillRuns(j.keyVecs[0], live, j.gids)
+	}
 	matched := nonNilSel(j.matched[:0]) // an empty selection must not read as "all rows"
 	for _, i := range live {
 		if j.gids[i] >= 0 {

@@ -277,3 +277,34 @@ func (t *hashTable) memSize() int64 {
 	}
 	return n
 }
+
+// runHeads appends to heads the rows whose single int64 key differs from the previous
+// listed row's, and reports whether that skips enough rows to pay: data clustered on the
+// key (lineitem by l_orderkey) then looks up each run of equal keys once. Afterwards
+// fillRuns copies each run head's id to the rest of its run.
+func runHeads(k *vec.Vec, rows []int32, heads []int32) ([]int32, bool) {
+	if len(rows) == 0 || k.Nulls != nil || (k.Type.ID != vec.Int64 && k.Type.ID != vec.Decimal64) {
+		return heads, false
+	}
+	x := k.I64
+	heads = append(heads, rows[0])
+	prev := x[rows[0]]
+	for _, i := range rows[1:] {
+		if v := x[i]; v != prev {
+			heads = append(heads, i)
+			prev = v
+		}
+	}
+	return heads, len(heads) <= len(rows)*3/4
+}
+
+// fillRuns gives every row the id of the run head before it (see runHeads).
+func fillRuns(k *vec.Vec, rows []int32, ids []int32) {
+	x := k.I64
+	for n := 1; n < len(rows); n++ {
+		i, p := rows[n], rows[n-1]
+		if x[i] == x[p] {
+			ids[i] = ids[p]
+		}
+	}
+}

@@ -180,6 +180,14 @@ func TestJoinRandom(t *testing.T) {
 	for iter := 0; iter < 24; iter++ {
 		domain := []int{3, 20, 2000}[iter%3]
 		probe := randTable(r, r.IntN(300), domain, 10)
+		if iter%2 == 1 {
+			for _, row := range probe.Rows {
+				if row[0].Null {
+					row[0] = vec.Int64Datum(0)
+				}
+			}
+			slices.SortStableFunc(probe.Rows, func(x, y []vec.Datum) int { return cmpOrdered(x[0].Int, y[0].Int) })
+		}
 		build := randTable(r, r.IntN(1500/(1+iter%3*5)), domain, 10)
 		keys := [][]int{{0}, {1}, {0, 1}}[r.IntN(3)]
 		residual := r.IntN(2) == 0
@@ -206,6 +214,13 @@ func TestJoinRandom(t *testing.T) {
 			}
 		}
 	}
+}
+
+func boolCmpInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func head(s []string) []string {
@@ -287,6 +302,22 @@ func TestAggregateRandom(t *testing.T) {
 	for iter := 0; iter < 30; iter++ {
 		domain := []int{2, 30, 3000}[iter%3]
 		tab := randTable(r, r.IntN(5000), domain, 15)
+		if iter%2 == 1 {
+			// Clustered keys: runs of equal keys are looked up once.
+			slices.SortStableFunc(tab.Rows, func(x, y []vec.Datum) int {
+				if x[0].Null || y[0].Null {
+					return boolCmpInt(y[0].Null) - boolCmpInt(x[0].Null)
+				}
+				return cmpOrdered(x[0].Int, y[0].Int)
+			})
+			if iter%4 == 1 {
+				for _, row := range tab.Rows {
+					if row[0].Null {
+						row[0] = vec.Int64Datum(-1)
+					}
+				}
+			}
+		}
 		want := aggRef(tab)
 		// One phase, with COUNT(DISTINCT).
 		a, err := NewHashAggregate(randSource(r, tab), distinct, AggComplete, nil)
