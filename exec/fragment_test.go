@@ -526,3 +526,57 @@ func TestZoneMayMatch(t *testing.T) {
 		}
 	}
 }
+
+// pipelineStream adapts a Pipeline to RecordStream for exemgr-side gathering.
+type pipelineStream struct{ p *Pipeline }
+
+func (s pipelineStream) Next(ctx context.Context) (arrow.RecordBatch, error) { return s.p.Next(ctx) }
+
+// TestTwoPrimprocs runs Q1's partial fragment on two "primprocs" holding half the data each,
+// gathers their streams as exemgr does (MergeStreams, final aggregation, sort), and checks
+// the result equals one primproc's final aggregation over all of it.
+func TestTwoPrimprocs(t *testing.T) {
+	recs := lineitem.Generate(40_000, 2048, 8)
+	ctx := context.Background()
+	partial := q1Fragment() // ends with a partial aggregate
+	spec := partial.Steps[len(partial.Steps)-1].Aggregate.Spec
+	var streams []RecordStream
+	var pipes []*Pipeline
+	for half := 0; half < 2; half++ {
+		part := recs[half*len(recs)/2 : (half+1)*len(recs)/2]
+		p, err := BuildPipeline(partial, &sharedSource{recs: part}, nil, Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipes = append(pipes, p)
+		streams = append(streams, pipelineStream{p})
+	}
+	gather := MergeStreams(ctx, streams...)
+	final, err := NewHashAggregate(NewSource(gather, pipes[0].Types(), 0), spec, AggFinal, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted, err := NewSort(final, []SortKey{{Col: 0}, {Col: 1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Collect(ctx, sorted, nil)
+	gather.Close()
+	for _, p := range pipes {
+		p.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := q1Fragment()
+	one.Steps[len(one.Steps)-1].Aggregate.Final = true
+	one.Steps = append(one.Steps, Step{TopN: &TopNStep{Keys: []SortKey{{Col: 0}, {Col: 1}}, Limit: 10}})
+	want, _, err := runFragment(t, one, recs, nil, Options{Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Names = want.Names
+	if got.String() != want.String() || len(want.Rows) < 3 {
+		t.Fatalf("two primprocs:\n%s\none:\n%s", got, want)
+	}
+}

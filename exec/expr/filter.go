@@ -47,13 +47,11 @@ func (f *Filter) Select(b *vec.Batch) ([]int32, error) {
 // Always reports whether the predicate folded to a constant, and whether that constant
 // passes rows.
 func (f *Filter) Always() (pass bool, constant bool) {
-	switch s := f.root.(type) {
+	switch f.root.(type) {
 	case allSel:
 		return true, true
 	case noneSel:
 		return false, true
-	default:
-		_ = s
 	}
 	return false, false
 }

@@ -145,7 +145,7 @@ var errOutOfRange = errors.New("decimal value out of range")
 // type that holds it exactly: scale = fraction digits of the text (after the exponent),
 // precision = significant digits (at least scale, at least 1).
 func ParseDecimal(s string) (Int128, Type, error) {
-	mant, fd, exp, err := scanDecimal([]byte(s))
+	_, fd, exp, err := scanDecimal([]byte(s))
 	if err != nil {
 		return Int128{}, Type{}, fmt.Errorf("vec: %q: %w", s, err)
 	}
@@ -157,7 +157,6 @@ func ParseDecimal(s string) (Int128, Type, error) {
 	if err != nil {
 		return Int128{}, Type{}, fmt.Errorf("vec: %q: %w", s, err)
 	}
-	_ = mant
 	p := int32(1)
 	for p < MaxPrecision && !v.FitsPrecision(p) {
 		p++
