@@ -20,7 +20,23 @@ const maxSentence = 256
 // heap target.
 var textPool = sync.OnceValue(func() []byte {
 	pool := allocPool(textPoolSize)
+	// Filling is sequential (one random stream). Faulting the pages in is not: another
+	// goroutine populates them ahead of the writer, which takes the kernel's page zeroing
+	// off the sequential path (MADV_POPULATE_WRITE fills page tables without changing
+	// contents, so it is harmless where the writer has been; kernels before 5.14 refuse it
+	// and nothing changes).
+	populated := make(chan struct{})
+	go func() {
+		defer close(populated)
+		const step = 16 << 20
+		for off := 0; off < len(pool); off += step {
+			if unix.Madvise(pool[off:min(off+step, len(pool))], unix.MADV_POPULATE_WRITE) != nil {
+				return
+			}
+		}
+	}()
 	fillTextPool(pool, loadDists())
+	<-populated
 	return pool
 })
 
