@@ -76,6 +76,22 @@ func (p *keyPacker) pack(keys []*vec.Vec, rows []int32, out []uint64) bool {
 		switch pc.id {
 		case vec.String:
 			offs, data := k.Offsets, k.Bytes
+			if pc.maxLen == 1 {
+				// One-character flags: the length bit, then the byte.
+				for _, i := range rows {
+					o := offs[i]
+					l := offs[i+1] - o
+					if l > 1 {
+						return false
+					}
+					w := uint64(l)
+					if l == 1 {
+						w |= uint64(data[o]) << 1
+					}
+					out[i] |= w << (s + 1)
+				}
+				break
+			}
 			for _, i := range rows {
 				b := data[offs[i]:offs[i+1]]
 				if len(b) > pc.maxLen {
