@@ -239,3 +239,34 @@ func BenchmarkLineitemTbl(b *testing.B) {
 	}
 	b.SetBytes(n / int64(b.N))
 }
+
+// TestPoolCheckpoints re-derives the text pool's checkpoints from dbgen's sequential fill:
+// each must be the start of a sentence with the stream's seed at that point.
+func TestPoolCheckpoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("walks the whole text pool")
+	}
+	d := loadDists()
+	cps := poolCheckpoints()
+	if cps[0].offset != 0 || cps[0].seed != streamDefs()[sTextPool].seed {
+		t.Fatalf("first checkpoint %+v is not the stream's start", cps[0])
+	}
+	r := newRNG(false)
+	var sentence [maxSentence + 16]byte
+	pos, next := 0, 1
+	for pos < textPoolSize && next < len(cps) {
+		if pos > cps[next].offset {
+			t.Fatalf("checkpoint %+v is not a sentence boundary", cps[next])
+		}
+		if pos == cps[next].offset {
+			if r.seed[sTextPool] != cps[next].seed {
+				t.Fatalf("checkpoint at %d: seed %d, the sequential fill has %d", pos, cps[next].seed, r.seed[sTextPool])
+			}
+			next++
+		}
+		pos += len(txtSentence(sentence[:0], &r, d)) + 1
+	}
+	if next != len(cps) {
+		t.Fatalf("only %d of %d checkpoints reached", next, len(cps))
+	}
+}

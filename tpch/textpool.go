@@ -1,6 +1,7 @@
 package tpch
 
 import (
+	"fmt"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -13,7 +14,8 @@ const textPoolSize = 300 * 1024 * 1024
 // maxSentence bounds one generated sentence (dbgen's MAX_SENT_LEN).
 const maxSentence = 256
 
-// textPool returns dbgen's text pool. It is built on first use (about a second of one core)
+// textPool returns dbgen's text pool. It is built on first use (about 1.5 s of CPU, spread
+// over the cores)
 // and never changes afterwards, so every generator in the process shares it. The pool lives
 // outside the Go heap, in an anonymous mapping with transparent huge pages requested: it is
 // never freed, and keeping it off the heap keeps it from doubling the garbage collector's
@@ -51,13 +53,60 @@ func allocPool(n int) []byte {
 	return b
 }
 
+// poolCheckpoint is a sentence boundary of the text pool: the byte offset where a sentence
+// starts and the seed of the text stream when dbgen starts generating it.
+type poolCheckpoint struct {
+	offset int
+	seed   int64
+}
+
+// poolCheckpoints returns sentence boundaries near each eighth of the pool, so that the
+// pool, which dbgen generates from one random stream, can be filled in eight independent
+// pieces. They are derived from the sequential fill (TestPoolCheckpoints re-derives them),
+// and fillTextPool checks that every piece ends exactly where the next begins.
+func poolCheckpoints() []poolCheckpoint {
+	return []poolCheckpoint{
+		{0, 933588178}, // the stream's starting seed (streamDefs)
+		{39321619, 374858592},
+		{78643223, 123793686},
+		{117964817, 1062410537},
+		{157286442, 400078567},
+		{196608019, 1105413057},
+		{235929648, 1407925218},
+		{275251227, 42055684},
+	}
+}
+
 // fillTextPool writes dbgen's sentences into pool, separated by single spaces, the last one
-// cut to fit, exactly as dbgen's dbg_text does on its first call.
+// cut to fit, exactly as dbgen's dbg_text does on its first call: the pieces between
+// checkpoints on their own goroutines.
 func fillTextPool(pool []byte, d *distributions) {
-	r := newRNG(false)
+	cps := poolCheckpoints()
+	var wg sync.WaitGroup
+	for i, cp := range cps {
+		end := len(pool)
+		if i+1 < len(cps) {
+			end = cps[i+1].offset
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if pos := fillPoolPiece(pool, cp, end, d); pos != end {
+				panic(fmt.Sprintf("tpch: text pool piece from %d ended at %d, not at the next sentence boundary %d", cp.offset, pos, end))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// fillPoolPiece generates sentences from checkpoint cp until end and returns where the
+// sentences stopped: end itself if cp and end are consecutive checkpoints.
+func fillPoolPiece(pool []byte, cp poolCheckpoint, end int, d *distributions) int {
+	var r rng
+	r.seed[sTextPool] = cp.seed
 	var sentence [maxSentence + 16]byte
-	pos := 0
-	for pos < len(pool) {
+	pos := cp.offset
+	for pos < end {
 		n := txtSentence(sentence[:0], &r, d)
 		need := len(pool) - pos
 		if need >= len(n)+1 {
@@ -70,6 +119,7 @@ func fillTextPool(pool []byte, d *distributions) {
 			pos += need
 		}
 	}
+	return pos
 }
 
 // pickText draws a member of d from stream s (dbgen's pick_str) and returns its index.
