@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
@@ -318,5 +319,24 @@ func TestNthElement(t *testing.T) {
 		if len(seen) != n {
 			t.Fatal("not a permutation")
 		}
+	}
+}
+
+func TestFragmentStatsWire(t *testing.T) {
+	a := FragmentStats{Stats: Stats{RowsScanned: 10, WorkerCPUNanos: 5, PeakMemory: 7, Workers: 2}, RowGroups: 3, BytesFromDisk: 100}
+	b := FragmentStats{Stats: Stats{RowsScanned: 1, WorkerCPUNanos: 1, PeakMemory: 9, Workers: 1}, RowGroupsEliminated: 2, CacheHits: 4}
+	a.Add(b)
+	raw, err := msgpack.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back FragmentStats
+	if err := msgpack.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	want := FragmentStats{Stats: Stats{RowsScanned: 11, WorkerCPUNanos: 6, PeakMemory: 9, Workers: 3}, RowGroups: 3,
+		RowGroupsEliminated: 2, CacheHits: 4, BytesFromDisk: 100}
+	if back != want {
+		t.Fatalf("%+v, want %+v", back, want)
 	}
 }
