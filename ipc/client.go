@@ -342,59 +342,89 @@ func (c *Client) pickLocked() *Conn {
 // error wrapping ErrPeerDown if a dial attempt fails meanwhile, or when ctx is done.
 func (c *Client) Open(ctx context.Context, method string, args []byte, fin bool) (*Stream, error) {
 	for attempt := 0; ; attempt++ {
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
+		conn, err := c.conn(ctx)
+		if err != nil {
+			return nil, err
 		}
-		conn := c.pickLocked()
-		if conn != nil {
-			c.mu.Unlock()
-			st, err := conn.Open(ctx, method, args, fin)
-			if err != nil && errors.Is(err, ErrConnClosed) && attempt < 3 {
-				continue // the connection died under us; its slot is redialling
-			}
-			return st, err
+		st, err := conn.Open(ctx, method, args, fin)
+		if err != nil && errors.Is(err, ErrConnClosed) && attempt < 3 {
+			continue // the connection died under us; its slot is redialling
 		}
-		f0, changed := c.failures, c.changed
-		c.mu.Unlock()
-		for _, s := range c.slots {
-			signal(s.kick)
-		}
-		for conn == nil {
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("%w: %s: waiting for a connection: %w", ErrPeerDown, c.peer, ctx.Err())
-			case <-changed:
-			}
-			c.mu.Lock()
-			conn = c.pickLocked()
-			if conn == nil && c.failures > f0 {
-				err := c.lastErr
-				c.mu.Unlock()
-				return nil, fmt.Errorf("%w: %s: %w", ErrPeerDown, c.peer, err)
-			}
-			if conn == nil && c.closed {
-				c.mu.Unlock()
-				return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
-			}
-			changed = c.changed
-			c.mu.Unlock()
-		}
+		return st, err
 	}
 }
 
-// Go starts a unary call on the least loaded live connection; see Conn.Go. It does not wait
-// for a connection: with none up it fails with ErrPeerDown.
+// conn returns the least loaded live connection, waiting for one as Open describes.
+func (c *Client) conn(ctx context.Context) (*Conn, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
+	}
+	if conn := c.pickLocked(); conn != nil {
+		c.mu.Unlock()
+		return conn, nil
+	}
+	f0, changed := c.failures, c.changed
+	c.mu.Unlock()
+	for _, s := range c.slots {
+		signal(s.kick)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %s: waiting for a connection: %w", ErrPeerDown, c.peer, ctx.Err())
+		case <-changed:
+		}
+		c.mu.Lock()
+		conn := c.pickLocked()
+		switch {
+		case conn != nil:
+			c.mu.Unlock()
+			return conn, nil
+		case c.failures > f0:
+			err := c.lastErr
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s: %w", ErrPeerDown, c.peer, err)
+		case c.closed:
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
+		}
+		changed = c.changed
+		c.mu.Unlock()
+	}
+}
+
+// Go starts a unary call on the least loaded live connection; see Conn.Go. With no live
+// connection it waits for one as Open does, for at most the client's DialTimeout; use
+// GoContext to bound the wait otherwise. Once a connection is up Go does not block.
 func (c *Client) Go(method string, args []byte, flush bool, done CallDone) error {
 	c.mu.Lock()
 	conn := c.pickLocked()
-	err := c.lastErr
 	c.mu.Unlock()
-	if conn == nil {
-		return fmt.Errorf("%w: %s: %v", ErrPeerDown, c.peer, err)
+	if conn != nil {
+		if err := conn.Go(method, args, flush, done); err == nil || !errors.Is(err, ErrConnClosed) {
+			return err
+		}
 	}
-	return conn.Go(method, args, flush, done)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.DialTimeout)
+	defer cancel()
+	return c.GoContext(ctx, method, args, flush, done)
+}
+
+// GoContext is Go waiting for a connection until ctx is done.
+func (c *Client) GoContext(ctx context.Context, method string, args []byte, flush bool, done CallDone) error {
+	for attempt := 0; ; attempt++ {
+		conn, err := c.conn(ctx)
+		if err != nil {
+			return err
+		}
+		err = conn.Go(method, args, flush, done)
+		if err != nil && errors.Is(err, ErrConnClosed) && attempt < 3 {
+			continue
+		}
+		return err
+	}
 }
 
 // Call is a unary request on the least loaded connection; see Conn.Call.

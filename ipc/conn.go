@@ -2,11 +2,13 @@ package ipc
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +63,10 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// replyFlushBytes is how many bytes of inline replies a server connection gathers before it
+// writes them even though more requests are buffered.
+const replyFlushBytes = 32 << 10
+
 // Conn is one established link connection carrying many streams. A client opens streams
 // with Open; a server's connections dispatch the streams their peer opens to the server's
 // handlers. A Conn is safe for concurrent use.
@@ -81,17 +87,23 @@ type Conn struct {
 	sendOpts  []arrowipc.Option
 	onRequest func(*Stream)   // server: start a handler for a new stream
 	baseCtx   context.Context // server: parent of every handler's context
-	unaryFor  func(method string, fin bool) UnaryHandler
-	runUnary  func(h UnaryHandler, method string, args []byte) ([]byte, error)
+	unaryFor  func(method []byte, fin bool) UnaryHandler
+	runUnary  func(h UnaryHandler, method []byte, args []byte) ([]byte, error)
 
-	mu      sync.Mutex
-	streams map[uint32]*Stream
-	calls   map[uint32]CallDone // client: pending Go calls
-	reply   uint64              // server: writer round holding inline replies not yet flushed
-	lastID  uint32              // client: last id allocated; server: highest id the peer opened
-	opened  uint64
-	err     error
-	done    chan struct{}
+	mu       sync.Mutex
+	streams  map[uint32]*Stream
+	nstreams atomic.Int64 // len(streams), readable without mu
+	err      error
+	done     chan struct{}
+
+	calls  *callTable    // client: pending Go calls
+	lastID atomic.Uint32 // client: last id allocated (under fw.mu); server: highest id the peer opened
+	opened atomic.Uint64
+
+	// Server: inline replies encoded by the reading goroutine and not yet handed to the
+	// writer; they go out together once no further complete request is buffered.
+	replies  []byte
+	nreplies int
 
 	rr      readRole    // client connections: who reads the socket (see readrole.go)
 	sawData atomic.Bool // a data frame was dispatched since the last look
@@ -123,7 +135,7 @@ func newConn(nc net.Conn, isClient bool, pool *BufferPool, lim Limits, log *slog
 		isClient: isClient,
 		lim:      lim.withDefaults(),
 		streams:  make(map[uint32]*Stream),
-		calls:    make(map[uint32]CallDone),
+		calls:    new(callTable),
 		done:     make(chan struct{}),
 		started:  time.Now(),
 	}
@@ -221,11 +233,12 @@ func (c *Conn) fail(err error) {
 		streams = append(streams, s)
 	}
 	clear(c.streams)
-	calls := c.calls
-	c.calls = map[uint32]CallDone{}
+	c.nstreams.Store(0)
 	close(c.done)
 	c.mu.Unlock()
-	for _, done := range calls {
+	// Once the writer has failed no Go call can be added, so the drain sees them all.
+	c.fw.fail(err)
+	for _, done := range c.calls.drain() {
 		done(nil, err)
 	}
 
@@ -268,10 +281,13 @@ func (c *Conn) readLoop() {
 		}
 		// Inline replies are written together once no further complete frame is buffered:
 		// pipelined requests then share one writev, as a raw server's buffered replies do.
-		if c.reply != 0 && !c.fr.hasFrame() {
-			round := c.reply
-			c.reply = 0
-			if err := c.fw.flushQueued(round); err != nil {
+		if c.nreplies > 0 && (len(c.replies) >= replyFlushBytes || !c.fr.hasFrame()) {
+			err := c.fw.writeEncoded(c.replies, c.nreplies)
+			c.replies, c.nreplies = c.replies[:0], 0
+			if cap(c.replies) > 4*replyFlushBytes { // a huge END once: do not keep its buffer
+				c.replies = nil
+			}
+			if err != nil {
 				c.fail(err)
 				return
 			}
@@ -300,9 +316,8 @@ func (c *Conn) readFailed(err error) {
 func (c *Conn) lookup(id uint32) (s *Stream, late bool) {
 	c.mu.Lock()
 	s = c.streams[id]
-	last := c.lastID
 	c.mu.Unlock()
-	return s, s == nil && id <= last
+	return s, s == nil && id <= c.lastID.Load()
 }
 
 // dispatch routes one frame. It runs on the reader goroutine and never blocks on the peer.
@@ -412,42 +427,47 @@ func (c *Conn) onRequestFrame(f inFrame) error {
 	if c.isClient {
 		return fmt.Errorf("%w: a server may not open streams (REQUEST on stream %d)", ErrProtocol, h.Stream)
 	}
-	q, err := decodeRequest(f.payload)
+	q, err := decodeRequestRaw(f.payload)
 	if err != nil {
 		return fmt.Errorf("stream %d: %w", h.Stream, err)
 	}
-	c.mu.Lock()
-	if h.Stream <= c.lastID {
-		c.mu.Unlock()
-		return fmt.Errorf("%w: REQUEST reuses stream id %d (last opened %d)", ErrProtocol, h.Stream, c.lastID)
+	// Only this goroutine writes a server connection's lastID.
+	if last := c.lastID.Load(); h.Stream <= last {
+		return fmt.Errorf("%w: REQUEST reuses stream id %d (last opened %d)", ErrProtocol, h.Stream, last)
 	}
-	c.lastID = h.Stream
-	if u := c.unaryFor(q.Method, h.Flags&FlagFin != 0); u != nil {
+	c.lastID.Store(h.Stream)
+	if u := c.unaryFor(q.method, h.Flags&FlagFin != 0); u != nil {
 		// Inline: no stream is registered, so frames the client may still send for this id
 		// (a CANCEL racing the reply) are dropped as late.
-		c.opened++
-		c.mu.Unlock()
-		end, err := c.runUnary(u, q.Method, q.Args)
-		var buf [512]byte
-		f := frame{kind: KindEnd, stream: h.Stream, small: end}
+		c.opened.Add(1)
+		end, err := c.runUnary(u, q.method, q.args)
 		if err != nil {
 			code, msg := errorCode(err)
-			f = frame{kind: KindError, stream: h.Stream, small: appendErrorPayload(buf[:0], code, msg)}
-		} else if end == nil {
-			f.small = buf[:0]
-			f.small = append(f.small, emptyMap...)
+			if len(msg) > 4000 {
+				msg = msg[:4000]
+			}
+			start := len(c.replies)
+			c.replies = AppendHeader(c.replies, Header{Kind: KindError, Stream: h.Stream})
+			c.replies = appendErrorPayload(c.replies, code, msg)
+			binary.LittleEndian.PutUint32(c.replies[start+12:], uint32(len(c.replies)-start-HeaderSize))
+		} else {
+			if end == nil {
+				end = []byte(emptyMap)
+			}
+			c.replies = appendFrameInPlace(c.replies, KindEnd, h.Stream, end)
 		}
-		round, err := c.fw.enqueue(&f)
-		c.reply = round
-		return err
+		c.nreplies++
+		return nil
 	}
+	method := string(q.method)
+	c.mu.Lock()
 	if len(c.streams) >= c.lim.MaxStreams {
 		c.mu.Unlock()
 		var buf [128]byte
 		msg := fmt.Sprintf("connection has %d streams open, the limit", c.lim.MaxStreams)
 		return c.fw.writeAsync(&frame{kind: KindError, stream: h.Stream, small: appendErrorPayload(buf[:0], CodeTooManyStreams, msg)})
 	}
-	s := newStream(c, h.Stream, false, q.Method, append([]byte(nil), q.Args...))
+	s := newStream(c, h.Stream, false, method, append([]byte(nil), q.args...))
 	s.timeout = q.Timeout
 	s.ctx, s.cancelCtx = context.WithCancelCause(c.baseCtx)
 	if q.Timeout > 0 {
@@ -460,16 +480,26 @@ func (c *Conn) onRequestFrame(f inFrame) error {
 		s.remoteFin = true
 	}
 	c.streams[h.Stream] = s
-	c.opened++
+	c.nstreams.Add(1)
+	c.opened.Add(1)
 	c.mu.Unlock()
 	c.onRequest(s)
 	return nil
+}
+
+// appendFrameInPlace appends a frame to dst, encoding the header in dst's own memory.
+func appendFrameInPlace(dst []byte, kind Kind, stream uint32, payload []byte) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, HeaderSize+len(payload))[:n+HeaderSize]
+	PutHeader(dst[n:], Header{Kind: kind, Stream: stream, Length: uint32(len(payload))})
+	return append(dst, payload...)
 }
 
 func (c *Conn) retire(s *Stream) {
 	c.mu.Lock()
 	if c.streams[s.id] == s {
 		delete(c.streams, s.id)
+		c.nstreams.Add(-1)
 	}
 	c.mu.Unlock()
 }
@@ -518,10 +548,6 @@ func (c *Conn) Open(ctx context.Context, method string, args []byte, fin bool) (
 		c.mu.Unlock()
 		return nil, &RemoteError{Code: CodeTooManyStreams, Message: fmt.Sprintf("%d streams open on the connection, the peer's limit", len(c.streams))}
 	}
-	if c.lastID == 1<<32-1 {
-		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: stream ids exhausted", ErrConnClosed)
-	}
 	var timeout time.Duration
 	if dl, ok := ctx.Deadline(); ok {
 		if timeout = time.Until(dl); timeout <= 0 {
@@ -535,20 +561,20 @@ func (c *Conn) Open(ctx context.Context, method string, args []byte, fin bool) (
 	}
 	var buf [512]byte
 	req := frame{kind: KindRequest, flags: flags, small: appendRequest(buf[:0], method, args, timeout)}
-	c.lastID++
-	s := newStream(c, c.lastID, true, method, nil)
-	s.localFin = fin
-	s.ctx = ctx
-	req.stream = s.id
-	// The id is allocated and the REQUEST queued under c.mu so ids reach the peer in
-	// increasing order; the write itself happens after the lock is released.
-	round, err := c.fw.enqueue(&req)
+	// The id is allocated and the REQUEST queued under the writer's lock so ids reach the
+	// peer in increasing order, and the stream is registered before c.mu is released, so
+	// the reader cannot see the reply first; the write itself happens after.
+	round, err := c.fw.enqueueWith(&req, c.allocID)
 	if err != nil {
 		c.mu.Unlock()
 		return nil, err
 	}
+	s := newStream(c, req.stream, true, method, nil)
+	s.localFin = fin
+	s.ctx = ctx
 	c.streams[s.id] = s
-	c.opened++
+	c.nstreams.Add(1)
+	c.opened.Add(1)
 	c.mu.Unlock()
 	if err := c.fw.flushQueued(round); err != nil {
 		c.retire(s)
@@ -573,33 +599,31 @@ func (c *Conn) Go(method string, args []byte, flush bool, done CallDone) error {
 	if !c.isClient {
 		return errors.New("ipc: Go on a server-side connection")
 	}
+	if done == nil {
+		return errors.New("ipc: Go without a callback")
+	}
 	var buf [512]byte
 	req := frame{kind: KindRequest, flags: FlagFin, small: appendRequest(buf[:0], method, args, 0)}
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		return err
-	}
-	if len(c.streams)+len(c.calls) >= int(c.peer.MaxStreams) {
-		c.mu.Unlock()
-		return &RemoteError{Code: CodeTooManyStreams, Message: "the peer's stream limit is reached"}
-	}
-	if c.lastID == 1<<32-1 {
-		c.mu.Unlock()
-		return fmt.Errorf("%w: stream ids exhausted", ErrConnClosed)
-	}
-	c.lastID++
-	req.stream = c.lastID
-	round, err := c.fw.enqueue(&req)
+	first := false
+	round, err := c.fw.enqueueWith(&req, func() (uint32, error) {
+		if c.nstreams.Load()+c.calls.pending.Load() >= int64(c.peer.MaxStreams) {
+			return 0, &RemoteError{Code: CodeTooManyStreams, Message: "the peer's stream limit is reached"}
+		}
+		id, err := c.allocID()
+		if err == nil {
+			first = c.calls.add(id, done)
+		}
+		return id, err
+	})
 	if err != nil {
-		c.mu.Unlock()
 		return err
 	}
-	c.calls[req.stream] = done
-	c.opened++
-	c.mu.Unlock()
-	c.kickIdleReader()
+	c.opened.Add(1)
+	if first {
+		// Replies need a reader; while calls are pending, whoever stops reading hands the
+		// role on (releaseRead), so only the first pending call must wake one.
+		c.kickIdleReader()
+	}
 	if flush {
 		return c.fw.flushQueued(round)
 	}
@@ -618,13 +642,18 @@ func (c *Conn) takeCall(id uint32) CallDone {
 	if !c.isClient || id == 0 {
 		return nil
 	}
-	c.mu.Lock()
-	done := c.calls[id]
-	if done != nil {
-		delete(c.calls, id)
+	return c.calls.take(id)
+}
+
+// allocID gives f the next stream id. It runs under the frame writer's lock, which
+// serialises every allocation.
+func (c *Conn) allocID() (uint32, error) {
+	id := c.lastID.Load()
+	if id == 1<<32-1 {
+		return 0, fmt.Errorf("%w: stream ids exhausted", ErrConnClosed)
 	}
-	c.mu.Unlock()
-	return done
+	c.lastID.Store(id + 1)
+	return id + 1, nil
 }
 
 // Call is a unary request: it opens a stream with fin, discards any batches the server sends,
@@ -665,9 +694,7 @@ type ConnStats struct {
 // Stats returns the connection's counters.
 func (c *Conn) Stats() ConnStats {
 	bytesOut, framesOut, rounds := c.fw.counters()
-	c.mu.Lock()
-	opened, active := c.opened, len(c.streams)
-	c.mu.Unlock()
+	opened, active := c.opened.Load(), int(c.nstreams.Load())
 	return ConnStats{
 		ID: c.id, Transport: c.transport, Remote: c.remote, PeerName: c.peer.Name,
 		Up:      time.Since(c.started),

@@ -44,9 +44,55 @@ func appendRequest(dst []byte, method string, args []byte, timeout time.Duration
 	return dst
 }
 
+// rawRequest is a decoded REQUEST payload whose method and args alias the payload.
+type rawRequest struct {
+	method  []byte
+	args    []byte
+	Timeout time.Duration
+}
+
 // decodeRequest parses a REQUEST payload; unknown keys are skipped. Args alias payload.
 func decodeRequest(payload []byte) (request, error) {
-	var q request
+	q, err := decodeRequestRaw(payload)
+	return request{Method: string(q.method), Args: q.args, Timeout: q.Timeout}, err
+}
+
+// decodeRequestRaw parses a REQUEST payload without allocating. The layout appendRequest
+// writes for a call without a deadline ({"method": fixstr, "args": value}) is recognised
+// directly; any other valid map takes the general path.
+func decodeRequestRaw(payload []byte) (rawRequest, error) {
+	if q, ok := decodeRequestFast(payload); ok {
+		return q, nil
+	}
+	return decodeRequestSlow(payload)
+}
+
+// decodeRequestFast handles 0x82 "method" <fixstr> "args" <value> exactly; ok is false for
+// anything else, including malformed input, which the general path then reports.
+func decodeRequestFast(p []byte) (q rawRequest, ok bool) {
+	const head = "\x82\xa6method"
+	if len(p) < len(head)+1+5 || string(p[:len(head)]) != head {
+		return q, false
+	}
+	c := p[len(head)]
+	if c&0xe0 != 0xa0 {
+		return q, false
+	}
+	n := int(c & 0x1f)
+	at := len(head) + 1
+	if n == 0 || len(p) < at+n+5 || string(p[at+n:at+n+5]) != "\xa4args" {
+		return q, false
+	}
+	r := mpReader{b: p, off: at + n + 5}
+	args, err := r.readRaw()
+	if err != nil || !r.done() {
+		return q, false
+	}
+	return rawRequest{method: p[at : at+n : at+n], args: args}, true
+}
+
+func decodeRequestSlow(payload []byte) (rawRequest, error) {
+	var q rawRequest
 	r := mpReader{b: payload}
 	n, err := r.readMapHeader()
 	if err != nil {
@@ -59,9 +105,9 @@ func decodeRequest(payload []byte) (request, error) {
 		}
 		switch string(key) {
 		case "method":
-			q.Method, err = r.readString()
+			q.method, err = r.readStrBytes()
 		case "args":
-			q.Args, err = r.readRaw()
+			q.args, err = r.readRaw()
 		case "timeout_us":
 			var us uint64
 			us, err = r.readUint()
@@ -79,7 +125,7 @@ func decodeRequest(payload []byte) (request, error) {
 	if !r.done() {
 		return q, fmt.Errorf("%w: request: %d trailing bytes", ErrProtocol, len(payload)-r.off)
 	}
-	if q.Method == "" {
+	if len(q.method) == 0 {
 		return q, fmt.Errorf("%w: request without a method", ErrProtocol)
 	}
 	return q, nil

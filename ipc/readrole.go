@@ -63,12 +63,15 @@ func (c *Conn) takePreempt() bool {
 	return true
 }
 
-// releaseRead frees the read role and wakes a waiter to take it.
+// releaseRead frees the read role and wakes a waiter to take it, or the background reader
+// when Go calls still wait for replies and nobody else will read.
 func (c *Conn) releaseRead() {
 	c.rr.mu.Lock()
 	c.rr.owner = roleFree
 	if len(c.rr.waiting) > 0 {
 		signal(c.rr.waiting[0])
+	} else if c.calls.pending.Load() > 0 {
+		signal(c.rr.bgKick)
 	}
 	c.rr.mu.Unlock()
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"runtime/debug"
@@ -116,18 +117,18 @@ func (s *Server) Methods() []string {
 
 // unaryFor returns the unary handler that serves a request, if any: a FIN request for a
 // method with a unary handler.
-func (s *Server) unaryFor(method string, fin bool) UnaryHandler {
+func (s *Server) unaryFor(method []byte, fin bool) UnaryHandler {
 	if fin {
-		return s.unary[method]
+		return s.unary[string(method)] // no allocation: the conversion is only a map key
 	}
 	return nil
 }
 
 // runUnary calls h inline and returns the END payload or the error to send.
-func (s *Server) runUnary(h UnaryHandler, method string, args []byte) (end []byte, err error) {
+func (s *Server) runUnary(h UnaryHandler, method []byte, args []byte) (end []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("link: unary handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
+			s.log.Error("link: unary handler panicked", "method", string(method), "panic", r, "stack", string(debug.Stack()))
 			end, err = nil, Errorf(CodeInternal, "handler %s panicked: %v", method, r)
 		}
 	}()
@@ -267,8 +268,16 @@ func (s *Server) startStream(st *Stream) {
 func (s *Server) run(st *Stream) (err error) {
 	h := s.handlers[st.method]
 	if h == nil {
-		if u := s.unary[st.method]; u != nil { // a unary method called without FIN
-			end, err := s.runUnary(u, st.method, st.args)
+		if u := s.unary[st.method]; u != nil {
+			// A unary method called without FIN: its handler takes no batches, so the
+			// client's half must end without any; data is refused, not silently dropped.
+			switch err := st.waitReadable(); {
+			case err == nil:
+				return Errorf(CodeInvalidArgument, "method %q is unary: it takes no batches (send the request with FIN, as Call and Go do, or register a streaming handler)", st.method)
+			case err != io.EOF:
+				return err
+			}
+			end, err := s.runUnary(u, []byte(st.method), st.args)
 			if err != nil {
 				return err
 			}

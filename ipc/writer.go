@@ -191,6 +191,41 @@ func (w *frameWriter) enqueue(f *frame) (uint64, error) {
 	return w.round, nil
 }
 
+// enqueueWith queues f like enqueue, after running pre under the writer's lock: pre returns
+// f's stream id and may record state that must be ordered with the frame's place in the output
+// (stream ids reach the peer in the order they were allocated). If pre fails, nothing is
+// queued.
+func (w *frameWriter) enqueueWith(f *frame, pre func() (stream uint32, err error)) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	id, err := pre()
+	if err != nil {
+		return 0, err
+	}
+	f.stream = id
+	w.enqueueLocked(f)
+	return w.round, nil
+}
+
+// writeEncoded queues frames already encoded into b (n of them) and writes them now unless a
+// write is in progress, whose writer then takes them. b is copied.
+func (w *frameWriter) writeEncoded(b []byte, n int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.pend.addCopy(b)
+	w.pend.frames += n
+	if !w.flushing {
+		w.flushLocked(w.round)
+	}
+	return w.err
+}
+
 // flushQueued makes sure the round holding a frame queued by enqueue gets written: now by
 // this goroutine if nobody is writing, else by the writer in progress.
 func (w *frameWriter) flushQueued(round uint64) error {

@@ -542,7 +542,6 @@ func linkPipelined(conns []*ipc.Conn, inflight int, args []byte, d time.Duration
 		}
 		sent := make(chan time.Time, k)
 		h := &hist{}
-		outstanding := &sync.WaitGroup{}
 		done := func(end []byte, err error) {
 			t0 := <-sent
 			if err != nil {
@@ -551,7 +550,6 @@ func linkPipelined(conns []*ipc.Conn, inflight int, args []byte, d time.Duration
 				h.record(time.Since(t0))
 				ops.Add(1)
 			}
-			outstanding.Done()
 			tokens <- struct{}{}
 		}
 		wg.Add(1)
@@ -564,7 +562,6 @@ func linkPipelined(conns []*ipc.Conn, inflight int, args []byte, d time.Duration
 			more:
 				for {
 					sent <- now
-					outstanding.Add(1)
 					if err := conn.Go("echo", args, false, done); err != nil {
 						setErr(err)
 						return
@@ -581,7 +578,11 @@ func linkPipelined(conns []*ipc.Conn, inflight int, args []byte, d time.Duration
 					return
 				}
 			}
-			outstanding.Wait()
+			// Every call has been answered once all k tokens are back (a failed
+			// connection answers its pending calls with the error).
+			for range k {
+				<-tokens
+			}
 			mu.Lock()
 			total.merge(h)
 			mu.Unlock()
