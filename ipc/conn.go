@@ -670,6 +670,7 @@ func (c *Conn) Call(ctx context.Context, method string, args []byte) ([]byte, er
 // ConnStats are one connection's counters.
 type ConnStats struct {
 	ID            uint64        `json:"id" msgpack:"id"`
+	Role          string        `json:"role" msgpack:"role"` // "client" or "server": this side's
 	Transport     string        `json:"transport" msgpack:"transport"`
 	Remote        string        `json:"remote" msgpack:"remote"`
 	PeerName      string        `json:"peer_name" msgpack:"peer_name"`
@@ -689,14 +690,21 @@ type ConnStats struct {
 	StreamsActive int           `json:"streams_active" msgpack:"streams_active"`
 	LateFrames    uint64        `json:"late_frames" msgpack:"late_frames"`
 	RTT           time.Duration `json:"rtt_ns" msgpack:"rtt_ns"`
+	CallsPending  int64         `json:"calls_pending" msgpack:"calls_pending"` // client: Go calls awaiting replies
+	// Streams are the open streams' counters, in snapshots that ask for them.
+	Streams []StreamStats `json:"streams,omitempty" msgpack:"streams,omitempty"`
 }
 
 // Stats returns the connection's counters.
 func (c *Conn) Stats() ConnStats {
 	bytesOut, framesOut, rounds := c.fw.counters()
 	opened, active := c.opened.Load(), int(c.nstreams.Load())
+	role := "server"
+	if c.isClient {
+		role = "client"
+	}
 	return ConnStats{
-		ID: c.id, Transport: c.transport, Remote: c.remote, PeerName: c.peer.Name,
+		ID: c.id, Role: role, Transport: c.transport, Remote: c.remote, PeerName: c.peer.Name,
 		Up:      time.Since(c.started),
 		BytesIn: c.fr.bytesIn.Load(), BytesOut: bytesOut,
 		FramesIn: c.fr.framesIn.Load(), FramesOut: framesOut,
@@ -704,7 +712,7 @@ func (c *Conn) Stats() ConnStats {
 		ReadSyscalls: c.sio.reads.Load(), WriteSyscalls: c.sio.writes.Load(), WriteRounds: rounds,
 		CreditStall: time.Duration(c.creditStallNs.Load()), CreditWaits: c.creditWaits.Load(),
 		StreamsOpened: opened, StreamsActive: active, LateFrames: c.lateFrames.Load(),
-		RTT: time.Duration(c.rttNs.Load()),
+		RTT: time.Duration(c.rttNs.Load()), CallsPending: c.calls.pending.Load(),
 	}
 }
 

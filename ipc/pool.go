@@ -106,9 +106,9 @@ func (p *BufferPool) Put(b []byte) {
 
 // PoolStats are a pool's counters.
 type PoolStats struct {
-	Gets      int64 // buffers handed out
-	Misses    int64 // of which freshly allocated
-	IdleBytes int64 // bytes held idle now
+	Gets      int64 `json:"gets" msgpack:"gets"`             // buffers handed out
+	Misses    int64 `json:"misses" msgpack:"misses"`         // of which freshly allocated
+	IdleBytes int64 `json:"idle_bytes" msgpack:"idle_bytes"` // bytes held idle now
 }
 
 // Stats returns the pool's counters.

@@ -3,6 +3,7 @@ package ipc
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +58,10 @@ type Server struct {
 	listeners []net.Listener
 	unix      []string
 	closing   bool
-	rejected  uint64 // failed handshakes
+	rejected  uint64     // failed handshakes
+	accepted  uint64     // connections that completed the handshake
+	closed    LinkTotals // counters of connections that have ended
+	started   time.Time
 
 	handlersWG sync.WaitGroup
 	connsWG    sync.WaitGroup
@@ -76,14 +80,16 @@ func NewServer(cfg ServerConfig) *Server {
 	inst := make([]byte, 16)
 	_, _ = rand.Read(inst)
 	cfg.Limits = cfg.Limits.withDefaults()
-	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, unary: map[string]UnaryHandler{}, conns: map[*Conn]struct{}{}}
+	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, unary: map[string]UnaryHandler{}, conns: map[*Conn]struct{}{}, started: time.Now()}
 	s.base, s.cancelBase = context.WithCancelCause(context.Background())
+	s.handlers[MethodStats] = s.serveStats
 	return s
 }
 
 // Handle registers h for method. It must be called before Serve; registering a method twice
 // panics.
 func (s *Server) Handle(method string, h Handler) {
+	checkMethodName(method)
 	if _, dup := s.handlers[method]; dup {
 		panic("ipc: method " + method + " registered twice")
 	}
@@ -94,6 +100,7 @@ func (s *Server) Handle(method string, h Handler) {
 // with FIN goes to the unary one, any other to the streaming one. It must be called before
 // Serve; registering a method twice panics.
 func (s *Server) HandleUnary(method string, h UnaryHandler) {
+	checkMethodName(method)
 	if _, dup := s.unary[method]; dup {
 		panic("ipc: unary method " + method + " registered twice")
 	}
@@ -238,12 +245,15 @@ func (s *Server) ServeConn(nc net.Conn) {
 		return
 	}
 	s.conns[c] = struct{}{}
+	s.accepted++
 	s.mu.Unlock()
 	c.log.Debug("link: connection up", "peer", c.peer.Name)
 	c.start()
 	<-c.done
+	st := c.Stats()
 	s.mu.Lock()
 	delete(s.conns, c)
+	s.closed.add(&st)
 	s.mu.Unlock()
 }
 
@@ -340,25 +350,29 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// ServerStats are a server's counters.
-type ServerStats struct {
-	Conns              []ConnStats `json:"conns" msgpack:"conns"`
-	RejectedHandshakes uint64      `json:"rejected_handshakes" msgpack:"rejected_handshakes"`
-	Pool               PoolStats   `json:"pool" msgpack:"pool"`
-}
+// Stats returns the counters of the server and of every live connection (without
+// per-stream counters; see Snapshot).
+func (s *Server) Stats() ServerStats { return s.Snapshot(StatsOptions{}) }
 
-// Stats returns the counters of every live connection.
-func (s *Server) Stats() ServerStats {
+// Snapshot returns the server's counters: totals over every connection since the server
+// started, and each live connection's counters, with its open streams' if opts.Streams.
+func (s *Server) Snapshot(opts StatsOptions) ServerStats {
 	s.mu.Lock()
 	conns := make([]*Conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	rej := s.rejected
+	st := ServerStats{
+		Name: s.cfg.Name, Instance: hex.EncodeToString(s.instance), Up: time.Since(s.started),
+		ConnsAccepted: s.accepted, RejectedHandshakes: s.rejected, Totals: s.closed,
+	}
 	s.mu.Unlock()
-	st := ServerStats{RejectedHandshakes: rej, Pool: s.pool.Stats()}
+	st.Pool = s.pool.Stats()
+	st.ConnsOpen = len(conns)
 	for _, c := range conns {
-		st.Conns = append(st.Conns, c.Stats())
+		cs := c.snapshot(opts)
+		st.Totals.add(&cs)
+		st.Conns = append(st.Conns, cs)
 	}
 	sort.Slice(st.Conns, func(i, j int) bool { return st.Conns[i].ID < st.Conns[j].ID })
 	return st

@@ -637,6 +637,8 @@ func (s *Stream) Close() {
 
 // StreamStats are one stream's counters on this side.
 type StreamStats struct {
+	ID          uint32        `json:"id" msgpack:"id"`
+	Method      string        `json:"method" msgpack:"method"`
 	BytesIn     uint64        `json:"bytes_in" msgpack:"bytes_in"`
 	BytesOut    uint64        `json:"bytes_out" msgpack:"bytes_out"`
 	FramesIn    uint64        `json:"frames_in" msgpack:"frames_in"`
@@ -650,6 +652,7 @@ type StreamStats struct {
 // Stats returns the stream's counters.
 func (s *Stream) Stats() StreamStats {
 	return StreamStats{
+		ID: s.id, Method: s.method,
 		BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load(),
 		FramesIn: s.framesIn.Load(), FramesOut: s.framesOut.Load(),
 		BatchesIn: s.batchesIn.Load(), BatchesOut: s.batchesOut.Load(),

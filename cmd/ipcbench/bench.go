@@ -77,15 +77,25 @@ func (b *bench) serverUsage(impl string) (rusage.Usage, error) {
 	if impl == "raw" {
 		return b.raw.rusage()
 	}
+	if b.srv != nil { // our own primproc child answers on its stdin
+		return b.srv.rusage()
+	}
+	// A running primproc: its daemon-level stats carry "rusage" (rusage.Usage.Map); only
+	// that key is read, so the rest of its reply may change freely.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	end, err := b.ctl.Call(ctx, "stats", nil)
 	if err != nil {
 		return rusage.Usage{}, err
 	}
-	var rep primproc.StatsReply
+	var rep struct {
+		Rusage map[string]int64 `msgpack:"rusage"`
+	}
 	if err := msgpack.Unmarshal(end, &rep); err != nil {
 		return rusage.Usage{}, err
+	}
+	if rep.Rusage == nil {
+		return rusage.Usage{}, fmt.Errorf("primproc's stats reply has no rusage")
 	}
 	return rusage.FromMap(rep.Rusage), nil
 }

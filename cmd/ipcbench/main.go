@@ -156,11 +156,13 @@ func benchMain(o options, out io.Writer, cmdline string) error {
 		}
 		defer b.raw.stop()
 	}
-	b.ctl, err = ipc.NewClient(b.tcpURL, ipc.ClientConfig{Transport: ipc.TransportTCP, ConnsPerPeer: 1, Name: "ipcbench-stats", Logger: b.quiet})
-	if err != nil {
-		return err
+	if o.connect != "" { // a primproc that is not our child reports its CPU through stats
+		b.ctl, err = ipc.NewClient(b.tcpURL, ipc.ClientConfig{Transport: ipc.TransportTCP, ConnsPerPeer: 1, Name: "ipcbench-stats", Logger: b.quiet})
+		if err != nil {
+			return err
+		}
+		defer b.ctl.Close()
 	}
-	defer b.ctl.Close()
 	impls := []string{"link"}
 	if o.raw {
 		impls = append(impls, "raw")

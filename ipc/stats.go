@@ -1,0 +1,189 @@
+package ipc
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// MethodStats is the link's built-in stats request: every Server answers it, with its
+// ServerStats as the END payload (see PROTOCOL.md, "Reserved methods"). Its args are an
+// optional msgpack map {"streams": bool}: include each open stream's counters (default
+// true).
+const MethodStats = "ipc.stats"
+
+// reservedPrefix starts the names of methods the link itself serves.
+const reservedPrefix = "ipc."
+
+func checkMethodName(method string) {
+	if method == "" {
+		panic("ipc: empty method name")
+	}
+	if strings.HasPrefix(method, reservedPrefix) {
+		panic("ipc: method names starting with " + reservedPrefix + " are reserved for the link: " + method)
+	}
+}
+
+// StatsOptions choose what a stats snapshot includes.
+type StatsOptions struct {
+	Streams bool // each open stream's counters, in ConnStats.Streams
+}
+
+// ServerStats are a server's counters: the ipc.stats reply, and what a daemon's own stats
+// embed.
+type ServerStats struct {
+	Name               string        `json:"name" msgpack:"name"`
+	Instance           string        `json:"instance" msgpack:"instance"` // hex of the hello's instance
+	Up                 time.Duration `json:"up_ns" msgpack:"up_ns"`
+	ConnsOpen          int           `json:"conns_open" msgpack:"conns_open"`
+	ConnsAccepted      uint64        `json:"conns_accepted" msgpack:"conns_accepted"`
+	RejectedHandshakes uint64        `json:"rejected_handshakes" msgpack:"rejected_handshakes"`
+	// Totals sum the counters of every connection since the server started, live or ended.
+	Totals LinkTotals  `json:"totals" msgpack:"totals"`
+	Conns  []ConnStats `json:"conns" msgpack:"conns"`
+	Pool   PoolStats   `json:"pool" msgpack:"pool"`
+	// Caller is, in an ipc.stats reply, the server-side id of the connection that asked.
+	Caller uint64 `json:"caller_conn,omitempty" msgpack:"caller_conn,omitempty"`
+}
+
+// Conn returns the counters of the connection with the given id, if it is live.
+func (s *ServerStats) Conn(id uint64) (ConnStats, bool) {
+	for _, c := range s.Conns {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return ConnStats{}, false
+}
+
+// LinkTotals sum connections' counters.
+type LinkTotals struct {
+	Conns         uint64        `json:"conns" msgpack:"conns"`
+	BytesIn       uint64        `json:"bytes_in" msgpack:"bytes_in"`
+	BytesOut      uint64        `json:"bytes_out" msgpack:"bytes_out"`
+	FramesIn      uint64        `json:"frames_in" msgpack:"frames_in"`
+	FramesOut     uint64        `json:"frames_out" msgpack:"frames_out"`
+	BatchesIn     uint64        `json:"batches_in" msgpack:"batches_in"`
+	BatchesOut    uint64        `json:"batches_out" msgpack:"batches_out"`
+	ReadSyscalls  uint64        `json:"read_syscalls" msgpack:"read_syscalls"`
+	WriteSyscalls uint64        `json:"write_syscalls" msgpack:"write_syscalls"`
+	WriteRounds   uint64        `json:"write_rounds" msgpack:"write_rounds"`
+	CreditStall   time.Duration `json:"credit_stall_ns" msgpack:"credit_stall_ns"`
+	CreditWaits   uint64        `json:"credit_waits" msgpack:"credit_waits"`
+	StreamsOpened uint64        `json:"streams_opened" msgpack:"streams_opened"`
+	LateFrames    uint64        `json:"late_frames" msgpack:"late_frames"`
+}
+
+func (t *LinkTotals) add(c *ConnStats) {
+	t.Conns++
+	t.BytesIn += c.BytesIn
+	t.BytesOut += c.BytesOut
+	t.FramesIn += c.FramesIn
+	t.FramesOut += c.FramesOut
+	t.BatchesIn += c.BatchesIn
+	t.BatchesOut += c.BatchesOut
+	t.ReadSyscalls += c.ReadSyscalls
+	t.WriteSyscalls += c.WriteSyscalls
+	t.WriteRounds += c.WriteRounds
+	t.CreditStall += c.CreditStall
+	t.CreditWaits += c.CreditWaits
+	t.StreamsOpened += c.StreamsOpened
+	t.LateFrames += c.LateFrames
+}
+
+// StreamStats returns the counters of the streams open on the connection, by id.
+func (c *Conn) StreamStats() []StreamStats {
+	c.mu.Lock()
+	streams := make([]*Stream, 0, len(c.streams))
+	for _, s := range c.streams {
+		streams = append(streams, s)
+	}
+	c.mu.Unlock()
+	out := make([]StreamStats, len(streams))
+	for i, s := range streams {
+		out[i] = s.Stats()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (c *Conn) snapshot(opts StatsOptions) ConnStats {
+	st := c.Stats()
+	if opts.Streams {
+		st.Streams = c.StreamStats()
+	}
+	return st
+}
+
+// serveStats answers MethodStats.
+func (s *Server) serveStats(ctx context.Context, st *Stream) error {
+	args := struct {
+		Streams *bool `msgpack:"streams"`
+	}{}
+	if err := st.DecodeArgs(&args); err != nil {
+		return err
+	}
+	opts := StatsOptions{Streams: args.Streams == nil || *args.Streams}
+	rep := s.Snapshot(opts)
+	rep.Caller = st.Conn().id
+	b, err := msgpack.Marshal(&rep)
+	if err != nil {
+		return Errorf(CodeInternal, "%s: %v", MethodStats, err)
+	}
+	return st.CloseSend(b)
+}
+
+// RemoteStats asks the server at the other end of the connection for its counters (the
+// ipc.stats request). The reply's Caller names this connection on the server's side.
+func (c *Conn) RemoteStats(ctx context.Context, opts StatsOptions) (ServerStats, error) {
+	return decodeStatsReply(c.Call(ctx, MethodStats, statsArgs(opts)))
+}
+
+// RemoteStats asks the peer for its counters (the ipc.stats request) over the least
+// loaded connection.
+func (c *Client) RemoteStats(ctx context.Context, opts StatsOptions) (ServerStats, error) {
+	return decodeStatsReply(c.Call(ctx, MethodStats, statsArgs(opts)))
+}
+
+func statsArgs(opts StatsOptions) []byte {
+	b := mpAppendMapHeader(nil, 1)
+	return mpAppendBool(mpAppendStr(b, "streams"), opts.Streams)
+}
+
+func decodeStatsReply(end []byte, err error) (ServerStats, error) {
+	var st ServerStats
+	if err != nil {
+		return st, err
+	}
+	if err := msgpack.Unmarshal(end, &st); err != nil {
+		return st, fmt.Errorf("%s reply: %w", MethodStats, err)
+	}
+	return st, nil
+}
+
+// ClientStats are a client's own counters for its peer.
+type ClientStats struct {
+	Peer     string      `json:"peer" msgpack:"peer"`
+	Up       bool        `json:"up" msgpack:"up"`
+	Failures uint64      `json:"dial_failures" msgpack:"dial_failures"`
+	Totals   LinkTotals  `json:"totals" msgpack:"totals"` // over the live connections
+	Conns    []ConnStats `json:"conns" msgpack:"conns"`
+}
+
+// Snapshot returns the client's counters: each live connection's (with its open streams'
+// if opts.Streams) and their sum.
+func (c *Client) Snapshot(opts StatsOptions) ClientStats {
+	c.mu.Lock()
+	st := ClientStats{Peer: c.peer.String(), Up: c.up > 0, Failures: c.failures}
+	c.mu.Unlock()
+	for _, conn := range c.Conns() {
+		cs := conn.snapshot(opts)
+		st.Totals.add(&cs)
+		st.Conns = append(st.Conns, cs)
+	}
+	return st
+}
