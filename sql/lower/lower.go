@@ -87,16 +87,25 @@ func Datum(v types.Value) (vec.Datum, error) {
 // Aggregate calls and subqueries are not expressions exec evaluates and are errors, as are
 // functions exec has no kernel for yet.
 func Expr(e plan.Expr, input []plan.ColumnID) (*expr.Expr, error) {
+	return ExprParams(e, input, nil)
+}
+
+// ExprParams lowers e as Expr does, except that a reference to a column that is not in the
+// input but has an entry in params lowers to that entry itself: a constant node shared by
+// every expression that reads the parameter, so that its value can be set once it is known
+// (a scalar subquery that exemgr computes before the expressions run).
+func ExprParams(e plan.Expr, input []plan.ColumnID, params map[plan.ColumnID]*expr.Expr) (*expr.Expr, error) {
 	pos := make(map[plan.ColumnID]int, len(input))
 	for i := len(input) - 1; i >= 0; i-- {
 		pos[input[i]] = i
 	}
-	l := &lowerer{pos: pos}
+	l := &lowerer{pos: pos, params: params}
 	return l.expr(e)
 }
 
 type lowerer struct {
-	pos map[plan.ColumnID]int
+	pos    map[plan.ColumnID]int
+	params map[plan.ColumnID]*expr.Expr
 }
 
 var ops = map[plan.Func]expr.Op{
@@ -129,6 +138,9 @@ func (l *lowerer) expr(e plan.Expr) (*expr.Expr, error) {
 	case *plan.ColumnRef:
 		p, ok := l.pos[x.ID]
 		if !ok {
+			if c, ok := l.params[x.ID]; ok {
+				return c, nil
+			}
 			return nil, fmt.Errorf("lower: column #%d is not in the input", x.ID)
 		}
 		return expr.ColRef(p), nil

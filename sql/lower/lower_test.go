@@ -156,3 +156,23 @@ func TestLikeEscape(t *testing.T) {
 		t.Errorf("pattern %q", got)
 	}
 }
+
+// TestParams checks that a parameter lowers to the caller's shared constant node, so that
+// setting its value later changes every expression that reads it.
+func TestParams(t *testing.T) {
+	md := plan.NewMetadata()
+	c := md.Add(plan.ColumnMeta{Name: "c", Type: types.Int64Type})
+	p := md.Add(plan.ColumnMeta{Name: "p", Type: types.Int64Type})
+	e := plan.NewBool(plan.FnGt, md.Ref(c), md.Ref(p))
+	slot := expr.Const(vec.NullDatum(vec.Int64Type))
+	x, err := lower.ExprParams(e, []plan.ColumnID{c}, map[plan.ColumnID]*expr.Expr{p: slot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Args[1] != slot {
+		t.Fatalf("parameter lowered to %v, not the shared slot", x.Args[1])
+	}
+	if _, err := lower.Expr(e, []plan.ColumnID{c}); err == nil {
+		t.Fatal("a column outside the input lowered without parameters")
+	}
+}

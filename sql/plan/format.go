@@ -39,6 +39,32 @@ func FormatExpr(e Expr, md *Metadata) string {
 	return p.expr(e, 0)
 }
 
+// Namer prints expressions of one plan with the column names EXPLAIN uses for that plan: a
+// column's name where no other column of the plan has it, else qualifier.name, else name#id.
+// Other packages that print parts of a plan (the physical planner) use it so that their
+// output names columns as the logical plan does.
+type Namer struct {
+	md    *Metadata
+	names map[ColumnID]string
+}
+
+// NewNamer returns the namer of the plan under root.
+func NewNamer(root Node, md *Metadata) *Namer {
+	return &Namer{md: md, names: columnNames(root, md)}
+}
+
+// Expr prints an expression.
+func (n *Namer) Expr(e Expr) string {
+	p := &printer{md: n.md, names: n.names, subq: map[*Subquery]int{}}
+	return p.expr(e, 0)
+}
+
+// Column prints a column's name.
+func (n *Namer) Column(id ColumnID) string {
+	p := &printer{md: n.md, names: n.names}
+	return p.col(id)
+}
+
 type printer struct {
 	b     strings.Builder
 	md    *Metadata

@@ -1,0 +1,223 @@
+// Package fragment runs an exec.Fragment over a storage snapshot: the work a primproc does
+// next to its data. It turns the fragment's scan into a storage scan of the segments this
+// primproc owns — with the fragment's zone predicates as storage predicates, so that zone
+// maps skip row groups before anything is read — and drives exec's pipeline over it with a
+// number of workers that pull row groups from a shared cursor. The output is a stream of
+// Arrow records and, at its end, the fragment's statistics.
+//
+// The package knows nothing of the link: primproc's daemon hands it decoded fragments and
+// build sides and sends what it returns; tests and in-process runners call it directly.
+package fragment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/exec"
+	"github.com/colinkdb/colink/exec/expr"
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/storage"
+)
+
+// Options tune a fragment run.
+type Options struct {
+	// Threads is the number of workers (default GOMAXPROCS).
+	Threads int
+	// QueryMemory bounds the memory the fragment's hash tables, sorts and aggregates hold,
+	// in bytes (0: unlimited). A fragment over it fails with exec.ErrMemoryLimit.
+	QueryMemory int64
+	// BatchRows and OutputRows are exec.Options' (defaults there).
+	BatchRows, OutputRows int
+	// Alloc provides the output records' buffers (default: a recycling pool).
+	Alloc memory.Allocator
+}
+
+// Stream is a running fragment: Next yields its output records, Stats its counters.
+type Stream struct {
+	scan   *storage.Scan
+	pipe   *exec.Pipeline
+	budget *exec.Budget
+	done   bool
+	closed bool
+}
+
+// Run starts frag over the table's segments listed in segments (nil: all of the table's
+// segments in the snapshot), with builds holding each build side's records (the caller keeps
+// them until the stream is closed). The snapshot must stay pinned until the stream is
+// closed; the stream's own scan pins it too.
+func Run(ctx context.Context, snap *storage.Snapshot, segments []uint64, frag *exec.Fragment, builds [][]arrow.RecordBatch, opts Options) (*Stream, error) {
+	if _, err := frag.Validate(); err != nil {
+		return nil, err
+	}
+	info, err := snap.Table(frag.Scan.Table)
+	if err != nil {
+		return nil, fmt.Errorf("fragment: %w", err)
+	}
+	if err := checkColumns(info, &frag.Scan); err != nil {
+		return nil, err
+	}
+	sc, err := snap.Scan(storage.ScanRequest{
+		Table:      frag.Scan.Table,
+		Columns:    frag.Scan.Columns,
+		Segments:   segments,
+		Predicates: zonePredicates(&frag.Scan),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fragment: %w", err)
+	}
+	budget := exec.NewBudget(opts.QueryMemory)
+	src := &rowGroupStream{scan: sc, refs: sc.RowGroups()}
+	pipe, err := exec.BuildPipeline(frag, src, builds, exec.Options{
+		Threads: opts.Threads, BatchRows: opts.BatchRows, OutputRows: opts.OutputRows,
+		Budget: budget, Alloc: opts.Alloc,
+	})
+	if err != nil {
+		sc.Close()
+		return nil, err
+	}
+	return &Stream{scan: sc, pipe: pipe, budget: budget}, nil
+}
+
+// Schema is the output records' schema.
+func (s *Stream) Schema() *arrow.Schema { return s.pipe.Schema() }
+
+// Next returns the next output record (the caller releases it), or nil at the end.
+func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.done {
+		return nil, nil
+	}
+	rec, err := s.pipe.Next(ctx)
+	if rec == nil && err == nil {
+		s.done = true
+	}
+	return rec, err
+}
+
+// Stats returns the fragment's counters; they are complete once Next has returned nil.
+func (s *Stream) Stats() exec.FragmentStats {
+	st := exec.FragmentStats{Stats: s.pipe.Stats()}
+	ss := s.scan.Stats()
+	st.RowGroups = ss.RowGroups
+	st.RowGroupsEliminated = ss.RowGroupsEliminated
+	st.CacheHits = ss.CacheHits
+	st.CacheMisses = ss.CacheMisses
+	st.BytesFromCache = ss.BytesFromCache
+	st.BytesFromDisk = ss.BytesFromDisk
+	return st
+}
+
+// Close stops the workers (if the stream was not read to its end), releases the
+// pipeline's memory and unpins the scan's snapshot.
+func (s *Stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.pipe.Close()
+	s.scan.Close()
+	return err
+}
+
+// rowGroupStream hands out one row group per Next, to any number of concurrent callers.
+type rowGroupStream struct {
+	scan *storage.Scan
+	refs []storage.RowGroupRef
+	next atomic.Int64
+}
+
+func (r *rowGroupStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		i := r.next.Add(1) - 1
+		if i >= int64(len(r.refs)) {
+			return nil, nil
+		}
+		rec, err := r.scan.Read(ctx, r.refs[i])
+		if err != nil {
+			return nil, err
+		}
+		if rec.NumRows() > 0 {
+			return rec, nil
+		}
+		rec.Release()
+	}
+}
+
+// checkColumns verifies that the stored columns have the types the fragment expects, so
+// that a mismatch is an error naming the column rather than a misread.
+func checkColumns(info storage.TableInfo, sc *exec.Scan) error {
+	for i, name := range sc.Columns {
+		idx := info.Schema.FieldIndices(name)
+		if len(idx) != 1 {
+			return fmt.Errorf("fragment: table %s has no column %s", info.Name, name)
+		}
+		st, err := vec.FromArrow(info.Schema.Field(idx[0]).Type)
+		if err != nil {
+			return fmt.Errorf("fragment: column %s.%s: %w", info.Name, name, err)
+		}
+		if st != sc.Types[i] {
+			return fmt.Errorf("fragment: column %s.%s is %s in storage, the fragment reads it as %s", info.Name, name, st, sc.Types[i])
+		}
+	}
+	return nil
+}
+
+var zoneOps = map[expr.Op]storage.Op{
+	expr.OpEq: storage.OpEq, expr.OpLt: storage.OpLt, expr.OpLe: storage.OpLe,
+	expr.OpGt: storage.OpGt, expr.OpGe: storage.OpGe,
+}
+
+// zonePredicates converts the fragment's zone predicates into storage's. A predicate whose
+// constant storage cannot compare exactly with the column is left out: it could only have
+// saved reading, never changed the answer.
+func zonePredicates(sc *exec.Scan) []storage.Predicate {
+	var out []storage.Predicate
+	for _, z := range sc.Zone {
+		op, ok := zoneOps[z.Op]
+		if !ok || z.Value.Null || z.Col < 0 || z.Col >= len(sc.Columns) {
+			continue
+		}
+		v, ok := storageValue(sc.Types[z.Col], z.Value)
+		if !ok {
+			continue
+		}
+		out = append(out, storage.Predicate{Column: sc.Columns[z.Col], Op: op, Values: []storage.Value{v}})
+	}
+	return out
+}
+
+// storageValue converts a constant compared with a column of type col.
+func storageValue(col vec.Type, d vec.Datum) (storage.Value, bool) {
+	exact := col.IsInteger() || col.IsDecimal() || col.ID == vec.Date32 || col.ID == vec.Bool
+	switch d.Type.ID {
+	case vec.Int32, vec.Int64:
+		return storage.Int(d.Int), exact && col.ID != vec.Date32
+	case vec.Bool:
+		return storage.Int(d.Int), col.ID == vec.Bool
+	case vec.Date32:
+		return storage.Date(int32(d.Int)), col.ID == vec.Date32
+	case vec.Decimal64:
+		return storage.Decimal(d.Int, d.Type.Scale), exact && col.ID != vec.Date32 && col.ID != vec.Bool
+	case vec.Decimal128:
+		v := d.Decimal()
+		if !v.IsInt64() {
+			return storage.Value{}, false
+		}
+		return storage.Decimal(int64(v.Lo), d.Type.Scale), exact && col.ID != vec.Date32 && col.ID != vec.Bool
+	case vec.Float64:
+		return storage.Float(d.Float), col.ID == vec.Float64
+	case vec.String:
+		return storage.Str(d.Str), col.ID == vec.String
+	}
+	return storage.Value{}, false
+}
+
+// ErrClosed is returned by Next after Close.
+var ErrClosed = errors.New("fragment: stream closed")

@@ -1,0 +1,541 @@
+package physical
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/exec"
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/sql/plan"
+)
+
+// ExecOptions tune a run of a plan.
+type ExecOptions struct {
+	// QueryMemory bounds the memory exemgr's operators and broadcast build sides hold, in
+	// bytes (0: unlimited). Going over it fails the query with exec.ErrMemoryLimit.
+	QueryMemory int64
+	// BatchRows bounds the batches exemgr's operators exchange (default 1024).
+	BatchRows int
+	// OutputRows bounds the rows of each result record (default 65536).
+	OutputRows int
+	// Alloc provides the result records' buffers (default: a recycling pool).
+	Alloc memory.Allocator
+}
+
+// run is the state of one execution of a plan.
+type run struct {
+	ctx    context.Context
+	runner Runner
+	opts   ExecOptions
+	budget *exec.Budget
+	stats  statsCollector
+
+	mu     sync.Mutex
+	bcasts map[*Broadcast]*bcastData
+}
+
+// bcastData is a broadcast's materialized records.
+type bcastData struct {
+	recs  []arrow.RecordBatch
+	rows  int64
+	bytes int64
+	acct  *exec.Account
+}
+
+// Result streams a plan's result rows.
+type Result struct {
+	r      *run
+	schema *arrow.Schema
+	mat    *exec.Materializer
+	start  time.Time
+	end    time.Time
+	closed bool
+}
+
+// Execute runs the plan: it computes the parameters (scalar subqueries), then returns the
+// result stream. The fragments start when the stream is first read. Close the result, also
+// after an error.
+func (p *Plan) Execute(ctx context.Context, runner Runner, opts ExecOptions) (*Result, error) {
+	if opts.BatchRows <= 0 {
+		opts.BatchRows = vec.DefaultBatchRows
+	}
+	if opts.OutputRows <= 0 {
+		opts.OutputRows = 64 * vec.DefaultBatchRows
+	}
+	if opts.Alloc == nil {
+		opts.Alloc = vec.NewPool(0)
+	}
+	r := &run{ctx: ctx, runner: runner, opts: opts, budget: exec.NewBudget(opts.QueryMemory),
+		bcasts: map[*Broadcast]*bcastData{}}
+	res := &Result{r: r, schema: p.Schema, start: time.Now()}
+	for _, pg := range p.params {
+		if err := r.computeParams(ctx, pg); err != nil {
+			res.Close()
+			return nil, err
+		}
+	}
+	root, err := p.Root.open(r)
+	if err != nil {
+		res.Close()
+		return nil, err
+	}
+	res.mat = exec.NewMaterializer(root, p.Schema, opts.OutputRows, opts.Alloc)
+	return res, nil
+}
+
+// computeParams runs a parameter group's subplan and sets its constants.
+func (r *run) computeParams(ctx context.Context, pg *paramGroup) error {
+	op, err := pg.node.open(r)
+	if err != nil {
+		return err
+	}
+	row, err := exec.SingleRow(ctx, op)
+	if err != nil {
+		return err
+	}
+	if row == nil && !pg.single {
+		return fmt.Errorf("physical: parameter group %d yielded no row", pg.id)
+	}
+	for i, slot := range pg.slots {
+		d := vec.NullDatum(slot.Value.Type)
+		if row != nil {
+			d = row[i]
+		}
+		if d.Type != slot.Value.Type {
+			return fmt.Errorf("physical: parameter %s is %s, planned as %s", pg.names[i], d.Type, slot.Value.Type)
+		}
+		slot.Value = d
+	}
+	return nil
+}
+
+// Schema is the result's schema.
+func (res *Result) Schema() *arrow.Schema { return res.schema }
+
+// Next returns the next result record (the caller releases it), or nil at the end.
+func (res *Result) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if res.closed {
+		return nil, fmt.Errorf("physical: result read after Close")
+	}
+	rec, err := res.mat.Next(ctx)
+	if rec == nil && err == nil && res.end.IsZero() {
+		res.end = time.Now()
+	}
+	return rec, err
+}
+
+// Stats returns the run's statistics (complete once the result has been read to its end
+// and closed).
+func (res *Result) Stats() QueryStats {
+	s := res.r.stats.snapshot()
+	end := res.end
+	if end.IsZero() {
+		end = time.Now()
+	}
+	s.Elapsed = end.Sub(res.start)
+	s.PeakMemory = res.r.budget.Peak()
+	return s
+}
+
+// Close stops the plan's operators and fragments and releases its memory.
+func (res *Result) Close() error {
+	if res.closed {
+		return nil
+	}
+	res.closed = true
+	var err error
+	if res.mat != nil {
+		err = res.mat.Close()
+	}
+	if res.end.IsZero() {
+		res.end = time.Now()
+	}
+	r := res.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range r.bcasts {
+		for _, rec := range d.recs {
+			rec.Release()
+		}
+		d.acct.Close()
+	}
+	r.bcasts = nil
+	return err
+}
+
+// ReadAll reads the result to its end and returns its records (the caller releases them).
+func (res *Result) ReadAll(ctx context.Context) ([]arrow.RecordBatch, error) {
+	var out []arrow.RecordBatch
+	for {
+		rec, err := res.Next(ctx)
+		if err != nil {
+			for _, r := range out {
+				r.Release()
+			}
+			return nil, err
+		}
+		if rec == nil {
+			return out, nil
+		}
+		out = append(out, rec)
+	}
+}
+
+// broadcast materializes a build side once per run.
+func (r *run) broadcast(ctx context.Context, b *Broadcast) (*bcastData, error) {
+	r.mu.Lock()
+	if d, ok := r.bcasts[b]; ok {
+		r.mu.Unlock()
+		return d, nil
+	}
+	r.mu.Unlock()
+	op, err := b.Input.open(r)
+	if err != nil {
+		return nil, err
+	}
+	in := b.Input.Types()
+	m := exec.NewMaterializer(op, vec.SchemaOf(nil, in), r.opts.OutputRows, nil)
+	d := &bcastData{acct: r.budget.NewAccount(fmt.Sprintf("broadcast %d", b.ID))}
+	fail := func(err error) (*bcastData, error) {
+		m.Close()
+		for _, rec := range d.recs {
+			rec.Release()
+		}
+		d.acct.Close()
+		return nil, err
+	}
+	for {
+		rec, err := m.Next(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if rec == nil {
+			break
+		}
+		if b.RowID {
+			numbered := withRowNumbers(rec, d.rows)
+			rec.Release()
+			rec = numbered
+		}
+		d.recs = append(d.recs, rec)
+		d.rows += rec.NumRows()
+		d.bytes += vec.RecordBytes(rec)
+		if err := d.acct.Resize(d.bytes); err != nil {
+			return fail(err)
+		}
+	}
+	if err := m.Close(); err != nil {
+		return fail(err)
+	}
+	if b.uniqueKeys != nil {
+		if err := checkUnique(d.recs, b.types, b.uniqueKeys); err != nil {
+			return fail(err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bcasts == nil {
+		return fail(fmt.Errorf("physical: broadcast %d computed after the result was closed", b.ID))
+	}
+	r.bcasts[b] = d
+	return d, nil
+}
+
+// withRowNumbers returns rec with a BIGINT column numbering its rows from first.
+func withRowNumbers(rec arrow.RecordBatch, first int64) arrow.RecordBatch {
+	n := int(rec.NumRows())
+	bld := array.NewInt64Builder(memory.DefaultAllocator)
+	defer bld.Release()
+	bld.Reserve(n)
+	for i := 0; i < n; i++ {
+		bld.UnsafeAppend(first + int64(i))
+	}
+	ids := bld.NewArray()
+	defer ids.Release()
+	fields := append(append([]arrow.Field(nil), rec.Schema().Fields()...),
+		arrow.Field{Name: "row_number", Type: arrow.PrimitiveTypes.Int64})
+	cols := append(append([]arrow.Array(nil), rec.Columns()...), ids)
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+}
+
+// checkUnique fails with MySQL's error 1242 if two rows share a value of the key columns
+// (a scalar subquery that returns more than one row for an outer row). Rows with a NULL key
+// match nothing and are ignored.
+func checkUnique(recs []arrow.RecordBatch, types []vec.Type, keys []int) error {
+	seen := map[string]struct{}{}
+	var b vec.Batch
+	var sb strings.Builder
+	for _, rec := range recs {
+		if err := b.ViewRecord(rec, types, 0, int(rec.NumRows())); err != nil {
+			return err
+		}
+	rows:
+		for i := 0; i < b.N; i++ {
+			sb.Reset()
+			for _, k := range keys {
+				if b.Cols[k].IsNull(i) {
+					continue rows
+				}
+				sb.WriteString(b.Cols[k].Datum(i).String())
+				sb.WriteByte(0)
+			}
+			if _, dup := seen[sb.String()]; dup {
+				return &vec.Error{Code: vec.CodeSubqueryRows, SQLState: "21000", Msg: "Subquery returns more than 1 row"}
+			}
+			seen[sb.String()] = struct{}{}
+		}
+	}
+	return nil
+}
+
+func (n *Gather) open(r *run) (exec.Operator, error) {
+	return &gatherOp{g: n, r: r}, nil
+}
+
+// gatherOp runs a Gather's fragment: it materializes the build sides, starts the fragment
+// on every primproc and merges their streams.
+type gatherOp struct {
+	g       *Gather
+	r       *run
+	streams []*countedStream
+	merged  *exec.Parallel
+	src     *exec.Source
+	bytes   int64 // broadcast bytes per primproc
+	closed  bool
+}
+
+// countedStream counts what one primproc's stream delivers; one goroutine reads it.
+type countedStream struct {
+	Stream
+	rows, batches, bytes int64
+	ended                bool
+}
+
+func (c *countedStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	rec, err := c.Stream.Next(ctx)
+	if rec != nil {
+		c.rows += rec.NumRows()
+		c.batches++
+		c.bytes += vec.RecordBytes(rec)
+	} else if err == nil {
+		c.ended = true
+	}
+	return rec, err
+}
+
+func (o *gatherOp) Types() []vec.Type { return o.g.types }
+
+func (o *gatherOp) Init(ctx context.Context) error {
+	f := o.g.Frag
+	builds := make([][]arrow.RecordBatch, len(f.Builds))
+	for i, b := range f.Builds {
+		d, err := o.r.broadcast(ctx, b)
+		if err != nil {
+			return err
+		}
+		builds[i] = d.recs
+		o.bytes += d.bytes
+	}
+	streams, err := o.r.runner.Run(ctx, &f.Exec, builds)
+	if err != nil {
+		return fmt.Errorf("fragment %d: %w", f.ID, err)
+	}
+	rs := make([]exec.RecordStream, len(streams))
+	for i, s := range streams {
+		c := &countedStream{Stream: s}
+		o.streams = append(o.streams, c)
+		rs[i] = c
+	}
+	o.merged = exec.MergeStreams(ctx, rs...)
+	o.src = exec.NewSource(o.merged, o.g.types, o.r.opts.BatchRows)
+	return nil
+}
+
+func (o *gatherOp) Next(ctx context.Context) (*vec.Batch, error) {
+	b, err := o.src.Next(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fragment %d: %w", o.g.Frag.ID, err)
+	}
+	return b, nil
+}
+
+func (o *gatherOp) Close() error {
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	if o.src != nil {
+		o.src.Close()
+	}
+	if o.merged != nil {
+		o.merged.Close()
+	}
+	fr := FragmentRun{Fragment: o.g.Frag.ID, Table: o.g.Frag.Exec.Scan.Table,
+		BytesBroadcast: o.bytes * int64(len(o.streams))}
+	var err error
+	for _, s := range o.streams {
+		if e := s.Close(); e != nil && err == nil {
+			err = e
+		}
+		fr.Streams = append(fr.Streams, s.Stats())
+		fr.RowsReceived += s.rows
+		fr.BatchesReceived += s.batches
+		fr.BytesReceived += s.bytes
+	}
+	if o.streams != nil {
+		o.r.stats.addFragment(fr)
+	}
+	return err
+}
+
+func (n *MatchJoin) open(r *run) (exec.Operator, error) {
+	in, err := n.Input.open(r)
+	if err != nil {
+		return nil, err
+	}
+	return &matchJoinOp{n: n, r: r, input: in, nb: len(n.Build.types) - 1}, nil
+}
+
+// matchJoinOp runs a MatchJoin; see there.
+type matchJoinOp struct {
+	n       *MatchJoin
+	r       *run
+	input   exec.Operator
+	data    *bcastData
+	matched []bool
+	nb      int // build columns before the row number
+
+	emitting bool
+	rec, pos int
+	view     vec.Batch
+	out      vec.Batch
+	sel      []int32
+	nulls    []*vec.Vec
+}
+
+func (m *matchJoinOp) Types() []vec.Type { return m.n.types }
+
+func (m *matchJoinOp) Init(ctx context.Context) error {
+	d, err := m.r.broadcast(ctx, m.n.Build)
+	if err != nil {
+		return err
+	}
+	m.data = d
+	m.matched = make([]bool, d.rows)
+	return m.input.Init(ctx)
+}
+
+func (m *matchJoinOp) Next(ctx context.Context) (*vec.Batch, error) {
+	for !m.emitting {
+		b, err := m.input.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			m.emitting = true
+			break
+		}
+		ids := b.Cols[m.n.IDCol].I64
+		if b.Sel != nil {
+			for _, i := range b.Sel {
+				m.matched[ids[i]] = true
+			}
+		} else {
+			for _, id := range ids[:b.N] {
+				m.matched[id] = true
+			}
+		}
+		if m.n.Kind == plan.LeftJoin {
+			m.out.Cols = append(m.out.Cols[:0], b.Cols[:m.n.IDCol]...)
+			m.out.Sel, m.out.N = b.Sel, b.N
+			return &m.out, nil
+		}
+	}
+	want := m.n.Kind == plan.SemiJoin
+	for m.rec < len(m.data.recs) {
+		rec := m.data.recs[m.rec]
+		n := int(rec.NumRows())
+		if m.pos >= n {
+			m.rec, m.pos = m.rec+1, 0
+			continue
+		}
+		end := min(m.pos+m.r.opts.BatchRows, n)
+		if err := m.view.ViewRecord(rec, m.n.Build.types, m.pos, end); err != nil {
+			return nil, err
+		}
+		m.pos = end
+		ids := m.view.Cols[m.nb].I64
+		m.sel = m.sel[:0]
+		for i := 0; i < m.view.N; i++ {
+			if m.matched[ids[i]] == want {
+				m.sel = append(m.sel, int32(i))
+			}
+		}
+		if len(m.sel) == 0 {
+			continue
+		}
+		m.out.Cols = append(m.out.Cols[:0], m.view.Cols[:m.nb]...)
+		for k, t := range m.n.types[m.nb:] {
+			if k >= len(m.nulls) {
+				m.nulls = append(m.nulls, &vec.Vec{})
+			}
+			m.out.Cols = append(m.out.Cols, nullVec(m.nulls[k], t, m.view.N))
+		}
+		m.out.Sel, m.out.N = m.sel, m.view.N
+		return &m.out, nil
+	}
+	return nil, nil
+}
+
+func (m *matchJoinOp) Close() error { return m.input.Close() }
+
+// nullVec makes v a vector of n NULLs of type t.
+func nullVec(v *vec.Vec, t vec.Type, n int) *vec.Vec {
+	v.Prepare(t, n)
+	if t.ID == vec.String {
+		clear(v.Offsets)
+	}
+	nl := v.PrepareNulls(n)
+	for i := range nl {
+		nl[i] = true
+	}
+	return v
+}
+
+func (n *BroadcastScan) open(r *run) (exec.Operator, error) {
+	return &broadcastScanOp{n: n, r: r}, nil
+}
+
+// broadcastScanOp reads a broadcast's records, materializing them at Init.
+type broadcastScanOp struct {
+	n   *BroadcastScan
+	r   *run
+	src *exec.Source
+}
+
+func (o *broadcastScanOp) Types() []vec.Type { return o.n.B.types }
+
+func (o *broadcastScanOp) Init(ctx context.Context) error {
+	d, err := o.r.broadcast(ctx, o.n.B)
+	if err != nil {
+		return err
+	}
+	o.src = exec.NewSource(exec.Records(d.recs...), o.n.B.types, o.r.opts.BatchRows)
+	return nil
+}
+
+func (o *broadcastScanOp) Next(ctx context.Context) (*vec.Batch, error) { return o.src.Next(ctx) }
+
+func (o *broadcastScanOp) Close() error {
+	if o.src != nil {
+		return o.src.Close()
+	}
+	return nil
+}
