@@ -55,6 +55,7 @@ type Stream struct {
 	pw         payloadWriter
 	ar         *arrowipc.Reader
 	mr         msgReader
+	dec        decodeAllocator
 	schemaSent bool
 
 	bytesIn, bytesOut, framesIn, framesOut, batchesIn, batchesOut atomic.Uint64
@@ -335,6 +336,7 @@ type msgReader struct {
 }
 
 func (m *msgReader) Message() (*arrowipc.Message, error) {
+	m.s.dec.used = 0 // a new message: a new decode budget
 	if m.cur != nil {
 		m.cur.Release()
 		m.cur = nil
@@ -357,6 +359,41 @@ func (m *msgReader) Release() {
 	}
 }
 
+// maxDecodeBytes bounds what decoding one Arrow message may allocate (decompressed buffers;
+// an uncompressed message's arrays alias the frame). A compressed buffer's 8-byte length
+// prefix is the peer's word: without a bound a corrupt or hostile one could make the
+// receiver allocate terabytes.
+const maxDecodeBytes = MaxFrameCap
+
+// decodeAllocator is the allocator a stream's Arrow reader decodes with: the connection's
+// pool, with a per-message budget. Over budget it panics, which the Arrow reader turns into
+// an error (a protocol violation for the link).
+type decodeAllocator struct {
+	p    *BufferPool
+	used int64 // bytes allocated while decoding the current message
+}
+
+func (a *decodeAllocator) charge(n int) {
+	if n < 0 || a.used+int64(n) > maxDecodeBytes {
+		panic(fmt.Sprintf("decoding the message needs a buffer of %d bytes, over the link's bound of %d bytes per message (%d already allocated): a corrupt or hostile compressed-length prefix", n, maxDecodeBytes, a.used))
+	}
+	a.used += int64(n)
+}
+
+func (a *decodeAllocator) Allocate(n int) []byte {
+	a.charge(n)
+	return a.p.Get(n)
+}
+
+func (a *decodeAllocator) Reallocate(n int, b []byte) []byte {
+	if n > cap(b) {
+		a.charge(n - len(b))
+	}
+	return a.p.Reallocate(n, b)
+}
+
+func (a *decodeAllocator) Free(b []byte) { a.p.Put(b) }
+
 // Recv returns the peer's next record batch, which the caller owns and must Release. It
 // returns io.EOF after the peer's END (see End), a *RemoteError for the peer's ERROR, and
 // the stream's failure otherwise. A malformed Arrow message is a protocol violation: the
@@ -366,7 +403,8 @@ func (s *Stream) Recv() (arrow.RecordBatch, error) {
 		if err := s.waitReadable(); err != nil {
 			return nil, err
 		}
-		ar, err := newArrowReader(&s.mr, s.c.pool)
+		s.dec.p = s.c.pool
+		ar, err := newArrowReader(&s.mr, &s.dec)
 		if err != nil {
 			return nil, s.decodeFailed(err)
 		}
