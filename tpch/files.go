@@ -50,7 +50,11 @@ type Options struct {
 	Tables []string
 	// Chunks ≤ 1 writes one file per table. Chunks = N writes N files per table divided as
 	// dbgen -C N does (name.tbl.K holds what dbgen -C N -S K writes; name.K.parquet for
-	// Parquet). Nation and region are small and always one file each.
+	// Parquet). Nation and region are small and always one file each. Below SF 30000 every
+	// file is generated in pieces on all workers. From SF 30000 dbgen's 64-bit streams
+	// cannot jump ahead, so each file is generated sequentially by one worker (use Chunks to
+	// spread a table over the cores); the output then equals dbgen's own: the single-process
+	// run for Chunks ≤ 1, the -C N -S K runs otherwise.
 	Chunks int
 	// Refresh is the number of refresh sets to write (orders.tbl.uK, lineitem.tbl.uK,
 	// delete.K for K = 1..Refresh), as dbgen -U Refresh writes them.
@@ -160,8 +164,8 @@ const (
 	tblBlock     = tblBlockCap - 8192 // a block is sent once this full; a unit's text is < 2 KiB
 	outQueue     = 4                  // .tbl blocks buffered per job output
 	fileJobQueue = 4                  // jobs queued per file ahead of its writer
-	// Parquet encoding, one goroutine per file, is slower than generation: generating far
-	// ahead of it only holds batches in memory, so its queues are short.
+	// Parquet encoding is slower than generation: generating far ahead of it only holds
+	// batches in memory, so its queues are short.
 	parquetOutQueue     = 1
 	parquetFileJobQueue = 1
 	parquetBatchRows    = 16384 // rows per batch handed to a Parquet writer
