@@ -19,9 +19,16 @@ import (
 
 // Limits are a connection's knobs. Zero fields take the defaults below.
 type Limits struct {
-	MaxFrame          int           // largest payload this side accepts (DefaultMaxFrame)
-	StreamWindow      int           // initial credit this side grants each stream (DefaultStreamWindow)
-	MaxStreams        int           // server: concurrent streams per connection (DefaultMaxStreams)
+	MaxFrame     int // largest payload this side accepts (DefaultMaxFrame)
+	StreamWindow int // initial credit this side grants each stream (DefaultStreamWindow)
+	MaxStreams   int // server: concurrent streams per connection (DefaultMaxStreams)
+	// MaxConnBuffer bounds the data a connection may hold received and not yet consumed
+	// (DefaultMaxConnBuffer). Each stream that can receive data may hold up to one window
+	// (one frame, if a frame is larger than the window), so such streams are capped at
+	// MaxConnBuffer/StreamWindow per connection: on a client, streams opened with Open; on
+	// a server, streams whose REQUEST lacks FIN (the client may upload). Unary calls
+	// (FIN, no uploads; Go discards any batches) do not count.
+	MaxConnBuffer     int
 	HeartbeatInterval time.Duration // ping after this long without input (DefaultHeartbeatInterval)
 	HeartbeatTimeout  time.Duration // fail the connection after this long without input (DefaultHeartbeatTimeout)
 	HandshakeTimeout  time.Duration // bound on the whole handshake (DefaultHandshakeTimeout)
@@ -31,10 +38,18 @@ type Limits struct {
 const (
 	DefaultStreamWindow      = 16 << 20
 	DefaultMaxStreams        = 1024
+	DefaultMaxConnBuffer     = 1 << 30
 	DefaultHeartbeatInterval = 250 * time.Millisecond
 	DefaultHeartbeatTimeout  = time.Second
 	DefaultHandshakeTimeout  = 5 * time.Second
 )
+
+// DataStreams is the number of streams that can receive data a connection allows at once:
+// MaxConnBuffer/StreamWindow, at least 1.
+func (l Limits) DataStreams() int {
+	l = l.withDefaults()
+	return max(1, l.MaxConnBuffer/l.StreamWindow)
+}
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxFrame <= 0 {
@@ -48,6 +63,10 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxStreams <= 0 {
 		l.MaxStreams = DefaultMaxStreams
 	}
+	if l.MaxConnBuffer <= 0 {
+		l.MaxConnBuffer = DefaultMaxConnBuffer
+	}
+	l.MaxConnBuffer = max(l.MaxConnBuffer, l.StreamWindow)
 	if l.HeartbeatInterval <= 0 {
 		l.HeartbeatInterval = DefaultHeartbeatInterval
 	}
@@ -90,11 +109,12 @@ type Conn struct {
 	unaryFor  func(method []byte, fin bool) UnaryHandler
 	runUnary  func(h UnaryHandler, method []byte, args []byte) ([]byte, error)
 
-	mu       sync.Mutex
-	streams  map[uint32]*Stream
-	nstreams atomic.Int64 // len(streams), readable without mu
-	err      error
-	done     chan struct{}
+	mu          sync.Mutex
+	streams     map[uint32]*Stream
+	nstreams    atomic.Int64 // len(streams), readable without mu
+	dataStreams int          // streams that count against Limits.DataStreams, under mu
+	err         error
+	done        chan struct{}
 
 	calls  *callTable    // client: pending Go calls
 	lastID atomic.Uint32 // client: last id allocated (under fw.mu); server: highest id the peer opened
@@ -467,6 +487,13 @@ func (c *Conn) onRequestFrame(f inFrame) error {
 		msg := fmt.Sprintf("connection has %d streams open, the limit", c.lim.MaxStreams)
 		return c.fw.writeAsync(&frame{kind: KindError, stream: h.Stream, small: appendErrorPayload(buf[:0], CodeTooManyStreams, msg)})
 	}
+	uploads := h.Flags&FlagFin == 0
+	if uploads && c.dataStreams >= c.lim.DataStreams() {
+		c.mu.Unlock()
+		var buf [256]byte
+		msg := fmt.Sprintf("connection has %d streams open that may upload batches, the limit (MaxConnBuffer %d / window %d); send requests without uploads with FIN", c.dataStreams, c.lim.MaxConnBuffer, c.lim.StreamWindow)
+		return c.fw.writeAsync(&frame{kind: KindError, stream: h.Stream, small: appendErrorPayload(buf[:0], CodeTooManyStreams, msg)})
+	}
 	s := newStream(c, h.Stream, false, method, append([]byte(nil), q.args...))
 	s.timeout = q.Timeout
 	s.ctx, s.cancelCtx = context.WithCancelCause(c.baseCtx)
@@ -478,6 +505,10 @@ func (c *Conn) onRequestFrame(f inFrame) error {
 	}
 	if h.Flags&FlagFin != 0 {
 		s.remoteFin = true
+	}
+	s.countsData = uploads
+	if uploads {
+		c.dataStreams++
 	}
 	c.streams[h.Stream] = s
 	c.nstreams.Add(1)
@@ -493,6 +524,18 @@ func appendFrameInPlace(dst []byte, kind Kind, stream uint32, payload []byte) []
 	dst = slices.Grow(dst, HeaderSize+len(payload))[:n+HeaderSize]
 	PutHeader(dst[n:], Header{Kind: kind, Stream: stream, Length: uint32(len(payload))})
 	return append(dst, payload...)
+}
+
+// releaseData ends s's claim on the connection's data buffer: once its queue has been
+// released (Close on a client, the handler's end on a server), not when the peer ends it,
+// since ended streams may still hold data.
+func (c *Conn) releaseData(s *Stream) {
+	c.mu.Lock()
+	if s.countsData {
+		s.countsData = false
+		c.dataStreams--
+	}
+	c.mu.Unlock()
 }
 
 func (c *Conn) retire(s *Stream) {
@@ -548,6 +591,11 @@ func (c *Conn) Open(ctx context.Context, method string, args []byte, fin bool) (
 		c.mu.Unlock()
 		return nil, &RemoteError{Code: CodeTooManyStreams, Message: fmt.Sprintf("%d streams open on the connection, the peer's limit", len(c.streams))}
 	}
+	if c.dataStreams >= c.lim.DataStreams() {
+		n := c.dataStreams
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %d streams open on the connection to %s, the limit of Limits.MaxConnBuffer (%d) / StreamWindow (%d); close finished streams or raise MaxConnBuffer", ErrTooManyStreams, n, c.remote, c.lim.MaxConnBuffer, c.lim.StreamWindow)
+	}
 	var timeout time.Duration
 	if dl, ok := ctx.Deadline(); ok {
 		if timeout = time.Until(dl); timeout <= 0 {
@@ -572,6 +620,8 @@ func (c *Conn) Open(ctx context.Context, method string, args []byte, fin bool) (
 	s := newStream(c, req.stream, true, method, nil)
 	s.localFin = fin
 	s.ctx = ctx
+	s.countsData = true
+	c.dataStreams++
 	c.streams[s.id] = s
 	c.nstreams.Add(1)
 	c.opened.Add(1)

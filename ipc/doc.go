@@ -20,4 +20,14 @@
 //	cl, _ := ipc.NewClient("tcp://127.0.0.1:8620", ipc.ClientConfig{Transport: ipc.TransportAuto})
 //	st, _ := cl.Open(ctx, "synth", args, false)
 //	for { rec, err := st.Recv(); ...; rec.Release() }
+//
+// Unary calls without waiting: cl.Go(method, args, flush, done) queues a REQUEST with FIN and
+// calls done from the goroutine reading the connection; a server answers FIN requests for a
+// method registered with HandleUnary inline on its reading goroutine, and writes the replies
+// to a burst of requests with one writev.
+//
+// Counters: Conn.Stats, Client.Snapshot (this side's), and the built-in ipc.stats request
+// that every server answers (Client.RemoteStats, Server.Snapshot to embed in a daemon's own
+// stats). Memory: each stream holds at most a window of unconsumed data, and the streams
+// that can receive data are capped per connection by Limits.MaxConnBuffer.
 package ipc

@@ -49,6 +49,9 @@ var (
 	ErrFrameTooLarge = errors.New("message exceeds the peer's maximum frame size")
 	// ErrAuth: the handshake's authentication failed.
 	ErrAuth = errors.New("authentication failed")
+	// ErrTooManyStreams: opening the stream would exceed this side's stream limit
+	// (Limits.DataStreams).
+	ErrTooManyStreams = errors.New("too many streams on the connection")
 	// ErrPeerDown: the client has no live connection to its peer.
 	ErrPeerDown = errors.New("peer down")
 )

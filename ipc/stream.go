@@ -23,15 +23,18 @@ import (
 //
 // A Stream is used by at most one sending and one receiving goroutine at a time.
 type Stream struct {
-	c         *Conn
-	id        uint32
-	isClient  bool
-	method    string
-	args      []byte
-	timeout   time.Duration // server: the client's deadline budget
-	ctx       context.Context
-	cancelCtx context.CancelCauseFunc // server: cancels the handler's context
-	stopAfter func() bool             // client: detaches the ctx watcher
+	c        *Conn
+	id       uint32
+	isClient bool
+	method   string
+	args     []byte
+	timeout  time.Duration // server: the client's deadline budget
+	// countsData: the stream can receive data and counts against Limits.DataStreams
+	// (guarded by c.mu).
+	countsData bool
+	ctx        context.Context
+	cancelCtx  context.CancelCauseFunc // server: cancels the handler's context
+	stopAfter  func() bool             // client: detaches the ctx watcher
 
 	recvSig   chan struct{} // signalled when the receive state changes
 	creditSig chan struct{} // signalled when the send state changes
@@ -671,6 +674,7 @@ func (s *Stream) Close() {
 	q := s.takeQueueLocked()
 	s.mu.Unlock()
 	releaseQueue(q)
+	s.c.releaseData(s)
 }
 
 // StreamStats are one stream's counters on this side.
@@ -749,4 +753,5 @@ func (s *Stream) finish(err error) {
 	q := s.takeQueueLocked()
 	s.mu.Unlock()
 	releaseQueue(q)
+	s.c.releaseData(s)
 }

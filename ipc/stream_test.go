@@ -284,3 +284,70 @@ func TestHeartbeatDetectsSilentPeer(t *testing.T) {
 		t.Fatalf("after %v: %v", time.Since(start), err)
 	}
 }
+
+// Streams that can receive data are capped at MaxConnBuffer/StreamWindow per connection,
+// on the client (Open) and on the server (requests without FIN); unary calls do not count.
+func TestConnBufferCapsDataStreams(t *testing.T) {
+	const window = 64 << 10
+	srvLim := Limits{StreamWindow: window, MaxConnBuffer: 2 * window}
+	if srvLim.DataStreams() != 2 {
+		t.Fatalf("DataStreams %d, want 2", srvLim.DataStreams())
+	}
+	srv, _ := newPipeServer(t, srvLim)
+	c := pipePair(t, srv, ClientConfig{Limits: Limits{StreamWindow: window, MaxConnBuffer: 3 * window}})
+	ctx := context.Background()
+
+	// Client side: three streams may receive data, the fourth is refused locally.
+	var open []*Stream
+	for i := range 3 {
+		st, err := c.Open(ctx, "block", nil, true)
+		if err != nil {
+			t.Fatalf("stream %d: %v", i, err)
+		}
+		open = append(open, st)
+	}
+	if _, err := c.Open(ctx, "block", nil, true); !errors.Is(err, ErrTooManyStreams) {
+		t.Fatalf("fourth stream: %v, want ErrTooManyStreams", err)
+	}
+	done := make(chan error, 1)
+	if err := c.Go("echo", nil, true, func(end []byte, err error) { done <- err }); err != nil {
+		t.Fatalf("a unary call is not a data stream: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	open[2].Close()
+	st, err := c.Open(ctx, "block", nil, true)
+	if err != nil {
+		t.Fatalf("after a Close: %v", err)
+	}
+	open[2] = st
+
+	// Server side: the FIN streams above do not count; two streams that may upload do,
+	// and the client's cap is 3, so the server's refusal shows on a second one.
+	for _, s := range open[1:] {
+		s.Close()
+	}
+	up1, err := c.Open(ctx, "echo", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up1.Close()
+	up2, err := c.Open(ctx, "echo", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up2.Close()
+	// open[0] (FIN) + up1 + up2 = 3 on the client; free one client slot for the probe.
+	open[0].Close()
+	up3, err := c.Open(ctx, "echo", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up3.Close()
+	_, err = up3.Recv()
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Code != CodeTooManyStreams || !strings.Contains(re.Message, "MaxConnBuffer") {
+		t.Fatalf("third upload stream: %v, want too_many_streams", err)
+	}
+}
