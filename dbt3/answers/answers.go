@@ -87,6 +87,11 @@ func ReadFile(path string) (*Table, error) {
 // FromRecords formats records of the given schema: decimals at their scale, dates as
 // YYYY-MM-DD, doubles in shortest form, booleans as 1 and 0, NULL as "".
 func FromRecords(schema *arrow.Schema, recs []arrow.RecordBatch) (*Table, error) {
+	return FormatRecords(schema, recs, "")
+}
+
+// FormatRecords is FromRecords with NULL printed as null.
+func FormatRecords(schema *arrow.Schema, recs []arrow.RecordBatch, null string) (*Table, error) {
 	types, err := vec.TypesFromSchema(schema)
 	if err != nil {
 		return nil, fmt.Errorf("answers: %w", err)
@@ -106,6 +111,7 @@ func FromRecords(schema *arrow.Schema, recs []arrow.RecordBatch) (*Table, error)
 			row := make([]string, len(types))
 			for c, v := range b.Cols {
 				if v.IsNull(r) {
+					row[c] = null
 					continue
 				}
 				buf = v.Datum(r).AppendText(buf[:0])

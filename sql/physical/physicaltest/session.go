@@ -28,7 +28,9 @@ type Session struct {
 
 // Output is the result of the last query of a script.
 type Output struct {
-	Table *answers.Table
+	// Table is the result in the answers' psv form (NULL as ""); Display prints NULL as NULL.
+	Table   *answers.Table
+	Display *answers.Table
 	Plan  *physical.Plan
 	Stats physical.QueryStats
 }
@@ -129,6 +131,10 @@ func (s *Session) query(ctx context.Context, st sql.Statement) (*Output, error) 
 	if err != nil {
 		return nil, err
 	}
+	disp, err := answers.FormatRecords(res.Schema(), recs, "NULL")
+	if err != nil {
+		return nil, err
+	}
 	res.Close()
-	return &Output{Table: tb, Plan: pl, Stats: res.Stats()}, nil
+	return &Output{Table: tb, Display: disp, Plan: pl, Stats: res.Stats()}, nil
 }
