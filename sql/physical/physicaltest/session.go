@@ -31,8 +31,8 @@ type Output struct {
 	// Table is the result in the answers' psv form (NULL as ""); Display prints NULL as NULL.
 	Table   *answers.Table
 	Display *answers.Table
-	Plan  *physical.Plan
-	Stats physical.QueryStats
+	Plan    *physical.Plan
+	Stats   physical.QueryStats
 }
 
 type env struct{ db string }
