@@ -2,27 +2,59 @@ package primproc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/wire"
 )
 
 func (d *Daemon) register() {
-	d.srv.Handle("echo", echo)
+	d.handle("echo", echo)
 	d.srv.HandleUnary("echo", echoUnary)
-	d.srv.Handle("synth", synth)
-	d.srv.Handle("stats", d.stats)
+	d.handle("synth", synth)
+	d.handle(wire.MethodStats, d.stats)
+	d.handle(wire.MethodLoad, d.needStore(d.load))
+	d.handle(wire.MethodCatalog, d.needStore(d.catalog))
+	d.handle(wire.MethodFragment, d.needStore(d.fragment))
+	d.handle(wire.MethodDropCache, d.needStore(d.dropCache))
+}
+
+// handle registers h for method, counting its requests for stats.
+func (d *Daemon) handle(method string, h ipc.Handler) {
+	c := &methodCounter{}
+	d.methods[method] = c
+	d.srv.Handle(method, func(ctx context.Context, st *ipc.Stream) (err error) {
+		c.calls.Add(1)
+		c.active.Add(1)
+		start := time.Now()
+		returned := false
+		defer func() {
+			c.active.Add(-1)
+			c.wallNs.Add(int64(time.Since(start)))
+			if err != nil || !returned { // !returned: a panic, which the link turns into ERROR
+				c.errors.Add(1)
+			}
+		}()
+		err = h(ctx, st)
+		returned = true
+		return err
+	})
+}
+
+// needStore wraps a data method: without a data directory it fails with "unavailable".
+func (d *Daemon) needStore(h ipc.Handler) ipc.Handler {
+	return func(ctx context.Context, st *ipc.Stream) error {
+		if d.store == nil {
+			return ipc.Errorf(ipc.CodeUnavailable, "%s: this primproc serves no data (started without a data directory)", st.Method())
+		}
+		return h(ctx, st)
+	}
 }
 
 // echo answers END {"echo": args}. Batches the client uploads are sent straight back first,
@@ -188,31 +220,4 @@ func synth(ctx context.Context, st *ipc.Stream) error {
 		"credit_stall_ns": int64(s.CreditStall),
 		"credit_waits":    s.CreditWaits,
 	})
-}
-
-// StatsReply is the END payload of the stats request.
-type StatsReply struct {
-	PID        int              `msgpack:"pid" json:"pid"`
-	Name       string           `msgpack:"name" json:"name"`
-	Uptime     time.Duration    `msgpack:"uptime_ns" json:"uptime_ns"`
-	Goroutines int              `msgpack:"goroutines" json:"goroutines"`
-	Rusage     map[string]int64 `msgpack:"rusage" json:"rusage"`
-	Link       ipc.ServerStats  `msgpack:"link" json:"link"`
-}
-
-// stats answers with this process's CPU time and context switches (getrusage) and the
-// link's per-connection counters.
-func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
-	ru, err := rusage.Self()
-	if err != nil {
-		return err
-	}
-	b, err := msgpack.Marshal(StatsReply{
-		PID: os.Getpid(), Name: d.cfg.Name, Uptime: time.Since(d.started), Goroutines: runtime.NumGoroutine(),
-		Rusage: ru.Map(), Link: d.srv.Stats(),
-	})
-	if err != nil {
-		return errors.Join(ipc.Errorf(ipc.CodeInternal, "stats"), err)
-	}
-	return st.CloseSend(b)
 }

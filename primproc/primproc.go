@@ -1,6 +1,18 @@
-// Package primproc owns the primitive processor daemon: its configuration, its listeners on
-// the link, and the handlers it serves. Until the engine lands it serves the built-in
-// primitives the link's tests and benchmarks use: echo, synth and stats.
+// Package primproc owns the primitive processor daemon: its configuration, the store of
+// table segments it opens (package storage), its listeners on the link, and the methods it
+// serves there:
+//
+//	load       a client uploads a table's rows as Arrow batches; they commit atomically
+//	catalog    tables, Arrow schemas, row counts, segments and zone-map summaries
+//	fragment   run an exec.Fragment next to the data (package primproc/fragment), with
+//	           join build sides uploaded on the same stream; stream the output batches
+//	dropcache  empty the column cache (and optionally the OS page cache of the segments)
+//	stats      the process's CPU, context switches, memory, cache, link and per-method counters
+//	echo, synth  the link's own test and benchmark primitives
+//
+// The messages are defined in package primproc/wire and specified in PROTOCOL.md beside
+// this file; package primproc/pmclient is the client side. A malformed request fails its own
+// stream with an ERROR naming the problem; the daemon serves on.
 package primproc
 
 import (
@@ -11,17 +23,44 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/storage"
 )
 
 // DefaultPort is primproc's default TCP port.
 const DefaultPort = 8620
 
+// DefaultDataDir is where a primproc keeps its tables unless told otherwise (relative to
+// the working directory).
+const DefaultDataDir = "data/pm0"
+
 // Config configures a primproc.
 type Config struct {
+	// DataDir is the store's directory. Empty serves no data: only the link's own
+	// primitives (echo, synth, stats), as link benchmarks want; the data methods then fail
+	// with "unavailable". The command's --data-dir defaults to DefaultDataDir.
+	DataDir string
+	// CacheSize bounds the column cache in bytes (0: storage.DefaultCacheSize(); negative:
+	// no cache).
+	CacheSize int64
+	// Threads is the number of workers a fragment runs on (0: all cores).
+	Threads int
+	// QueryMemory bounds each query's memory: its build sides, hash tables, sorts and
+	// aggregates (0: unbounded). A query over it fails with an error saying so.
+	QueryMemory int64
+	// RowGroupRows, SegmentRows and Compression lay out newly loaded segments (0/"":
+	// storage's defaults).
+	RowGroupRows, SegmentRows int
+	Compression               string
+
 	Listen          []string      // endpoint URLs; DefaultListen() if empty
 	AuthTokenFile   string        // shared secret for TCP clients
 	AllowUIDs       []int         // unix clients allowed besides this process's uid
@@ -42,13 +81,25 @@ func DefaultListen() []string {
 	}
 }
 
-// Daemon is a configured primproc: a link server with its handlers and listeners.
+// Daemon is a configured primproc: its store, a link server with its handlers, and its
+// listeners.
 type Daemon struct {
 	cfg       Config
 	log       *slog.Logger
+	store     *storage.Store
+	layout    storage.Options // the store's effective layout options
 	srv       *ipc.Server
 	listeners []*ipc.Listener
 	started   time.Time
+	methods   map[string]*methodCounter // written only by register
+
+	loadMu  sync.Mutex
+	loading map[string]uint32 // table → stream id of the load writing it
+}
+
+// methodCounter counts one method's requests.
+type methodCounter struct {
+	calls, errors, active, wallNs atomic.Int64
 }
 
 // New validates cfg, binds every listener and registers the handlers. Errors here are
@@ -67,6 +118,12 @@ func New(cfg Config) (*Daemon, error) {
 		host, _ := os.Hostname()
 		cfg.Name = fmt.Sprintf("primproc@%s pid %d", host, os.Getpid())
 	}
+	if cfg.Threads <= 0 {
+		cfg.Threads = runtime.GOMAXPROCS(0)
+	}
+	if cfg.QueryMemory < 0 {
+		return nil, fmt.Errorf("query memory %d: must not be negative", cfg.QueryMemory)
+	}
 	var token []byte
 	if cfg.AuthTokenFile != "" {
 		var err error
@@ -74,7 +131,7 @@ func New(cfg Config) (*Daemon, error) {
 			return nil, err
 		}
 	}
-	d := &Daemon{cfg: cfg, log: cfg.Logger, started: time.Now()}
+	d := &Daemon{cfg: cfg, log: cfg.Logger, started: time.Now(), methods: map[string]*methodCounter{}, loading: map[string]uint32{}}
 	d.srv = ipc.NewServer(ipc.ServerConfig{
 		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger,
 	})
@@ -92,7 +149,51 @@ func New(cfg Config) (*Daemon, error) {
 		}
 		d.listeners = append(d.listeners, ln)
 	}
+	// The store opens after the listeners, so that a bad endpoint leaves the data
+	// directory untouched (opening it removes leftovers of interrupted loads).
+	d.layout = storage.Options{CacheSize: cfg.CacheSize, RowGroupRows: cfg.RowGroupRows,
+		SegmentRows: cfg.SegmentRows, Compression: cfg.Compression, Logger: cfg.Logger}
+	if cfg.DataDir == "" {
+		return d, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		d.closeListeners()
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	store, err := storage.Open(cfg.DataDir, d.layout)
+	if err != nil {
+		d.closeListeners()
+		return nil, fmt.Errorf("open store %s: %w", cfg.DataDir, err)
+	}
+	d.store = store
+	d.layout = effectiveLayout(d.layout)
 	return d, nil
+}
+
+// effectiveLayout fills the layout options storage defaults.
+func effectiveLayout(o storage.Options) storage.Options {
+	if o.RowGroupRows == 0 {
+		o.RowGroupRows = storage.DefaultRowGroupRows
+	}
+	if o.SegmentRows == 0 {
+		o.SegmentRows = max(storage.DefaultSegmentRows, o.RowGroupRows)
+	}
+	if o.Compression == "" {
+		o.Compression = storage.DefaultCompression
+	}
+	return o
+}
+
+// Store returns the daemon's store (nil without a data directory).
+func (d *Daemon) Store() *storage.Store { return d.store }
+
+// Close releases a daemon that New returned but Run never served: its listeners and store.
+func (d *Daemon) Close() error {
+	d.closeListeners()
+	if d.store != nil {
+		return d.store.Close()
+	}
+	return nil
 }
 
 func (d *Daemon) closeListeners() {
@@ -122,7 +223,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(lns...) }()
-	d.log.Info("primproc: serving", "endpoints", d.Endpoints(), "methods", d.srv.Methods(), "pid", os.Getpid())
+	d.log.Info("primproc: serving", "endpoints", d.Endpoints(), "methods", d.srv.Methods(), "pid", os.Getpid(),
+		"data_dir", d.cfg.DataDir, "threads", d.cfg.Threads, "query_memory", d.cfg.QueryMemory)
 	if d.cfg.Ready != nil {
 		d.cfg.Ready(d.Endpoints())
 	}
@@ -144,6 +246,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if serveErr == nil {
 		<-errc
 	}
+	if d.store != nil {
+		if err := d.store.Close(); err != nil {
+			d.log.Warn("primproc: closing the store", "err", err)
+		}
+	}
 	d.log.Info("primproc: stopped")
 	return serveErr
 }
@@ -155,4 +262,14 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	return d.Run(ctx)
+}
+
+// DefaultQueryMemory is --query-memory's default: a quarter of physical memory, at most
+// 4 GiB (1 GiB if the memory size is unknown).
+func DefaultQueryMemory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil || si.Totalram == 0 {
+		return 1 << 30
+	}
+	return min(int64(si.Totalram)*int64(si.Unit)/4, 4<<30)
 }

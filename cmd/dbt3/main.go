@@ -39,6 +39,7 @@ func commands() []command {
 	return []command{
 		{"gen", "generate TPC-H tables and refresh sets, byte-identical to dbgen 2.14", runGen},
 		{"qgen", "write the 22 queries of a stream with qgen's parameters", runQgen},
+		{"load", "load TPC-H tables (generated or from files) into primprocs over the link", runLoad},
 	}
 }
 

@@ -1,19 +1,22 @@
-// Command primproc runs colink's primitive processor daemon: it listens on the link and
-// serves fragments (for now the built-in echo, synth and stats primitives). Exit status: 0
-// after a clean shutdown (SIGTERM or SIGINT), 1 on a runtime failure, 2 on bad flags or
-// configuration.
+// Command primproc runs colink's primitive processor daemon: it owns a store of table
+// segments (--data-dir), listens on the link and serves load, catalog, fragment, dropcache
+// and stats (see primproc/PROTOCOL.md). Exit status: 0 after a clean shutdown (SIGTERM or
+// SIGINT; the store is closed), 1 on a runtime failure, 2 on bad flags or configuration
+// (including a data directory another primproc holds).
 package main
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/primproc"
+	"github.com/colinkdb/colink/storage"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -26,6 +29,15 @@ func run(args []string) int {
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "log format: text or json")
 	)
+	cacheSize := sizeFlag(storage.DefaultCacheSize())
+	queryMem := sizeFlag(primproc.DefaultQueryMemory())
+	fs.StringVar(&cfg.DataDir, "data-dir", primproc.DefaultDataDir, "directory of the tables' segment files and catalog (created if missing; one primproc per directory)")
+	fs.Var(&cacheSize, "cache-size", "column cache budget: bytes, or with a unit (512MiB, 8GiB); 0 disables caching (default a third of physical memory)")
+	fs.IntVar(&cfg.Threads, "threads", runtime.GOMAXPROCS(0), "workers a fragment scans with")
+	fs.Var(&queryMem, "query-memory", "memory one query may hold on this primproc (build sides, hash tables, sorts, aggregates): bytes or with a unit; 0 means unbounded (default a quarter of physical memory, at most 4GiB)")
+	fs.IntVar(&cfg.RowGroupRows, "row-group-rows", storage.DefaultRowGroupRows, "rows per row group (one zone map each) in newly loaded segments")
+	fs.IntVar(&cfg.SegmentRows, "segment-rows", storage.DefaultSegmentRows, "rows per segment file in newly loaded tables")
+	fs.StringVar(&cfg.Compression, "compression", storage.DefaultCompression, "codec of newly written segments: none, snappy, zstd or lz4")
 	fs.StringArrayVar(&cfg.Listen, "listen", nil, "endpoint to listen on, repeatable: tcp://host:port, unix:///path or unix://@abstract (default "+fmt.Sprint(primproc.DefaultListen())+")")
 	fs.StringVar(&cfg.AuthTokenFile, "auth-token-file", "", "file holding the shared secret TCP clients must prove (mode 0600, >= 16 bytes); required for a non-loopback TCP address")
 	fs.IntSliceVar(&cfg.AllowUIDs, "allow-uid", nil, "uid allowed to connect over unix sockets besides primproc's own, repeatable")
@@ -56,6 +68,14 @@ func run(args []string) int {
 		return daemon.ExitUsage
 	}
 	cfg.Limits, cfg.Logger = lim, log
+	cfg.CacheSize, cfg.QueryMemory = int64(cacheSize), int64(queryMem)
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = -1 // --cache-size 0: no cache (storage reads 0 as its default)
+	}
+	if cfg.Threads < 1 || cfg.RowGroupRows < 1 || cfg.SegmentRows < cfg.RowGroupRows {
+		fmt.Fprintf(os.Stderr, "primproc: need --threads >= 1 and 1 <= --row-group-rows <= --segment-rows\n")
+		return daemon.ExitUsage
+	}
 	d, err := primproc.New(cfg)
 	if err != nil {
 		log.Error("primproc: cannot start", "err", err)

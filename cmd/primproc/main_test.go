@@ -27,7 +27,8 @@ func buildPrimproc(t *testing.T) string {
 }
 
 func startPrimproc(t *testing.T, bin string, port int, sock string) *testbin.Proc {
-	p := testbin.Start(t, bin, "--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--listen", "unix://"+sock, "--log-level", "debug")
+	p := testbin.Start(t, bin, "--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--listen", "unix://"+sock, "--log-level", "debug",
+		"--data-dir", filepath.Join(filepath.Dir(sock), "data"))
 	p.WaitLog(t, `primproc: serving`, 10*time.Second)
 	return p
 }
@@ -177,7 +178,7 @@ func TestBadFlagsExitCode2(t *testing.T) {
 		{"--listen", "http://x"},
 		{"--listen", "tcp://0.0.0.0:0"}, // non-loopback without a token
 	} {
-		p := testbin.Start(t, bin, args...)
+		p := testbin.Start(t, bin, append(args, "--data-dir", filepath.Join(t.TempDir(), "data"))...)
 		if code := p.Wait(t, 10*time.Second); code != 2 {
 			t.Errorf("%v: exit code %d, want 2\n%s", args, code, p.Log())
 		}

@@ -1,0 +1,102 @@
+package primproc
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/colinkdb/colink/internal/rusage"
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/storage"
+)
+
+// StatsReply is the END payload of the stats request (wire.Stats).
+type StatsReply = wire.Stats
+
+// stats answers with this process's CPU time, context switches and memory, the column
+// cache's and the link's counters, and per-method request counts.
+func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
+	ru, err := rusage.Self()
+	if err != nil {
+		return ipc.Errorf(ipc.CodeInternal, "stats: %v", err)
+	}
+	rep := wire.Stats{
+		PID: os.Getpid(), Name: d.cfg.Name, Uptime: time.Since(d.started), Goroutines: runtime.NumGoroutine(),
+		Threads: d.cfg.Threads, QueryMem: d.cfg.QueryMemory, RSSBytes: residentBytes(), HeapBytes: heapBytes(),
+		Rusage: ru.Map(), Link: d.srv.Stats(), DataDir: d.cfg.DataDir, Methods: map[string]wire.MethodCounts{},
+	}
+	if d.store != nil {
+		snap := d.store.Snapshot()
+		rep.Version, rep.Tables = snap.Version(), len(snap.Tables())
+		snap.Release()
+		rep.Cache = cacheStatsOf(d.store.CacheStats())
+	}
+	for name, c := range d.methods {
+		rep.Methods[name] = wire.MethodCounts{Calls: c.calls.Load(), Errors: c.errors.Load(), Active: c.active.Load(), WallNs: c.wallNs.Load()}
+	}
+	b, err := msgpack.Marshal(&rep)
+	if err != nil {
+		return ipc.Errorf(ipc.CodeInternal, "stats: %v", err)
+	}
+	return st.CloseSend(b)
+}
+
+func cacheStatsOf(c storage.CacheStats) wire.CacheStats {
+	return wire.CacheStats{Capacity: c.Capacity, Used: c.Used, Entries: c.Entries, Hits: c.Hits, Misses: c.Misses,
+		Evictions: c.Evictions, BytesFromCache: c.BytesFromCache, BytesDecoded: c.BytesDecoded, BytesFromDisk: c.BytesFromDisk}
+}
+
+// residentBytes is the process's resident set size now (0 if /proc is unavailable).
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// heapBytes is the Go heap's live and not yet swept bytes.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// dropCache empties the column cache, as ColumnStore's calFlushCache() does, and with
+// page_cache also the kernel's cached pages of the segment files, so that the next scans
+// are cold.
+func (d *Daemon) dropCache(ctx context.Context, st *ipc.Stream) error {
+	var a wire.DropCacheArgs
+	if err := st.DecodeArgs(&a); err != nil {
+		return err
+	}
+	before := d.store.CacheStats()
+	if err := d.store.DropCache(a.PageCache); err != nil {
+		return ipc.Errorf(ipc.CodeInternal, "dropcache: %v", err)
+	}
+	b, err := msgpack.Marshal(wire.DropCacheEnd{Entries: before.Entries, Bytes: before.Used, PageCache: a.PageCache})
+	if err != nil {
+		return fmt.Errorf("dropcache: %w", err)
+	}
+	d.log.Debug("primproc: cache dropped", "entries", before.Entries, "bytes", before.Used, "page_cache", a.PageCache)
+	return st.CloseSend(b)
+}

@@ -1,0 +1,213 @@
+package primproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/colinkdb/colink/exec"
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/rusage"
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/fragment"
+	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/storage"
+)
+
+// fragment runs an exec.Fragment over this primproc's share of a table: it receives the
+// join build sides the client uploads on the stream, runs the fragment on a pinned snapshot
+// with the configured workers and memory bound, streams the output records, and ends with
+// the fragment's counters. Canceling the stream stops the workers.
+func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
+	start := time.Now()
+	ru0, _ := rusage.Self()
+	var a wire.FragmentArgs
+	if err := st.DecodeArgs(&a); err != nil {
+		return err
+	}
+	f := &a.Fragment
+	if _, err := f.Validate(); err != nil {
+		return invalidf("fragment", "%v", err)
+	}
+	limit := d.cfg.QueryMemory
+	if a.MemoryLimit > 0 && (limit == 0 || a.MemoryLimit < limit) {
+		limit = a.MemoryLimit
+	}
+	threads := d.cfg.Threads
+	if a.Threads > 0 && a.Threads < threads {
+		threads = a.Threads
+	}
+
+	snap := d.store.Snapshot()
+	defer snap.Release()
+	if err := checkScan(snap, &f.Scan); err != nil {
+		return err
+	}
+
+	var link wire.FragmentLink
+	builds, buildBytes, err := receiveBuilds(st, f, limit, &link)
+	defer func() {
+		for _, side := range builds {
+			for _, r := range side {
+				r.Release()
+			}
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	link.BuildBytes = st.Stats().BytesIn
+
+	// The build records stay held while the fragment runs; what remains of the bound is
+	// for its hash tables, sorts and aggregates.
+	runLimit := limit
+	if limit > 0 {
+		runLimit = max(limit-buildBytes, 1)
+	}
+	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, QueryMemory: runLimit})
+	if err != nil {
+		return fragmentError(ctx, err)
+	}
+	defer fs.Close()
+	if err := st.SendSchema(fs.Schema()); err != nil {
+		return err
+	}
+	for {
+		rec, err := fs.Next(ctx)
+		if err != nil {
+			return fragmentError(ctx, err)
+		}
+		if rec == nil {
+			break
+		}
+		err = st.Send(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	end := wire.FragmentEnd{Stats: fs.Stats(), Version: snap.Version()}
+	end.Stats.PeakMemory += buildBytes // held from the start to the end
+	end.Stats.WallNanos = int64(time.Since(start))
+	ls := st.Stats()
+	link.BatchesSent, link.BytesSent, link.CreditStallNs = ls.BatchesOut, ls.BytesOut, int64(ls.CreditStall)
+	end.Link = link
+	if ru1, err := rusage.Self(); err == nil {
+		end.Rusage = ru1.Sub(ru0).Map()
+		delete(end.Rusage, "maxrss_kib")
+	}
+	if a.Query != "" {
+		d.log.Debug("primproc: fragment done", "query", a.Query, "rows", end.Stats.RowsProduced,
+			"row_groups_eliminated", end.Stats.RowGroupsEliminated, "wall", time.Since(start))
+	}
+	b, err := msgpack.Marshal(&end)
+	if err != nil {
+		return ipc.Errorf(ipc.CodeInternal, "fragment: %v", err)
+	}
+	return st.CloseSend(b)
+}
+
+// checkScan checks the fragment's scan against the snapshot's table, so that an unknown
+// table or column, or a column read as the wrong type, is an invalid argument naming it.
+func checkScan(snap *storage.Snapshot, sc *exec.Scan) error {
+	ti, err := snap.Table(sc.Table)
+	if err != nil {
+		if errors.Is(err, storage.ErrNoTable) {
+			return invalidf("fragment", "unknown table %q", sc.Table)
+		}
+		return ipc.Errorf(ipc.CodeInternal, "fragment: %v", err)
+	}
+	for i, name := range sc.Columns {
+		idx := ti.Schema.FieldIndices(name)
+		if len(idx) != 1 {
+			return invalidf("fragment", "table %s has no column %q (columns: %s)", sc.Table, name, columnNames(ti.Schema))
+		}
+		f := ti.Schema.Field(idx[0])
+		t, err := vec.FromArrow(f.Type)
+		if err != nil {
+			return invalidf("fragment", "column %s.%s has type %s, which the engine cannot read", sc.Table, name, f.Type)
+		}
+		if t != sc.Types[i] {
+			return invalidf("fragment", "type mismatch: column %s.%s is %s (%s), the fragment reads it as %s", sc.Table, name, t, wire.SQLTypeOf(f), sc.Types[i])
+		}
+	}
+	return nil
+}
+
+// receiveBuilds reads the client's half: the build sides, in the encoding of
+// wire.BuildEncoder. The records it returns reference the link's receive buffers; the
+// caller releases them. Their bytes count against limit.
+func receiveBuilds(st *ipc.Stream, f *exec.Fragment, limit int64, link *wire.FragmentLink) ([][]arrow.RecordBatch, int64, error) {
+	types := make([][]vec.Type, len(f.Builds))
+	for i, b := range f.Builds {
+		types[i] = b.Types
+	}
+	builds := make([][]arrow.RecordBatch, len(f.Builds))
+	var bytes int64
+	for {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			return builds, bytes, nil
+		}
+		if err != nil {
+			return builds, bytes, err
+		}
+		if len(f.Builds) == 0 {
+			rec.Release()
+			return builds, bytes, invalidf("fragment", "the client uploaded batches, but the fragment declares no build sides")
+		}
+		err = wire.DecodeBuildUpload(rec, types, func(side int, part arrow.RecordBatch) error {
+			part.Retain()
+			builds[side] = append(builds[side], part)
+			link.BuildRows += part.NumRows()
+			link.BuildBatches++
+			bytes += vec.RecordBytes(part)
+			if limit > 0 && bytes > limit {
+				return wire.SQLError(&vec.Error{Code: vec.CodeOutOfResources, SQLState: "HY000", Err: exec.ErrMemoryLimit,
+					Msg: fmt.Sprintf("query memory limit exceeded: the build sides hold %s, limit is %s", fmtBytes(bytes), fmtBytes(limit))})
+			}
+			return nil
+		})
+		rec.Release()
+		if err != nil {
+			var re *ipc.RemoteError
+			if errors.As(err, &re) {
+				return builds, bytes, err
+			}
+			return builds, bytes, invalidf("fragment", "%v", err)
+		}
+	}
+}
+
+// fragmentError turns an error from running a fragment into the link error to send.
+func fragmentError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	var ve *vec.Error
+	if errors.As(err, &ve) {
+		return wire.SQLError(ve)
+	}
+	var re *ipc.RemoteError
+	if errors.As(err, &re) {
+		return err
+	}
+	return ipc.Errorf(ipc.CodeInternal, "fragment: %v", err)
+}
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

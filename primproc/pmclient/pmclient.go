@@ -1,0 +1,352 @@
+// Package pmclient owns the client side of primproc's data methods: it opens the streams
+// of load, catalog, fragment, dropcache and stats on a link client, encodes their arguments
+// and build sides, and decodes their END payloads and errors. exemgr (catalog, fragments,
+// cache drops and stats) and dbt3 (loads, benchmarks) use it; the messages are those of
+// package primproc/wire, specified in primproc/PROTOCOL.md.
+//
+// A Client wraps one primproc's *ipc.Client. Errors name the primproc. A query error the
+// primproc reports with a MySQL code (arithmetic out of range, the query memory limit) comes
+// back as an *vec.Error wrapped with the peer's name, so errors.As and
+// errors.Is(err, exec.ErrMemoryLimit) work as they would in process.
+package pmclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/wire"
+)
+
+// Client talks to one primproc.
+type Client struct {
+	link  *ipc.Client
+	owned bool // Close closes link
+}
+
+// Dial returns a client for the primproc at url (a link endpoint URL); it connects in the
+// background, as ipc.NewClient does.
+func Dial(url string, cfg ipc.ClientConfig) (*Client, error) {
+	c, err := ipc.NewClient(url, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{link: c, owned: true}, nil
+}
+
+// New wraps an existing link client (which Close then leaves open).
+func New(link *ipc.Client) *Client { return &Client{link: link} }
+
+// Link returns the underlying link client.
+func (c *Client) Link() *ipc.Client { return c.link }
+
+// Peer is the primproc's URL.
+func (c *Client) Peer() string { return c.link.Peer() }
+
+// Close closes the link client if Dial made it.
+func (c *Client) Close() error {
+	if c.owned {
+		return c.link.Close()
+	}
+	return nil
+}
+
+// wrap names the primproc in an error and turns a query error back into an *vec.Error.
+func (c *Client) wrap(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ve := wire.AsSQLError(err); ve != nil {
+		return fmt.Errorf("primproc %s: %s: %w", c.Peer(), method, ve)
+	}
+	return fmt.Errorf("primproc %s: %s: %w", c.Peer(), method, err)
+}
+
+// call runs a method without uploads and decodes its END into end.
+func (c *Client) call(ctx context.Context, method string, args any, end any) error {
+	var b []byte
+	if args != nil {
+		var err error
+		if b, err = msgpack.Marshal(args); err != nil {
+			return fmt.Errorf("%s: encode args: %w", method, err)
+		}
+	}
+	raw, err := c.link.Call(ctx, method, b)
+	if err != nil {
+		return c.wrap(method, err)
+	}
+	if err := msgpack.Unmarshal(raw, end); err != nil {
+		return c.wrap(method, fmt.Errorf("decode END: %w", err))
+	}
+	return nil
+}
+
+// Catalog is a primproc's (or, merged, the system's) catalog with decoded schemas.
+type Catalog struct {
+	wire.Catalog
+	// Schemas holds each table's Arrow schema, by name.
+	Schemas map[string]*arrow.Schema
+}
+
+// Table returns the named table, or nil.
+func (c *Catalog) Table(name string) *wire.Table {
+	for i := range c.Tables {
+		if c.Tables[i].Name == name {
+			return &c.Tables[i]
+		}
+	}
+	return nil
+}
+
+// Catalog fetches the primproc's catalog (only the named tables, if any: an unknown one is
+// an error).
+func (c *Client) Catalog(ctx context.Context, tables ...string) (*Catalog, error) {
+	var cat wire.Catalog
+	if err := c.call(ctx, wire.MethodCatalog, wire.CatalogArgs{Tables: tables}, &cat); err != nil {
+		return nil, err
+	}
+	out := &Catalog{Catalog: cat, Schemas: map[string]*arrow.Schema{}}
+	for _, t := range cat.Tables {
+		sc, err := wire.DecodeSchema(t.Schema)
+		if err != nil {
+			return nil, c.wrap(wire.MethodCatalog, fmt.Errorf("table %s: %w", t.Name, err))
+		}
+		out.Schemas[t.Name] = sc
+	}
+	return out, nil
+}
+
+// Stats fetches the primproc's process and cache counters.
+func (c *Client) Stats(ctx context.Context) (*wire.Stats, error) {
+	var st wire.Stats
+	if err := c.call(ctx, wire.MethodStats, nil, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// DropCache empties the primproc's column cache, and with pageCache the kernel's cached
+// pages of its segment files.
+func (c *Client) DropCache(ctx context.Context, pageCache bool) (*wire.DropCacheEnd, error) {
+	var end wire.DropCacheEnd
+	if err := c.call(ctx, wire.MethodDropCache, wire.DropCacheArgs{PageCache: pageCache}, &end); err != nil {
+		return nil, err
+	}
+	return &end, nil
+}
+
+// LoadStream uploads one table's rows. Send batches, then Commit; Abort (or ctx) abandons
+// the load, leaving the table as it was.
+type LoadStream struct {
+	c    *Client
+	st   *ipc.Stream
+	rows int64
+	done bool
+}
+
+// Load starts loading a table. With args.Columns empty and mode replace, the schema of the
+// first batch (or SendSchema's) becomes the table's.
+func (c *Client) Load(ctx context.Context, args wire.LoadArgs) (*LoadStream, error) {
+	b, err := msgpack.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("load: encode args: %w", err)
+	}
+	st, err := c.link.Open(ctx, wire.MethodLoad, b, false)
+	if err != nil {
+		return nil, c.wrap(wire.MethodLoad, err)
+	}
+	return &LoadStream{c: c, st: st}, nil
+}
+
+// SendSchema announces the table's schema (needed only for an empty replace without
+// declared columns).
+func (l *LoadStream) SendSchema(sc *arrow.Schema) error {
+	return l.err(l.st.SendSchema(sc))
+}
+
+// Send uploads a batch; it waits for the link's credit. The caller keeps ownership of rec.
+func (l *LoadStream) Send(rec arrow.RecordBatch) error {
+	if err := l.st.Send(rec); err != nil {
+		return l.err(err)
+	}
+	l.rows += rec.NumRows()
+	return nil
+}
+
+// err turns a send failure into the primproc's own error when it has ended the stream
+// with one (a rejected batch shows as the server's ERROR, not as "stream closed").
+func (l *LoadStream) err(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ipc.ErrStreamClosed) {
+		if _, rerr := drain(l.st); rerr != nil {
+			err = rerr
+		}
+	}
+	return l.c.wrap(wire.MethodLoad, err)
+}
+
+// Rows is the number of rows sent so far.
+func (l *LoadStream) Rows() int64 { return l.rows }
+
+// Commit ends the upload and waits for the primproc to commit: on success the table holds
+// the rows (replace) or has them added (append).
+func (l *LoadStream) Commit() (*wire.LoadEnd, error) {
+	defer l.close()
+	rows := l.rows
+	b, err := msgpack.Marshal(wire.LoadClientEnd{Rows: &rows})
+	if err != nil {
+		return nil, err
+	}
+	if err := l.st.CloseSend(b); err != nil {
+		return nil, l.err(err)
+	}
+	raw, err := drain(l.st)
+	if err != nil {
+		return nil, l.c.wrap(wire.MethodLoad, err)
+	}
+	var end wire.LoadEnd
+	if err := msgpack.Unmarshal(raw, &end); err != nil {
+		return nil, l.c.wrap(wire.MethodLoad, fmt.Errorf("decode END: %w", err))
+	}
+	return &end, nil
+}
+
+// Abort abandons the load (a no-op after Commit).
+func (l *LoadStream) Abort(reason string) {
+	if !l.done {
+		l.st.Cancel(reason)
+		l.close()
+	}
+}
+
+func (l *LoadStream) close() {
+	l.done = true
+	l.st.Close()
+}
+
+// drain discards the server's batches and returns its END payload or its error.
+func drain(st *ipc.Stream) ([]byte, error) {
+	for {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			return st.End(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rec.Release()
+	}
+}
+
+// FragmentStream is a fragment running on a primproc: upload its build sides with
+// SendBuild (if it has any), then read its output with Recv until io.EOF, then End.
+type FragmentStream struct {
+	c          *Client
+	st         *ipc.Stream
+	enc        *wire.BuildEncoder
+	buildsDone bool
+	end        *wire.FragmentEnd
+}
+
+// Fragment starts args on the primproc. buildSchemas are the Arrow schemas of the records
+// SendBuild will upload for each of args.Builds (nil if the fragment has no build sides).
+func (c *Client) Fragment(ctx context.Context, args *wire.FragmentArgs, buildSchemas []*arrow.Schema) (*FragmentStream, error) {
+	if len(buildSchemas) != len(args.Builds) {
+		return nil, fmt.Errorf("fragment: %d build schemas for %d build sides", len(buildSchemas), len(args.Builds))
+	}
+	b, err := msgpack.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("fragment: encode args: %w", err)
+	}
+	fin := len(args.Builds) == 0
+	st, err := c.link.Open(ctx, wire.MethodFragment, b, fin)
+	if err != nil {
+		return nil, c.wrap(wire.MethodFragment, err)
+	}
+	fs := &FragmentStream{c: c, st: st, buildsDone: fin}
+	if !fin {
+		fs.enc = wire.NewBuildEncoder(buildSchemas, memory.DefaultAllocator)
+	}
+	return fs, nil
+}
+
+// SendBuild uploads records of build side `side`. The caller keeps ownership of rec.
+func (f *FragmentStream) SendBuild(side int, rec arrow.RecordBatch) error {
+	if f.buildsDone {
+		return fmt.Errorf("fragment: build sides already closed")
+	}
+	up, err := f.enc.Encode(side, rec)
+	if err != nil {
+		return fmt.Errorf("fragment: %w", err)
+	}
+	err = f.st.Send(up)
+	up.Release()
+	if err != nil {
+		if errors.Is(err, ipc.ErrStreamClosed) {
+			if _, rerr := drain(f.st); rerr != nil {
+				err = rerr
+			}
+		}
+		return f.c.wrap(wire.MethodFragment, err)
+	}
+	return nil
+}
+
+// CloseBuilds ends the upload: the primproc builds its hash tables and starts the scan.
+// Recv calls it if needed.
+func (f *FragmentStream) CloseBuilds() error {
+	if f.buildsDone {
+		return nil
+	}
+	f.buildsDone = true
+	if err := f.st.CloseSend(nil); err != nil && !errors.Is(err, ipc.ErrStreamClosed) {
+		return f.c.wrap(wire.MethodFragment, err)
+	}
+	return nil
+}
+
+// Recv returns the next output record (the caller releases it), io.EOF after the last.
+func (f *FragmentStream) Recv() (arrow.RecordBatch, error) {
+	if !f.buildsDone {
+		if err := f.CloseBuilds(); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := f.st.Recv()
+	if err == io.EOF {
+		var end wire.FragmentEnd
+		if derr := msgpack.Unmarshal(f.st.End(), &end); derr != nil {
+			return nil, f.c.wrap(wire.MethodFragment, fmt.Errorf("decode END: %w", derr))
+		}
+		f.end = &end
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, f.c.wrap(wire.MethodFragment, err)
+	}
+	return rec, nil
+}
+
+// Schema is the output schema, once Recv has returned a record or io.EOF.
+func (f *FragmentStream) Schema() *arrow.Schema { return f.st.Schema() }
+
+// End returns the fragment's END (its counters) after Recv returned io.EOF, else nil.
+func (f *FragmentStream) End() *wire.FragmentEnd { return f.end }
+
+// Close releases the stream, canceling the fragment if it has not ended: the primproc
+// stops its workers.
+func (f *FragmentStream) Close() {
+	if f.enc != nil {
+		f.enc.Release()
+		f.enc = nil
+	}
+	f.st.Close()
+}
