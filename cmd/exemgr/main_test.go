@@ -21,7 +21,8 @@ func TestBuildTagSetsDefaultTransport(t *testing.T) {
 	pm := testbin.Build(t, bins, "./cmd/primproc")
 	dir := testbin.TempDir(t)
 	port := testbin.FreePort(t)
-	p := testbin.Start(t, pm, "--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--listen", "unix://"+filepath.Join(dir, "pm.sock"))
+	p := testbin.Start(t, pm, "--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--listen", "unix://"+filepath.Join(dir, "pm.sock"),
+		"--data-dir", filepath.Join(dir, "data"))
 	p.WaitLog(t, `primproc: serving`, 10*time.Second)
 	for _, tc := range []struct {
 		tags []string
@@ -51,7 +52,7 @@ func TestPrimprocDeathIsReported(t *testing.T) {
 	pm := testbin.Build(t, bins, "./cmd/primproc")
 	em := testbin.Build(t, bins, "./cmd/exemgr")
 	port := testbin.FreePort(t)
-	p := testbin.Start(t, pm, "--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port))
+	p := testbin.Start(t, pm, "--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--data-dir", filepath.Join(t.TempDir(), "data"))
 	p.WaitLog(t, `primproc: serving`, 10*time.Second)
 	e := testbin.Start(t, em, "--primproc", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--transport", "tcp")
 	e.WaitLog(t, `exemgr: primproc up`, 10*time.Second)

@@ -142,9 +142,9 @@ func loadLineitem(t *testing.T, cl pmclient.Cluster, cluster bool) []pmclient.Ta
 // ---- expected answers, from a plain loop over the generator's rows ----------------------
 
 type totals struct {
-	rows  int64
-	q6    *big.Int            // sum(l_extendedprice*l_discount), scale 4
-	q1    map[string][4]int64 // flag|status → sum(qty) sum(price) count, sum(price*(1-disc)) at scale 4 fits int64 at SF 0.01
+	rows int64
+	q6   *big.Int            // sum(l_extendedprice*l_discount), scale 4
+	q1   map[string][4]int64 // flag|status → sum(qty) sum(price) count, sum(price*(1-disc)) at scale 4 fits int64 at SF 0.01
 	// minShip and maxShip bound l_shipdate.
 	minShip, maxShip int32
 }
