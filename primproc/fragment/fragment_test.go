@@ -1,0 +1,305 @@
+package fragment_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/exec"
+	"github.com/colinkdb/colink/exec/expr"
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/primproc/fragment"
+	"github.com/colinkdb/colink/sql/physical/physicaltest"
+	"github.com/colinkdb/colink/storage"
+	"github.com/colinkdb/colink/tpch"
+)
+
+const sf = 0.01
+
+// load generates SF 0.01 into n stores in a temp dir (segments of 1024 rows, row groups of
+// 512, lineitem and orders clustered by date).
+func load(t *testing.T, n int) []*storage.Store {
+	t.Helper()
+	dir := t.TempDir()
+	var out []*storage.Store
+	for i := range n {
+		s, err := storage.Open(filepath.Join(dir, string(rune('a'+i))), storage.Options{RowGroupRows: 512, SegmentRows: 1024, CacheSize: 64 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		out = append(out, s)
+	}
+	err := physicaltest.LoadTPCH(context.Background(), out, physicaltest.LoadOptions{SF: sf, SegmentRows: 1024, Cluster: true, Tables: []string{"lineitem", "nation"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var money = vec.Decimal(15, 2)
+
+// q6 is TPC-H Q6 as a fragment: scan lineitem, filter, partially aggregate the revenue.
+func q6() *exec.Fragment {
+	col := expr.ColRef
+	dec := func(s string) *expr.Expr { return expr.Const(vec.MustParseDecimal(s)) }
+	date := func(s string) *expr.Expr { return expr.Const(vec.MustParseDate(s)) }
+	return &exec.Fragment{
+		Scan: exec.Scan{Table: "lineitem",
+			Columns: []string{"l_quantity", "l_extendedprice", "l_discount", "l_shipdate"},
+			Types:   []vec.Type{money, money, money, vec.DateType},
+			Zone: []exec.ZonePredicate{
+				{Col: 3, Op: expr.OpGe, Value: vec.MustParseDate("1994-01-01")},
+				{Col: 3, Op: expr.OpLt, Value: vec.MustParseDate("1995-01-01")},
+			}},
+		Steps: []exec.Step{
+			{Filter: expr.Call(expr.OpAnd,
+				expr.Call(expr.OpGe, col(3), date("1994-01-01")),
+				expr.Call(expr.OpLt, col(3), date("1995-01-01")),
+				expr.Call(expr.OpGe, col(2), dec("0.05")),
+				expr.Call(expr.OpLe, col(2), dec("0.07")),
+				expr.Call(expr.OpLt, col(0), dec("24")))},
+			{Project: []*expr.Expr{expr.Call(expr.OpMul, col(1), col(2))}},
+			{Aggregate: &exec.AggStep{Spec: exec.AggSpec{Aggs: []exec.Aggregate{{Func: exec.AggSum, Col: 0}}}}},
+		},
+	}
+}
+
+// q6Want computes Q6's revenue (scaled by 10^4) with a plain loop over the generator's rows.
+func q6Want(t *testing.T) *big.Int {
+	sc, err := tpch.NewScale(sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := tpch.NewGenerator(sc, "lineitem", 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	lo, hi := int32(vec.MustParseDate("1994-01-01").Int), int32(vec.MustParseDate("1995-01-01").Int)
+	sum := new(big.Int)
+	for {
+		rec, err := g.Next()
+		if err == io.EOF {
+			return sum
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := func(name string) int { return rec.Schema().FieldIndices(name)[0] }
+		qty := rec.Column(idx("l_quantity")).(*array.Decimal64)
+		price := rec.Column(idx("l_extendedprice")).(*array.Decimal64)
+		disc := rec.Column(idx("l_discount")).(*array.Decimal64)
+		ship := rec.Column(idx("l_shipdate")).(*array.Date32)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			d := int32(ship.Value(i))
+			if d >= lo && d < hi && disc.Value(i) >= 5 && disc.Value(i) <= 7 && qty.Value(i) < 2400 {
+				sum.Add(sum, big.NewInt(int64(price.Value(i))*int64(disc.Value(i))))
+			}
+		}
+		rec.Release()
+	}
+}
+
+// run runs f on every store and returns the sum of the first output column over all rows,
+// and the stats of each run.
+func run(t *testing.T, stores []*storage.Store, f *exec.Fragment, opts fragment.Options) (*big.Int, []exec.FragmentStats) {
+	t.Helper()
+	ctx := context.Background()
+	sum := new(big.Int)
+	var stats []exec.FragmentStats
+	for _, st := range stores {
+		snap := st.Snapshot()
+		s, err := fragment.Run(ctx, snap, nil, f, nil, opts)
+		snap.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := s.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec == nil {
+				break
+			}
+			tb := &vec.Table{}
+			if err := tb.AppendRecord(rec); err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range tb.Rows {
+				if !row[0].Null {
+					v := row[0].Decimal()
+					sum.Add(sum, bigOf(v))
+				}
+			}
+			rec.Release()
+		}
+		stats = append(stats, s.Stats())
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sum, stats
+}
+
+func bigOf(v vec.Int128) *big.Int {
+	b, _ := new(big.Int).SetString(v.String(), 10)
+	return b
+}
+
+// TestQ6 checks a scan + filter + partial aggregate against a plain loop over the
+// generator's rows, with one store and with the segments dealt over two, with 1 and 2
+// workers; and that the date zone maps skip row groups of the clustered lineitem.
+func TestQ6(t *testing.T) {
+	want := q6Want(t)
+	one, two := load(t, 1), load(t, 2)
+	for _, threads := range []int{1, 2} {
+		opts := fragment.Options{Threads: threads}
+		got, st := run(t, one, q6(), opts)
+		if got.Cmp(want) != 0 {
+			t.Fatalf("one store, %d threads: revenue %s, want %s", threads, got, want)
+		}
+		s := st[0]
+		if s.RowGroups == 0 || s.RowGroupsEliminated == 0 || s.RowGroupsEliminated >= s.RowGroups {
+			t.Errorf("zone maps: %d of %d row groups eliminated", s.RowGroupsEliminated, s.RowGroups)
+		}
+		if s.RowsScanned == 0 || s.RowsScanned >= 60175 || s.RowsProduced == 0 || s.Workers != threads {
+			t.Errorf("stats %+v", s)
+		}
+		got2, st2 := run(t, two, q6(), opts)
+		if got2.Cmp(want) != 0 {
+			t.Fatalf("two stores, %d threads: revenue %s, want %s", threads, got2, want)
+		}
+		if st2[0].RowGroups == 0 || st2[1].RowGroups == 0 || st2[0].RowGroups+st2[1].RowGroups != s.RowGroups {
+			t.Errorf("two stores hold %d + %d row groups, one store %d", st2[0].RowGroups, st2[1].RowGroups, s.RowGroups)
+		}
+	}
+	// Without zone predicates nothing is eliminated, and the answer is the same.
+	f := q6()
+	f.Scan.Zone = nil
+	got, st := run(t, one, f, fragment.Options{Threads: 2})
+	if got.Cmp(want) != 0 || st[0].RowGroupsEliminated != 0 || st[0].RowsScanned != 60175 {
+		t.Errorf("no zone predicates: revenue %s (want %s), stats %+v", got, want, st[0])
+	}
+}
+
+// TestBuildSide runs a join step against records shipped with the fragment: a semi join of
+// lineitem's ship dates with one date, counted, against a plain loop.
+func TestBuildSide(t *testing.T) {
+	stores := load(t, 1)
+	b := array.NewDate32Builder(memory.DefaultAllocator)
+	b.Append(arrow.Date32(vec.MustParseDate("1995-03-15").Int))
+	arr := b.NewArray()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "d", Type: arrow.FixedWidthTypes.Date32}}, nil), []arrow.Array{arr}, 1)
+	defer rec.Release()
+	arr.Release()
+	f := &exec.Fragment{
+		Scan:   exec.Scan{Table: "lineitem", Columns: []string{"l_shipdate"}, Types: []vec.Type{vec.DateType}},
+		Builds: []exec.BuildSide{{Types: []vec.Type{vec.DateType}}},
+		Steps: []exec.Step{
+			{Join: &exec.JoinStep{Build: 0, Spec: exec.JoinSpec{Kind: exec.JoinSemi, ProbeKeys: []int{0}, BuildKeys: []int{0}}}},
+			{Aggregate: &exec.AggStep{Spec: exec.AggSpec{Aggs: []exec.Aggregate{{Func: exec.AggCountStar}}}}},
+		},
+	}
+	ctx := context.Background()
+	snap := stores[0].Snapshot()
+	defer snap.Release()
+	s, err := fragment.Run(ctx, snap, nil, f, [][]arrow.RecordBatch{{rec}}, fragment.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int64
+	for {
+		r, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r == nil {
+			break
+		}
+		for i := 0; i < int(r.NumRows()); i++ {
+			n += r.Column(0).(*array.Int64).Value(i)
+		}
+		r.Release()
+	}
+	// The plain loop.
+	var want int64
+	sc, _ := tpch.NewScale(sf)
+	g, _ := tpch.NewGenerator(sc, "lineitem", 1, 1)
+	defer g.Close()
+	day := arrow.Date32(vec.MustParseDate("1995-03-15").Int)
+	for {
+		r, err := g.Next()
+		if err != nil {
+			break
+		}
+		ship := r.Column(r.Schema().FieldIndices("l_shipdate")[0]).(*array.Date32)
+		for i := 0; i < ship.Len(); i++ {
+			if ship.Value(i) == day {
+				want++
+			}
+		}
+		r.Release()
+	}
+	if n != want || n == 0 {
+		t.Fatalf("%d lineitems shipped on 1995-03-15, want %d", n, want)
+	}
+}
+
+// TestBadFragments checks that unknown tables and columns, type mismatches and a memory
+// limit give errors that name the problem.
+func TestBadFragments(t *testing.T) {
+	stores := load(t, 1)
+	ctx := context.Background()
+	snap := stores[0].Snapshot()
+	defer snap.Release()
+	cases := []struct {
+		f    *exec.Fragment
+		want string
+	}{
+		{&exec.Fragment{Scan: exec.Scan{Table: "nosuch", Columns: []string{"x"}, Types: []vec.Type{vec.Int64Type}}}, "nosuch"},
+		{&exec.Fragment{Scan: exec.Scan{Table: "lineitem", Columns: []string{"nosuch"}, Types: []vec.Type{vec.Int64Type}}}, "no column nosuch"},
+		{&exec.Fragment{Scan: exec.Scan{Table: "lineitem", Columns: []string{"l_quantity"}, Types: []vec.Type{vec.Int64Type}}}, "l_quantity is decimal(15,2) in storage"},
+		{&exec.Fragment{Scan: exec.Scan{Table: "lineitem", Columns: []string{"l_quantity"}, Types: []vec.Type{money}},
+			Steps: []exec.Step{{Filter: expr.ColRef(0)}}}, "not bool"},
+	}
+	for _, c := range cases {
+		_, err := fragment.Run(ctx, snap, nil, c.f, nil, fragment.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+	// Grouping every lineitem by its comment needs more than 64 KiB.
+	f := &exec.Fragment{
+		Scan:  exec.Scan{Table: "lineitem", Columns: []string{"l_comment"}, Types: []vec.Type{vec.StringType}},
+		Steps: []exec.Step{{Aggregate: &exec.AggStep{Spec: exec.AggSpec{GroupBy: []int{0}}}}},
+	}
+	s, err := fragment.Run(ctx, snap, nil, f, nil, fragment.Options{Threads: 1, QueryMemory: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for {
+		r, err := s.Next(ctx)
+		if err != nil {
+			if !errors.Is(err, exec.ErrMemoryLimit) {
+				t.Fatalf("error %v, want the memory limit", err)
+			}
+			return
+		}
+		if r == nil {
+			t.Fatal("no memory limit error")
+		}
+		r.Release()
+	}
+}

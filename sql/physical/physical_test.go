@@ -1,0 +1,89 @@
+package physical_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/sql"
+	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/internal/datadriven"
+	"github.com/colinkdb/colink/sql/physical"
+	"github.com/colinkdb/colink/sql/types"
+)
+
+type env struct{}
+
+func (env) Database() string                                { return "tpch" }
+func (env) SystemVariable(string, bool) (types.Value, bool) { return types.Value{}, false }
+func (env) UserVariable(string) (types.Value, bool)         { return types.Value{}, false }
+
+// explain plans a script's statements (views are created, the last query explained).
+func explain(ctx context.Context, cat *catalog.Memory, sf float64, script string) (string, error) {
+	planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHStats{SF: sf}}
+	stmts, err := sql.NewParser().Parse(script)
+	if err != nil {
+		return "", err
+	}
+	out := ""
+	for _, st := range stmts {
+		switch st := st.(type) {
+		case *sql.CreateView:
+			v, replace, err := planner.CreateView(env{}, st)
+			if err != nil {
+				return "", err
+			}
+			if err := cat.CreateView(v, replace); err != nil {
+				return "", err
+			}
+		case *sql.DropView:
+			for _, v := range st.Views {
+				cat.DropView("tpch", v.Name)
+			}
+		case *sql.Query:
+			q, err := planner.Plan(ctx, env{}, st)
+			if err != nil {
+				return "", err
+			}
+			p, err := physical.Build(q, physical.Options{Catalog: cat})
+			if err != nil {
+				return "", err
+			}
+			out = p.Explain()
+		}
+	}
+	return out, nil
+}
+
+// TestExplain prints the physical plans of testdata/explain: the 22 TPC-H queries planned
+// with the statistics of SF 1 (tpch q=N [sf=F]) and other queries (explain [sf=F]).
+func TestExplain(t *testing.T) {
+	datadriven.Run(t, "testdata/explain", func(t *testing.T, c *datadriven.Case) string {
+		sf := 1.0
+		if v, ok := c.Arg("sf"); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: sf: %v", c.Pos, err)
+			}
+			sf = f
+		}
+		script := c.Input
+		if c.Cmd == "tpch" {
+			v, _ := c.Arg("q")
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("%s: q: %v", c.Pos, err)
+			}
+			if script, err = queries.Get(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := explain(context.Background(), catalog.TPCH("tpch"), sf, script)
+		if err != nil {
+			return fmt.Sprintf("error: %v\n", err)
+		}
+		return out
+	})
+}
