@@ -19,6 +19,10 @@ func benchEnv(b *testing.B) *Conn {
 		end = append(end, 0x81, 0xa4, 'e', 'c', 'h', 'o')
 		return append(end, args...), nil
 	})
+	s.HandleUnaryAppend("echoa", func(ctx context.Context, args, end []byte) ([]byte, error) {
+		end = append(end, 0x81, 0xa4, 'e', 'c', 'h', 'o')
+		return append(end, args...), nil
+	})
 	dir := b.TempDir()
 	ln, err := Listen(Endpoint{Network: "unix", Address: filepath.Join(dir, "b.sock")}, false)
 	if err != nil {
@@ -47,6 +51,11 @@ func benchEnv(b *testing.B) *Conn {
 // BenchmarkGoPipelined keeps 64 unary calls in flight on one connection, as ipcbench's async
 // mode does: a sender queues a call per token and flushes; replies return the tokens.
 func BenchmarkGoPipelined(b *testing.B) {
+	b.Run("alloc", func(b *testing.B) { benchGoPipelined(b, "echo") })
+	b.Run("append", func(b *testing.B) { benchGoPipelined(b, "echoa") })
+}
+
+func benchGoPipelined(b *testing.B, method string) {
 	c := benchEnv(b)
 	args := mpAppendBin(nil, make([]byte, 64))
 	const inflight = 64
@@ -72,7 +81,7 @@ func BenchmarkGoPipelined(b *testing.B) {
 		<-tokens
 		for {
 			wg.Add(1)
-			if err := c.Go("echo", args, false, done); err != nil {
+			if err := c.Go(method, args, false, done); err != nil {
 				b.Fatal(err)
 			}
 			i++

@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -179,5 +180,61 @@ func TestClientGoWaitsForConnection(t *testing.T) {
 	err = down.Go("echo", nil, true, func([]byte, error) { t.Error("callback of a refused call") })
 	if !errors.Is(err, ErrPeerDown) || time.Since(start) > 2*time.Second {
 		t.Fatalf("Go to an unreachable peer after %v: %v", time.Since(start), err)
+	}
+}
+
+// Append-style unary handlers build their replies in the connection's buffer; an empty
+// reply is {}, a bad one or a panic is an internal error, and the next call still works.
+func TestUnaryAppendHandler(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	srv.HandleUnaryAppend("twice", func(ctx context.Context, args, end []byte) ([]byte, error) {
+		end = mpAppendMapHeader(end, 2)
+		end = append(mpAppendStr(end, "a"), args...)
+		return append(mpAppendStr(end, "b"), args...), nil
+	})
+	srv.HandleUnaryAppend("empty", func(ctx context.Context, args, end []byte) ([]byte, error) { return end, nil })
+	srv.HandleUnaryAppend("bad", func(ctx context.Context, args, end []byte) ([]byte, error) { return append(end, 0x81), nil })
+	srv.HandleUnaryAppend("panics", func(ctx context.Context, args, end []byte) ([]byte, error) { panic("boom") })
+	c := pipePair(t, srv, ClientConfig{})
+	ctx := context.Background()
+	type result struct {
+		end []byte
+		err error
+	}
+	call := func(method string, args []byte) result {
+		res := make(chan result, 1)
+		if err := c.Go(method, args, true, func(end []byte, err error) { res <- result{bytes.Clone(end), err} }); err != nil {
+			t.Fatal(err)
+		}
+		return <-res
+	}
+	for i := range 3 {
+		if r := call("twice", mpAppendInt(nil, int64(i))); r.err != nil || !bytes.Equal(r.end, []byte{0x82, 0xa1, 'a', byte(i), 0xa1, 'b', byte(i)}) {
+			t.Fatalf("twice %d: %x %v", i, r.end, r.err)
+		}
+	}
+	if r := call("empty", nil); r.err != nil || string(r.end) != emptyMap {
+		t.Fatalf("empty: %x %v", r.end, r.err)
+	}
+	for _, m := range []string{"bad", "panics"} {
+		var re *RemoteError
+		if r := call(m, nil); !errors.As(r.err, &re) || re.Code != CodeInternal {
+			t.Fatalf("%s: %v", m, r.err)
+		}
+	}
+	if r := call("twice", mpAppendInt(nil, 5)); r.err != nil || len(r.end) != 7 {
+		t.Fatalf("after errors: %x %v", r.end, r.err)
+	}
+	// Without FIN the append handler serves through the stream path.
+	st, err := c.Open(ctx, "twice", mpAppendInt(nil, 9), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CloseSend(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != io.EOF || !bytes.Equal(st.End(), []byte{0x82, 0xa1, 'a', 9, 0xa1, 'b', 9}) {
+		t.Fatalf("stream path: %v %x", err, st.End())
 	}
 }

@@ -2,13 +2,11 @@ package ipc
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,8 +104,8 @@ type Conn struct {
 	sendOpts  []arrowipc.Option
 	onRequest func(*Stream)   // server: start a handler for a new stream
 	baseCtx   context.Context // server: parent of every handler's context
-	unaryFor  func(method []byte, fin bool) UnaryHandler
-	runUnary  func(h UnaryHandler, method []byte, args []byte) ([]byte, error)
+	unaryFor  func(method []byte, fin bool) UnaryAppendHandler
+	runUnary  func(h UnaryAppendHandler, method, args, dst []byte) ([]byte, error)
 
 	mu          sync.Mutex
 	streams     map[uint32]*Stream
@@ -460,22 +458,21 @@ func (c *Conn) onRequestFrame(f inFrame) error {
 		// Inline: no stream is registered, so frames the client may still send for this id
 		// (a CANCEL racing the reply) are dropped as late.
 		c.opened.Add(1)
-		end, err := c.runUnary(u, q.method, q.args)
+		// The reply is built in place: a header placeholder, then the handler appends the
+		// END payload behind it.
+		start := len(c.replies)
+		out, err := c.runUnary(u, q.method, q.args, append(c.replies, zeroHeader...))
+		kind := KindEnd
 		if err != nil {
 			code, msg := errorCode(err)
 			if len(msg) > 4000 {
 				msg = msg[:4000]
 			}
-			start := len(c.replies)
-			c.replies = AppendHeader(c.replies, Header{Kind: KindError, Stream: h.Stream})
-			c.replies = appendErrorPayload(c.replies, code, msg)
-			binary.LittleEndian.PutUint32(c.replies[start+12:], uint32(len(c.replies)-start-HeaderSize))
-		} else {
-			if end == nil {
-				end = []byte(emptyMap)
-			}
-			c.replies = appendFrameInPlace(c.replies, KindEnd, h.Stream, end)
+			kind = KindError
+			out = appendErrorPayload(append(c.replies[:start], zeroHeader...), code, msg)
 		}
+		PutHeader(out[start:], Header{Kind: kind, Stream: h.Stream, Length: uint32(len(out) - start - HeaderSize)})
+		c.replies = out
 		c.nreplies++
 		return nil
 	}
@@ -518,13 +515,8 @@ func (c *Conn) onRequestFrame(f inFrame) error {
 	return nil
 }
 
-// appendFrameInPlace appends a frame to dst, encoding the header in dst's own memory.
-func appendFrameInPlace(dst []byte, kind Kind, stream uint32, payload []byte) []byte {
-	n := len(dst)
-	dst = slices.Grow(dst, HeaderSize+len(payload))[:n+HeaderSize]
-	PutHeader(dst[n:], Header{Kind: kind, Stream: stream, Length: uint32(len(payload))})
-	return append(dst, payload...)
-}
+// zeroHeader is the placeholder a reply's header is written over (HeaderSize bytes).
+const zeroHeader = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 
 // releaseData ends s's claim on the connection's data buffer: once its queue has been
 // released (Close on a client, the handler's end on a server), not when the peer ends it,

@@ -49,6 +49,7 @@ type Server struct {
 	instance []byte
 	handlers map[string]Handler      // written only before Serve
 	unary    map[string]UnaryHandler // written only before Serve
+	inline   map[string]UnaryAppendHandler
 
 	base       context.Context
 	cancelBase context.CancelCauseFunc
@@ -80,7 +81,7 @@ func NewServer(cfg ServerConfig) *Server {
 	inst := make([]byte, 16)
 	_, _ = rand.Read(inst)
 	cfg.Limits = cfg.Limits.withDefaults()
-	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, unary: map[string]UnaryHandler{}, conns: map[*Conn]struct{}{}, started: time.Now()}
+	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, unary: map[string]UnaryHandler{}, inline: map[string]UnaryAppendHandler{}, conns: map[*Conn]struct{}{}, started: time.Now()}
 	s.base, s.cancelBase = context.WithCancelCause(context.Background())
 	s.handlers[MethodStats] = s.serveStats
 	return s
@@ -105,6 +106,26 @@ func (s *Server) HandleUnary(method string, h UnaryHandler) {
 		panic("ipc: unary method " + method + " registered twice")
 	}
 	s.unary[method] = h
+	s.inline[method] = func(ctx context.Context, args, end []byte) ([]byte, error) {
+		b, err := h(ctx, args)
+		return append(end, b...), err
+	}
+}
+
+// UnaryAppendHandler is a UnaryHandler that appends its END payload (a msgpack map; nothing
+// appended sends {}) to end and returns the extended slice, so a server answering a burst
+// of calls builds every reply in place, with no allocation per call. end belongs to the
+// connection: the handler must not keep it. The rules of UnaryHandler apply.
+type UnaryAppendHandler func(ctx context.Context, args []byte, end []byte) ([]byte, error)
+
+// HandleUnaryAppend registers h for method like HandleUnary.
+func (s *Server) HandleUnaryAppend(method string, h UnaryAppendHandler) {
+	checkMethodName(method)
+	if _, dup := s.unary[method]; dup {
+		panic("ipc: unary method " + method + " registered twice")
+	}
+	s.unary[method] = func(ctx context.Context, args []byte) ([]byte, error) { return h(ctx, args, nil) }
+	s.inline[method] = h
 }
 
 // Methods returns the registered methods, sorted.
@@ -124,28 +145,34 @@ func (s *Server) Methods() []string {
 
 // unaryFor returns the unary handler that serves a request, if any: a FIN request for a
 // method with a unary handler.
-func (s *Server) unaryFor(method []byte, fin bool) UnaryHandler {
+func (s *Server) unaryFor(method []byte, fin bool) UnaryAppendHandler {
 	if fin {
-		return s.unary[string(method)] // no allocation: the conversion is only a map key
+		return s.inline[string(method)] // no allocation: the conversion is only a map key
 	}
 	return nil
 }
 
-// runUnary calls h inline and returns the END payload or the error to send.
-func (s *Server) runUnary(h UnaryHandler, method []byte, args []byte) (end []byte, err error) {
+// runUnary calls h inline, appending its END payload to dst; on an error the returned
+// slice is to be discarded.
+func (s *Server) runUnary(h UnaryAppendHandler, method, args, dst []byte) (end []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("link: unary handler panicked", "method", string(method), "panic", r, "stack", string(debug.Stack()))
 			end, err = nil, Errorf(CodeInternal, "handler %s panicked: %v", method, r)
 		}
 	}()
-	end, err = h(s.base, args)
-	if err == nil && end != nil {
-		if verr := mpValidMap(end); verr != nil {
-			err = Errorf(CodeInternal, "handler %s returned an END payload that is not a msgpack map: %v", method, verr)
-		}
+	n := len(dst)
+	end, err = h(s.base, args, dst)
+	if err != nil {
+		return nil, err
 	}
-	return end, err
+	if len(end) == n {
+		return append(end, emptyMap...), nil
+	}
+	if verr := mpValidMap(end[n:]); verr != nil {
+		return nil, Errorf(CodeInternal, "handler %s returned an END payload that is not a msgpack map: %v", method, verr)
+	}
+	return end, nil
 }
 
 // Instance returns the random id that names this server process in handshakes.
@@ -287,7 +314,7 @@ func (s *Server) run(st *Stream) (err error) {
 			case err != io.EOF:
 				return err
 			}
-			end, err := s.runUnary(u, []byte(st.method), st.args)
+			end, err := s.runUnary(s.inline[st.method], []byte(st.method), st.args, nil)
 			if err != nil {
 				return err
 			}
