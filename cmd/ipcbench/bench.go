@@ -52,6 +52,46 @@ type trial struct {
 	WriteRounds   uint64   `json:"write_rounds,omitempty"`
 	CreditStallUS int64    `json:"credit_stall_us,omitempty"`
 	StreamsPer    []uint64 `json:"streams_per_conn,omitempty"`
+
+	h *hist // latencies, merged over chunks
+}
+
+func (t *trial) setHist(h *hist) {
+	t.h = h
+	t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+}
+
+// add merges chunk u (the same mode, transport and implementation) into t.
+func (t *trial) add(u *trial) {
+	t.WallS += u.WallS
+	t.Ops += u.Ops
+	t.Bytes += u.Bytes
+	t.Rows += u.Rows
+	for _, p := range [][2]*usage{{&t.Client, &u.Client}, {&t.Server, &u.Server}} {
+		p[0].UserUS += p[1].UserUS
+		p[0].SysUS += p[1].SysUS
+		p[0].Nvcsw += p[1].Nvcsw
+		p[0].Nivcsw += p[1].Nivcsw
+	}
+	t.ReadSyscalls += u.ReadSyscalls
+	t.WriteSyscalls += u.WriteSyscalls
+	t.FramesOut += u.FramesOut
+	t.WriteRounds += u.WriteRounds
+	t.CreditStallUS += u.CreditStallUS
+	for i, n := range u.StreamsPer {
+		if i < len(t.StreamsPer) {
+			t.StreamsPer[i] += n
+		} else {
+			t.StreamsPer = append(t.StreamsPer, n)
+		}
+	}
+	if u.h != nil {
+		if t.h == nil {
+			t.h = &hist{}
+		}
+		t.h.merge(u.h)
+		t.setHist(t.h)
+	}
 }
 
 // rate is the trial's headline: req/s, or GB/s for stream.
@@ -64,7 +104,9 @@ func (t *trial) rate() float64 {
 
 type bench struct {
 	opt      options
-	srv      *child // primproc (nil with --connect)
+	chunkDur time.Duration // a sync or async chunk's measured time: --duration / --chunks
+	warm     time.Duration // the current chunk's warm-up
+	srv      *child        // primproc (nil with --connect)
 	raw      *child
 	tcpURL   string
 	unixURL  string
@@ -221,39 +263,39 @@ func (b *bench) runLink(t *trial) error {
 			h.record(time.Since(t0))
 			return err
 		}
-		if _, _, err := callers(b.opt.clients, b.opt.warmup, call); err != nil {
+		if _, _, err := callers(b.opt.clients, b.warm, call); err != nil {
 			return err
 		}
 		var h *hist
 		before = snap()
 		err = b.measure(t, func() error {
 			var err error
-			t.Ops, h, err = callers(b.opt.clients, b.opt.duration, call)
+			t.Ops, h, err = callers(b.opt.clients, b.chunkDur, call)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+		t.setHist(h)
 	case "async":
 		args := msgpackBin(make([]byte, b.opt.payload))
 		run := func(d time.Duration) (int64, *hist, error) {
 			return linkPipelined(cl.Conns(), b.opt.inflight, args, d)
 		}
-		if _, _, err := run(b.opt.warmup); err != nil {
+		if _, _, err := run(b.warm); err != nil {
 			return err
 		}
 		var h *hist
 		before = snap()
 		err = b.measure(t, func() error {
 			var err error
-			t.Ops, h, err = run(b.opt.duration)
+			t.Ops, h, err = run(b.chunkDur)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+		t.setHist(h)
 	case "stream":
 		per := b.streamBatches()
 		stream := func(batches int, h *hist) (int64, error) {
@@ -317,7 +359,7 @@ func (b *bench) runLink(t *trial) error {
 		for _, x := range hs {
 			h.merge(x)
 		}
-		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+		t.setHist(h)
 		t.Bytes = t.Ops * b.msgBytes
 		t.Rows = t.Ops * int64(b.opt.synth.Rows)
 	}
@@ -339,7 +381,7 @@ func (b *bench) runLink(t *trial) error {
 }
 
 func (b *bench) streamBatches() int {
-	total := int((b.opt.streamBytes + b.msgBytes - 1) / b.msgBytes)
+	total := int((b.opt.streamBytes/int64(b.opt.chunks) + b.msgBytes - 1) / b.msgBytes)
 	return max(1, (total+b.opt.streams-1)/b.opt.streams)
 }
 
@@ -446,52 +488,60 @@ func (b *bench) runRaw(t *trial) error {
 			wg.Wait()
 			return ops.Load(), total, firstErr
 		}
-		if _, _, err := run(b.opt.warmup); err != nil {
+		if _, _, err := run(b.warm); err != nil {
 			return err
 		}
 		var h *hist
 		err := b.measure(t, func() error {
 			var err error
-			t.Ops, h, err = run(b.opt.duration)
+			t.Ops, h, err = run(b.chunkDur)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+		t.setHist(h)
 	case "async":
 		run := func(d time.Duration) (int64, *hist, error) {
 			return rawPipelined(url, b.opt.conns, b.opt.inflight, b.opt.payload, d)
 		}
-		if _, _, err := run(b.opt.warmup); err != nil {
+		if _, _, err := run(b.warm); err != nil {
 			return err
 		}
 		var h *hist
 		err := b.measure(t, func() error {
 			var err error
-			t.Ops, h, err = run(b.opt.duration)
+			t.Ops, h, err = run(b.chunkDur)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+		t.setHist(h)
 	case "stream":
 		per := b.streamBatches()
 		if _, err := rawStream(url, b.opt.synth, max(2, per/10), nil); err != nil {
 			return err
 		}
-		hs := make([]*hist, b.opt.streams)
+		// The link multiplexes --streams streams over --conns-per-peer connections; a plain
+		// socket carries one stream at a time, so the same batches go over
+		// min(streams, conns) sockets, each carrying its share of the streams back to back.
+		socks := min(b.opt.streams, b.opt.conns)
+		hs := make([]*hist, socks)
 		err := b.measure(t, func() error {
 			var wg sync.WaitGroup
-			errs := make([]error, b.opt.streams)
-			counts := make([]int64, b.opt.streams)
-			for i := range b.opt.streams {
+			errs := make([]error, socks)
+			counts := make([]int64, socks)
+			for i := range socks {
+				share := b.opt.streams / socks
+				if i < b.opt.streams%socks {
+					share++
+				}
 				hs[i] = &hist{}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					counts[i], errs[i] = rawStream(url, b.opt.synth, per, hs[i])
+					counts[i], errs[i] = rawStream(url, b.opt.synth, share*per, hs[i])
 				}()
 			}
 			wg.Wait()
@@ -510,7 +560,7 @@ func (b *bench) runRaw(t *trial) error {
 		for _, x := range hs {
 			h.merge(x)
 		}
-		t.P50US, t.P99US = us(h.quantile(0.5)), us(h.quantile(0.99))
+		t.setHist(h)
 		t.Bytes = t.Ops * b.msgBytes
 		t.Rows = t.Ops * int64(b.opt.synth.Rows)
 	}
@@ -693,6 +743,16 @@ func rawPipelined(url string, conns, inflight, payload int, d time.Duration) (in
 	return ops.Load(), total, firstErr
 }
 
+// rawStreamBuffers is how many messages the raw stream reader may hold ahead of its
+// consumer: about the link's default window (16 MiB) of the default 5 MB batches.
+const rawStreamBuffers = 4
+
+// rawStream asks the raw server for batches synth messages on one socket and receives them
+// the way a consumer of the link does: a reader goroutine reads each [u64 length][message]
+// into a buffer taken from a small recycled set (so it reads ahead while the consumer works,
+// as the link's background reader does) and hands it over; the consumer (this goroutine)
+// checks the message's framing, records its arrival and gives the buffer back. The bytes land
+// whole in buffers a consumer could decode in place, as the link's do.
 func rawStream(url string, a primproc.SynthArgs, batches int, h *hist) (int64, error) {
 	nc, err := dialRaw(url, 'T')
 	if err != nil {
@@ -704,24 +764,47 @@ func rawStream(url string, a primproc.SynthArgs, batches int, h *hist) (int64, e
 	if _, err := nc.Write(append(binary.LittleEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
 		return 0, err
 	}
-	r := bufio.NewReaderSize(nc, 64<<10)
-	var hdr [8]byte
-	var buf []byte
+	free := make(chan []byte, rawStreamBuffers)
+	for range rawStreamBuffers {
+		free <- nil
+	}
+	full := make(chan []byte, rawStreamBuffers)
+	rerr := make(chan error, 1)
+	go func() {
+		defer close(full)
+		var hdr [8]byte
+		for {
+			if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+				rerr <- err
+				return
+			}
+			size := binary.LittleEndian.Uint64(hdr[:])
+			if size == 0 {
+				rerr <- nil
+				return
+			}
+			buf := <-free
+			if uint64(cap(buf)) < size {
+				buf = make([]byte, size)
+			}
+			buf = buf[:size]
+			if _, err := io.ReadFull(nc, buf); err != nil {
+				rerr <- err
+				return
+			}
+			full <- buf
+		}
+	}()
 	var n int64
 	last := time.Now()
-	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return n, err
-		}
-		size := binary.LittleEndian.Uint64(hdr[:])
-		if size == 0 {
-			return n, nil
-		}
-		if uint64(cap(buf)) < size {
-			buf = make([]byte, size)
-		}
-		if _, err := io.ReadFull(r, buf[:size]); err != nil {
-			return n, err
+	for buf := range full {
+		if len(buf) < 8 || binary.LittleEndian.Uint32(buf) != 0xFFFFFFFF {
+			nc.Close()
+			go func() { // let the reader finish
+				for range full {
+				}
+			}()
+			return n, fmt.Errorf("raw stream: message %d is not an Arrow message", n)
 		}
 		n++
 		now := time.Now()
@@ -729,5 +812,7 @@ func rawStream(url string, a primproc.SynthArgs, batches int, h *hist) (int64, e
 			h.record(now.Sub(last))
 		}
 		last = now
+		free <- buf
 	}
+	return n, <-rerr
 }

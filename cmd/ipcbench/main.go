@@ -38,6 +38,7 @@ type options struct {
 	transports  []string
 	raw         bool
 	repeat      int
+	chunks      int
 	duration    time.Duration
 	warmup      time.Duration
 	clients     int
@@ -82,6 +83,7 @@ func run(args []string, out io.Writer) int {
 	fs.StringSliceVar(&o.transports, "transport", []string{"tcp", "unix"}, "transports, alternated within each round")
 	fs.BoolVar(&o.raw, "raw", false, "also run the same traffic over a plain socket of the same kind and print link/raw ratios")
 	fs.IntVar(&o.repeat, "repeat", 3, "rounds; each round runs every mode, transport and implementation once, in alternating order")
+	fs.IntVar(&o.chunks, "chunks", 4, "split each trial into this many chunks, alternating the implementations chunk by chunk")
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of a sync or async trial")
 	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "unmeasured warm-up before each sync or async trial")
 	fs.IntVar(&o.clients, "clients", 1, "sync: client goroutines, one call outstanding each")
@@ -119,7 +121,7 @@ func run(args []string, out io.Writer) int {
 			return 2
 		}
 	}
-	if o.repeat < 1 || o.clients < 1 || o.inflight < 1 || o.conns < 1 || o.streams < 1 || o.payload < 0 || o.payload > 1<<20 {
+	if o.repeat < 1 || o.chunks < 1 || o.clients < 1 || o.inflight < 1 || o.conns < 1 || o.streams < 1 || o.payload < 0 || o.payload > 1<<20 {
 		fmt.Fprintln(os.Stderr, "ipcbench: --repeat, --clients, --inflight, --conns-per-peer and --streams must be >= 1, --payload 0..1MiB")
 		return 2
 	}
@@ -167,16 +169,34 @@ func benchMain(o options, out io.Writer, cmdline string) error {
 	if o.raw {
 		impls = append(impls, "raw")
 	}
+	b.chunkDur = o.duration / time.Duration(o.chunks)
 	var trials []*trial
 	for round := range o.repeat {
 		for _, mode := range o.modes {
 			ts := rotate(o.transports, round)
 			for _, tr := range ts {
-				for _, impl := range rotate(impls, round+indexOf(ts, tr)) {
-					t, err := b.run(mode, tr, impl, round)
-					if err != nil {
-						return fmt.Errorf("%s over %s (%s), round %d: %w", mode, tr, impl, round+1, err)
+				// Each trial is run as --chunks chunks, the implementations alternating
+				// chunk by chunk, so load from elsewhere on the machine falls on both alike.
+				acc := map[string]*trial{}
+				for chunk := range o.chunks {
+					b.warm = o.warmup
+					if chunk > 0 {
+						b.warm = o.warmup / 4
 					}
+					for _, impl := range rotate(impls, round+indexOf(ts, tr)+chunk) {
+						t, err := b.run(mode, tr, impl, round)
+						if err != nil {
+							return fmt.Errorf("%s over %s (%s), round %d: %w", mode, tr, impl, round+1, err)
+						}
+						if acc[impl] == nil {
+							acc[impl] = t
+						} else {
+							acc[impl].add(t)
+						}
+					}
+				}
+				for _, impl := range impls {
+					t := acc[impl]
 					fmt.Fprintf(os.Stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, tr, impl, t.brief())
 					trials = append(trials, t)
 				}
@@ -276,7 +296,7 @@ type report struct {
 
 func summarize(o options, trials []*trial, msgBytes int64) *report {
 	rep := &report{MsgBytes: msgBytes, Config: map[string]any{
-		"modes": o.modes, "transports": o.transports, "raw": o.raw, "repeat": o.repeat,
+		"modes": o.modes, "transports": o.transports, "raw": o.raw, "repeat": o.repeat, "chunks": o.chunks,
 		"duration": o.duration.String(), "clients": o.clients, "inflight": o.inflight, "payload": o.payload,
 		"conns_per_peer": o.conns, "streams": o.streams, "stream_bytes": o.streamBytes, "synth": o.synth,
 		"connect": o.connect,
