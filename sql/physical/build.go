@@ -32,11 +32,11 @@ type Options struct {
 func Build(q *plan.Query, opts Options) (*Plan, error) {
 	b := &builder{md: q.MD, opts: opts, params: map[plan.ColumnID]*expr.Expr{}, p: &Plan{},
 		names: plan.NewNamer(q.Root, q.MD)}
-	r, err := b.build(q.Root)
+	want := q.Root.Output()
+	r, err := b.build(q.Root, plan.MakeColSet(want...))
 	if err != nil {
 		return nil, err
 	}
-	want := q.Root.Output()
 	if r, err = b.toNode(r, want); err != nil {
 		return nil, err
 	}
@@ -110,36 +110,60 @@ func (b *builder) lower(e plan.Expr, cols []plan.ColumnID) (*expr.Expr, error) {
 	return x, nil
 }
 
-func (b *builder) build(n plan.Node) (*rel, error) {
+// build plans n. need holds the columns of n's output that its consumer reads: a node may
+// leave the others out (they are never shipped), and passes down what it needs itself.
+func (b *builder) build(n plan.Node, need plan.ColSet) (*rel, error) {
 	switch x := n.(type) {
 	case *plan.Scan:
-		return b.scan(x)
+		return b.scan(x, need)
 	case *plan.Values:
 		return b.values(x)
 	case *plan.Filter:
-		r, err := b.build(x.Input)
+		r, err := b.build(x.Input, need.Union(plan.RefsAll(x.Conds)))
 		if err != nil {
 			return nil, err
 		}
 		return r, b.filter(r, x.Conds)
 	case *plan.Project:
-		r, err := b.build(x.Input)
+		var exprs []plan.Expr
+		var cols []plan.ColumnID
+		for i, id := range x.Cols {
+			if need.Has(id) {
+				exprs, cols = append(exprs, x.Exprs[i]), append(cols, id)
+			}
+		}
+		if len(cols) == 0 && len(x.Cols) > 0 {
+			// Keep a column: a relation has at least one.
+			exprs, cols = x.Exprs[:1], x.Cols[:1]
+		}
+		r, err := b.build(x.Input, plan.RefsAll(exprs))
 		if err != nil {
 			return nil, err
 		}
-		return r, b.project(r, x.Exprs, x.Cols)
+		return r, b.project(r, exprs, cols)
 	case *plan.Join:
-		return b.join(x)
+		return b.join(x, need)
 	case *plan.Aggregate:
 		return b.aggregate(x)
 	case *plan.Distinct:
 		return b.distinct(x)
 	case *plan.Sort:
-		return b.sort(x)
+		return b.sort(x, need)
 	case *plan.Limit:
-		return b.limit(x)
+		return b.limit(x, need)
 	}
 	return nil, sqlerr.Unsupported(fmt.Sprintf("the plan node %T", n))
+}
+
+// needed lists the columns of ids that need holds, in order.
+func needed(ids []plan.ColumnID, need plan.ColSet) []plan.ColumnID {
+	var out []plan.ColumnID
+	for _, id := range ids {
+		if need.Has(id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // addStep appends a step to a fragment relation; cols names its output columns.
@@ -158,8 +182,8 @@ func (b *builder) addStep(r *rel, s exec.Step, info stepInfo, cols []plan.Column
 	return nil
 }
 
-func (b *builder) scan(s *plan.Scan) (*rel, error) {
-	ids := plan.MakeColSet(s.Cols...).Union(plan.RefsAll(s.Filters)).Ordered()
+func (b *builder) scan(s *plan.Scan, need plan.ColSet) (*rel, error) {
+	ids := plan.MakeColSet(needed(s.Cols, need)...).Union(plan.RefsAll(s.Filters)).Ordered()
 	if len(ids) == 0 {
 		id, err := b.narrowestColumn(s)
 		if err != nil {
@@ -409,11 +433,17 @@ var aggFuncs = map[plan.AggFunc]exec.AggFunc{
 }
 
 func (b *builder) aggregate(a *plan.Aggregate) (*rel, error) {
-	r, err := b.build(a.Input)
+	es := slices.Clone(a.Groups)
+	for _, c := range a.Aggs {
+		if c.Arg != nil {
+			es = append(es, c.Arg)
+		}
+	}
+	r, err := b.build(a.Input, plan.RefsAll(es))
 	if err != nil {
 		return nil, err
 	}
-	es := slices.Clone(a.Groups)
+	es = slices.Clone(a.Groups)
 	for _, c := range a.Aggs {
 		if c.Arg != nil {
 			es = append(es, c.Arg)
@@ -526,7 +556,7 @@ func dedupable(spec exec.AggSpec) bool {
 }
 
 func (b *builder) distinct(d *plan.Distinct) (*rel, error) {
-	r, err := b.build(d.Input)
+	r, err := b.build(d.Input, plan.MakeColSet(d.Output()...))
 	if err != nil {
 		return nil, err
 	}
@@ -566,8 +596,8 @@ func (b *builder) sortKeys(r *rel, keys []plan.SortKey) ([]exec.SortKey, error) 
 	return out, nil
 }
 
-func (b *builder) sort(s *plan.Sort) (*rel, error) {
-	r, err := b.build(s.Input)
+func (b *builder) sort(s *plan.Sort, need plan.ColSet) (*rel, error) {
+	r, err := b.build(s.Input, need.Union(sortRefs(s.Keys)))
 	if err != nil {
 		return nil, err
 	}
@@ -591,9 +621,17 @@ func (b *builder) sortText(keys []plan.SortKey) string {
 	return strings.Join(parts, ", ")
 }
 
-func (b *builder) limit(l *plan.Limit) (*rel, error) {
+func sortRefs(keys []plan.SortKey) plan.ColSet {
+	var s plan.ColSet
+	for _, k := range keys {
+		s.UnionWith(plan.Refs(k.Expr))
+	}
+	return s
+}
+
+func (b *builder) limit(l *plan.Limit, need plan.ColSet) (*rel, error) {
 	if s, ok := l.Input.(*plan.Sort); ok && l.Count >= 0 {
-		r, err := b.build(s.Input)
+		r, err := b.build(s.Input, need.Union(sortRefs(s.Keys)))
 		if err != nil {
 			return nil, err
 		}
@@ -614,7 +652,7 @@ func (b *builder) limit(l *plan.Limit) (*rel, error) {
 		r.node = &TopN{Input: r.node, Keys: keys, Limit: l.Count, Offset: l.Offset, desc: text}
 		return r, nil
 	}
-	r, err := b.build(l.Input)
+	r, err := b.build(l.Input, need)
 	if err != nil {
 		return nil, err
 	}

@@ -31,12 +31,18 @@ func exactlyOneRow(n plan.Node) bool {
 	return false
 }
 
-func (b *builder) join(j *plan.Join) (*rel, error) {
+func (b *builder) join(j *plan.Join, need plan.ColSet) (*rel, error) {
 	if _, ok := joinKinds[j.Kind]; !ok {
 		return nil, sqlerr.Unsupported("join kind " + j.Kind.String())
 	}
 	keys, residual := plan.SplitJoin(j)
-	if r, ok, err := b.paramJoin(j, keys); ok || err != nil {
+	// Each side supplies what the consumer reads of it and what the join's conditions read.
+	cond := plan.RefsAll(j.On)
+	if j.MarkCond != nil {
+		cond.UnionWith(plan.Refs(j.MarkCond))
+	}
+	need = need.Union(cond)
+	if r, ok, err := b.paramJoin(j, keys, need); ok || err != nil {
 		return r, err
 	}
 	probePlan, buildPlan := j.Left, j.Right
@@ -70,15 +76,15 @@ func (b *builder) join(j *plan.Join) (*rel, error) {
 		probeKeys[i], buildKeys[i] = b.commonKeyType(probeKeys[i], buildKeys[i])
 	}
 	// The build side first: it runs first, so its fragments get the lower numbers.
-	build, err := b.build(buildPlan)
+	build, err := b.build(buildPlan, need)
 	if err != nil {
 		return nil, err
 	}
-	probe, err := b.build(probePlan)
+	probe, err := b.build(probePlan, need)
 	if err != nil {
 		return nil, err
 	}
-	if build, err = b.toNode(build, buildPlan.Output()); err != nil {
+	if build, err = b.toNode(build, needed(buildPlan.Output(), need)); err != nil {
 		return nil, err
 	}
 	bpos, err := b.ensure(build, buildKeys)
@@ -133,7 +139,7 @@ func (b *builder) join(j *plan.Join) (*rel, error) {
 	}
 	text := fmt.Sprintf("Join %s %s", j.Kind, where)
 	if matchJoin {
-		text += fmt.Sprintf(" (probe side: %s; build side: %s)", b.colsText(probePlan.Output()), b.colsText(buildPlan.Output()))
+		text += " building the left side"
 	}
 	if j.Kind == plan.MarkJoin && j.MarkCond != nil {
 		text += " cond=(" + b.exprText(j.MarkCond) + ")"
@@ -177,16 +183,16 @@ func (b *builder) join(j *plan.Join) (*rel, error) {
 	if !matchJoin {
 		return probe, nil
 	}
-	return b.finishMatchJoin(j, probe, bc, build.cols, text)
+	return b.finishMatchJoin(j, probe, bc, build.cols, needed(j.Right.Output(), need))
 }
 
 // finishMatchJoin completes a semi, anti or left join that built its left side: probe holds
 // the matching pairs (probe columns, then the build's columns and row number).
-func (b *builder) finishMatchJoin(j *plan.Join, pairs *rel, bc *Broadcast, buildCols []plan.ColumnID, text string) (*rel, error) {
+func (b *builder) finishMatchJoin(j *plan.Join, pairs *rel, bc *Broadcast, buildCols, probeCols []plan.ColumnID) (*rel, error) {
 	rowID := pairs.cols[len(pairs.cols)-1]
 	var want []plan.ColumnID
 	if j.Kind == plan.LeftJoin {
-		want = append(append(slices.Clone(buildCols), j.Right.Output()...), rowID)
+		want = append(append(slices.Clone(buildCols), probeCols...), rowID)
 	} else {
 		want = []plan.ColumnID{rowID}
 	}
@@ -278,7 +284,7 @@ func decimalView(t types.Type) types.Type {
 
 // paramJoin plans a join with a side that yields at most one row as a filter of the other
 // side, with the one row's values as parameters: exemgr computes that row first.
-func (b *builder) paramJoin(j *plan.Join, keys []plan.JoinKey) (*rel, bool, error) {
+func (b *builder) paramJoin(j *plan.Join, keys []plan.JoinKey, need plan.ColSet) (*rel, bool, error) {
 	var one, other plan.Node
 	switch {
 	case j.Kind == plan.SingleJoin && len(keys) == 0:
@@ -292,7 +298,7 @@ func (b *builder) paramJoin(j *plan.Join, keys []plan.JoinKey) (*rel, bool, erro
 	default:
 		return nil, false, nil
 	}
-	or, err := b.build(one)
+	or, err := b.build(one, plan.MakeColSet(one.Output()...))
 	if err != nil {
 		return nil, true, err
 	}
@@ -307,7 +313,7 @@ func (b *builder) paramJoin(j *plan.Join, keys []plan.JoinKey) (*rel, bool, erro
 		b.params[id] = slot
 	}
 	b.p.params = append(b.p.params, pg)
-	r, err := b.build(other)
+	r, err := b.build(other, need)
 	if err != nil {
 		return nil, true, err
 	}
@@ -327,18 +333,22 @@ func (b *builder) paramJoin(j *plan.Join, keys []plan.JoinKey) (*rel, bool, erro
 	}
 	// The one row's columns join the other side's, as constants; for a left (single) join
 	// they are NULL where the condition does not hold.
-	exprs := make([]plan.Expr, 0, len(r.cols)+len(one.Output()))
+	oneCols := needed(one.Output(), need)
+	if len(oneCols) == 0 {
+		return r, true, nil
+	}
+	exprs := make([]plan.Expr, 0, len(r.cols)+len(oneCols))
 	for _, id := range r.cols {
 		exprs = append(exprs, b.ref(id))
 	}
-	for _, id := range one.Output() {
+	for _, id := range oneCols {
 		var e plan.Expr = b.ref(id)
 		if (j.Kind == plan.LeftJoin || j.Kind == plan.SingleJoin) && len(j.On) > 0 {
 			e = &plan.Case{Whens: []plan.When{{Cond: cond, Then: e}}, T: e.Type()}
 		}
 		exprs = append(exprs, e)
 	}
-	return r, true, b.project(r, exprs, append(slices.Clone(r.cols), one.Output()...))
+	return r, true, b.project(r, exprs, append(slices.Clone(r.cols), oneCols...))
 }
 
 var zoneOps = map[plan.Func]expr.Op{
