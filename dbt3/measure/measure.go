@@ -62,6 +62,18 @@ type Sample struct {
 	Link *Link `json:"link,omitempty"`
 	// RowGroupsEliminated counts zone-map eliminations across all scans of the query.
 	RowGroupsEliminated int64 `json:"row_groups_eliminated,omitempty"`
+
+	// ProcStat is each local daemon's user and sys CPU over the sample as /proc/PID/stat
+	// counts it (tick resolution), taken by the client around the statements: the
+	// cross-check of Procs.
+	ProcStat map[string]Usage `json:"proc_stat,omitempty"`
+	// Checks lists disagreements found while taking the sample that do not make it wrong,
+	// e.g. Procs and ProcStat differing by more than the tick resolution.
+	Checks []string `json:"checks,omitempty"`
+	// Verified says how the result was checked: "reference" (equal to the expected answer),
+	// "consistent" (no reference; equal to the first result of the same query in the run),
+	// or "" (not checked). A result that failed its check has Error set.
+	Verified string `json:"verified,omitempty"`
 }
 
 // Usage is one process's resource use over an interval.

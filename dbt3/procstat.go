@@ -1,0 +1,123 @@
+package dbt3
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/colinkdb/colink/dbt3/measure"
+)
+
+// CPUTicks is a process's cumulative CPU time as /proc/PID/stat reports it: utime and stime,
+// all threads, in clock ticks.
+type CPUTicks struct{ User, Sys int64 }
+
+// Sub returns the ticks accumulated since earlier.
+func (t CPUTicks) Sub(earlier CPUTicks) CPUTicks {
+	return CPUTicks{t.User - earlier.User, t.Sys - earlier.Sys}
+}
+
+// ReadProcCPU reads utime and stime (fields 14 and 15) of /proc/pid/stat.
+func ReadProcCPU(pid int) (CPUTicks, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return CPUTicks{}, err
+	}
+	return parseProcStat(string(b))
+}
+
+// parseProcStat parses a /proc/PID/stat line. The command name, field 2, is in parentheses
+// and may itself contain spaces and parentheses, so fields are counted from the last ")".
+func parseProcStat(line string) (CPUTicks, error) {
+	end := strings.LastIndexByte(line, ')')
+	if end < 0 {
+		return CPUTicks{}, fmt.Errorf("/proc stat: no command name in %.40q", line)
+	}
+	f := strings.Fields(line[end+1:]) // f[0] is field 3, the state
+	if len(f) < 13 {
+		return CPUTicks{}, fmt.Errorf("/proc stat: %d fields after the command name, want at least 13", len(f))
+	}
+	user, err1 := strconv.ParseInt(f[11], 10, 64)
+	sys, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return CPUTicks{}, fmt.Errorf("/proc stat: utime %q, stime %q are not integers", f[11], f[12])
+	}
+	return CPUTicks{user, sys}, nil
+}
+
+// atClockTick is the auxiliary vector's AT_CLKTCK key: the kernel's USER_HZ.
+const atClockTick = 17
+
+// ClockTicks returns the unit of /proc's CPU times in ticks per second (sysconf(_SC_CLK_TCK)),
+// read from the process's auxiliary vector; 100, Linux's USER_HZ everywhere, if it cannot be.
+func ClockTicks() int64 {
+	b, err := os.ReadFile("/proc/self/auxv")
+	if err != nil {
+		return 100
+	}
+	return clockTicksFromAuxv(b)
+}
+
+func clockTicksFromAuxv(b []byte) int64 {
+	word := int(unsafe.Sizeof(uintptr(0)))
+	get := func(p []byte) uint64 {
+		if word == 4 {
+			return uint64(binary.NativeEndian.Uint32(p))
+		}
+		return binary.NativeEndian.Uint64(p)
+	}
+	for i := 0; i+2*word <= len(b); i += 2 * word {
+		key, val := get(b[i:]), get(b[i+word:])
+		if key == 0 {
+			break
+		}
+		if key == atClockTick && val > 0 && val <= math.MaxInt32 {
+			return int64(val)
+		}
+	}
+	return 100
+}
+
+// CPUCheck compares a process's CPU as it accounts it itself (getrusage deltas, reported
+// by SHOW QUERY STATS) with the /proc/PID/stat delta taken around the same statements by the
+// client. The /proc window is slightly wider (it includes the protocol round trip), and each
+// of its readings is truncated to a tick, so each of user and sys may differ by up to
+// tolerance ticks before the check flags them.
+type CPUCheck struct {
+	Hz        int64 // clock ticks per second
+	Tolerance int64 // ticks; 2 when zero (one tick of truncation at each end)
+}
+
+// Compare returns "" if self and the /proc delta agree, else a sentence describing the
+// disagreement.
+func (c CPUCheck) Compare(process string, self measure.Usage, proc CPUTicks) string {
+	hz, tol := c.Hz, c.Tolerance
+	if hz <= 0 {
+		hz = 100
+	}
+	if tol <= 0 {
+		tol = 2
+	}
+	var bad []string
+	check := func(what string, selfSec float64, ticks int64) {
+		procSec := float64(ticks) / float64(hz)
+		if math.Abs(selfSec-procSec) > float64(tol)/float64(hz) {
+			bad = append(bad, fmt.Sprintf("%s %.3fs by its own account, %.3fs by /proc (%d ticks)", what, selfSec, procSec, ticks))
+		}
+	}
+	check("user", self.User, proc.User)
+	check("sys", self.Sys, proc.Sys)
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s CPU disagrees beyond %d ticks of %d Hz: %s", process, tol, hz, strings.Join(bad, "; "))
+}
+
+// ticksToUsage converts a /proc delta to seconds.
+func ticksToUsage(t CPUTicks, hz int64) measure.Usage {
+	return measure.Usage{User: float64(t.User) / float64(hz), Sys: float64(t.Sys) / float64(hz)}
+}
