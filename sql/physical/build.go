@@ -105,6 +105,10 @@ func (b *builder) colsText(ids []plan.ColumnID) string {
 func (b *builder) lower(e plan.Expr, cols []plan.ColumnID) (*expr.Expr, error) {
 	x, err := lower.ExprParams(e, cols, b.params)
 	if err != nil {
+		if fn := missingKernel(e); fn != "" {
+			// A function the binder accepts but exec cannot evaluate yet.
+			return nil, sqlerr.Wrap(err, sqlerr.ErNotSupportedYet, "This version of colink doesn't yet support '%s' (in %s)", fn, b.exprText(e))
+		}
 		return nil, b.errorf("%s: %w", b.exprText(e), err)
 	}
 	return x, nil
@@ -679,4 +683,27 @@ func literalText(d vec.Datum) string {
 		return "date '" + d.String() + "'"
 	}
 	return d.String()
+}
+
+// missingKernel names a function in e that exec has no kernel for, or "".
+func missingKernel(e plan.Expr) string {
+	name := ""
+	plan.WalkExpr(e, func(x plan.Expr) bool {
+		if c, ok := x.(*plan.Call); ok && name == "" {
+			if _, err := lower.Expr(&plan.Call{Fn: c.Fn, Args: literalArgs(c.Args), T: c.T}, nil); err != nil && strings.Contains(err.Error(), "no kernel") {
+				name = strings.ToUpper(c.Fn.String())
+			}
+		}
+		return name == ""
+	})
+	return name
+}
+
+// literalArgs stands NULL literals of the same types in for a call's arguments.
+func literalArgs(args []plan.Expr) []plan.Expr {
+	out := make([]plan.Expr, len(args))
+	for i, a := range args {
+		out[i] = plan.Lit(types.Value{Type: a.Type(), Null: true})
+	}
+	return out
 }

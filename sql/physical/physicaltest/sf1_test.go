@@ -22,7 +22,9 @@ import (
 // in process: COLINK_SF1=1. COLINK_SF1_DIR keeps the stores between runs (loaded when
 // empty); COLINK_SF1_STORES (default 1) simulates that many primprocs; COLINK_SF1_RUNS
 // (default 3) is the warm runs per query, after one warm-up; COLINK_SF1_QUERIES limits the
-// queries (e.g. "1,3,9"). Every result is checked against answers/sf1 when present.
+// queries (e.g. "1,3,9"); COLINK_SF1_CLUSTER=0 loads lineitem and orders in dbgen's
+// (key) order instead of sorting each segment by date. Every result is checked against
+// answers/sf1 when present.
 //
 //	COLINK_SF1=1 COLINK_SF1_DIR=/tmp/colink-sf1 go test ./sql/physical/physicaltest -run SF1 -v -timeout 30m
 func TestSF1Timings(t *testing.T) {
@@ -53,7 +55,8 @@ func TestSF1Timings(t *testing.T) {
 	ctx := context.Background()
 	if fresh || len(Tables(sts[0])) < 8 {
 		start := time.Now()
-		if err := LoadTPCH(ctx, sts, LoadOptions{SF: 1, SegmentRows: segRows, Cluster: true}); err != nil {
+		cluster := os.Getenv("COLINK_SF1_CLUSTER") != "0"
+		if err := LoadTPCH(ctx, sts, LoadOptions{SF: 1, SegmentRows: segRows, Cluster: cluster}); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("loaded SF 1 into %d store(s) in %v", nstores, time.Since(start))
