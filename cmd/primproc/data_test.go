@@ -656,3 +656,221 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("a failed load created table t1 (%d rows)", got)
 	}
 }
+
+// TestJoinBuildSides runs a fragment with two build sides uploaded on its stream (a semi
+// join on l_partkey, then an inner join on l_orderkey that adds a tag) on two primprocs, and
+// checks the partial sums against a loop.
+func TestJoinBuildSides(t *testing.T) {
+	bin := buildPrimproc(t)
+	dir := testbin.TempDir(t)
+	a := startPM(t, bin, filepath.Join(dir, "a"))
+	b := startPM(t, bin, filepath.Join(dir, "b"))
+	cl := pmclient.Cluster{dial(t, a.tcp, "tcp"), dial(t, b.unix, "unix")}
+	loadLineitem(t, cl, true)
+
+	// Side 0: orders with o_orderkey % 7 == 0, tagged P<key % 3>; side 1: parts with
+	// p_partkey % 5 == 0. Both are sent in several records.
+	tagSchema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "tag", Type: arrow.BinaryTypes.String}}, nil)
+	partSchema := arrow.NewSchema([]arrow.Field{{Name: "pk", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	var side0, side1 []arrow.RecordBatch
+	tb := array.NewRecordBuilder(memory.DefaultAllocator, tagSchema)
+	og, err := tpch.NewGenerator(testScale, "orders", 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := og.Next()
+		if err == io.EOF {
+			break
+		}
+		keys := rec.Column(0).(*array.Int64)
+		for i := 0; i < keys.Len(); i++ {
+			if key := keys.Value(i); key%7 == 0 {
+				tb.Field(0).(*array.Int64Builder).Append(key)
+				tb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("P%d", key%3))
+				if tb.Field(0).Len() == 500 {
+					side0 = append(side0, tb.NewRecordBatch())
+				}
+			}
+		}
+		rec.Release()
+	}
+	og.Close()
+	side0 = append(side0, tb.NewRecordBatch())
+	tb.Release()
+	pb := array.NewRecordBuilder(memory.DefaultAllocator, partSchema)
+	parts, _ := testScale.Units("part")
+	for k := int64(5); k <= parts; k += 5 {
+		pb.Field(0).(*array.Int64Builder).Append(k)
+		if pb.Field(0).Len() == 77 {
+			side1 = append(side1, pb.NewRecordBatch())
+		}
+	}
+	side1 = append(side1, pb.NewRecordBatch())
+	pb.Release()
+	defer func() {
+		for _, r := range append(side0, side1...) {
+			r.Release()
+		}
+	}()
+
+	want := map[string]int64{}
+	g, _ := tpch.NewGenerator(testScale, "lineitem", 1, 1)
+	for {
+		rec, err := g.Next()
+		if err == io.EOF {
+			break
+		}
+		ok, pk, q := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64), rec.Column(4).(*array.Decimal64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if ok.Value(i)%7 == 0 && pk.Value(i)%5 == 0 {
+				want[fmt.Sprintf("P%d", ok.Value(i)%3)] += int64(q.Value(i))
+			}
+		}
+		rec.Release()
+	}
+	g.Close()
+
+	args := &wire.FragmentArgs{Fragment: exec.Fragment{
+		Scan:   exec.Scan{Table: "lineitem", Columns: []string{"l_orderkey", "l_partkey", "l_quantity"}, Types: []vec.Type{vec.Int64Type, vec.Int64Type, vec.Decimal(15, 2)}},
+		Builds: []exec.BuildSide{{Types: []vec.Type{vec.Int64Type, vec.StringType}}, {Types: []vec.Type{vec.Int64Type}}},
+		Steps: []exec.Step{
+			{Join: &exec.JoinStep{Build: 1, Spec: exec.JoinSpec{Kind: exec.JoinSemi, ProbeKeys: []int{1}, BuildKeys: []int{0}}}},
+			{Join: &exec.JoinStep{Build: 0, Spec: exec.JoinSpec{Kind: exec.JoinInner, ProbeKeys: []int{0}, BuildKeys: []int{0}}}},
+			{Project: []*expr.Expr{expr.ColRef(4), expr.ColRef(2)}},
+			{Aggregate: &exec.AggStep{Spec: exec.AggSpec{GroupBy: []int{0}, Aggs: []exec.Aggregate{{Func: exec.AggSum, Col: 1}}}}},
+		},
+	}}
+	got := map[string]int64{}
+	var buildRows int64
+	for _, c := range cl {
+		fs, err := c.Fragment(testCtx(t), args, []*arrow.Schema{tagSchema, partSchema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Interleave the sides.
+		for i := 0; i < max(len(side0), len(side1)); i++ {
+			if i < len(side1) {
+				if err := fs.SendBuild(1, side1[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if i < len(side0) {
+				if err := fs.SendBuild(0, side0[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for {
+			rec, err := fs.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tag, sum := rec.Column(0).(*array.String), rec.Column(1).(*array.Decimal128)
+			for i := 0; i < int(rec.NumRows()); i++ {
+				got[strings.Clone(tag.Value(i))] += sum.Value(i).BigInt().Int64() // Value aliases the record's buffer
+			}
+			rec.Release()
+		}
+		buildRows += fs.End().Link.BuildRows
+		fs.Close()
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) != 3 {
+		t.Fatalf("sums %v, want %v", got, want)
+	}
+	var sent int64
+	for _, r := range append(side0, side1...) {
+		sent += r.NumRows()
+	}
+	if buildRows != 2*sent {
+		t.Errorf("primprocs received %d build rows, %d sent to each", buildRows, sent)
+	}
+
+	// A build record of the wrong type fails the stream, naming the side.
+	wrongSide := &wire.FragmentArgs{Fragment: args.Fragment}
+	wrongSide.Builds = []exec.BuildSide{{Types: []vec.Type{vec.Int32Type, vec.StringType}}, {Types: []vec.Type{vec.Int64Type}}}
+	wrongSide.Steps = nil
+	fs, err := cl[0].Fragment(testCtx(t), wrongSide, []*arrow.Schema{tagSchema, partSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = fs.SendBuild(0, side0[0])
+	if err == nil {
+		_, err = fs.Recv()
+	}
+	fs.Close()
+	if err == nil || !strings.Contains(err.Error(), "build side 0 column 0 is int64, the fragment declares int32") {
+		t.Errorf("wrong build type: %v", err)
+	}
+}
+
+// TestCancelStopsFragment closes a fragment stream whose output waits on flow control;
+// primproc's handler and workers stop, and the next query runs.
+func TestCancelStopsFragment(t *testing.T) {
+	bin := buildPrimproc(t)
+	p := startPM(t, bin, filepath.Join(testbin.TempDir(t), "data"))
+	loadLineitem(t, pmclient.Cluster{dial(t, p.unix, "unix")}, false)
+	// A client granting little credit (4 MiB per stream), so that the fragment's output,
+	// 50 rows per lineitem row, waits for it.
+	c, err := pmclient.Dial(p.unix, ipc.ClientConfig{Transport: ipc.TransportUnix, Limits: ipc.Limits{StreamWindow: 4 << 20},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	keys := arrow.NewSchema([]arrow.Field{{Name: "pk", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	kb := array.NewRecordBuilder(memory.DefaultAllocator, keys)
+	parts, _ := testScale.Units("part")
+	for k := int64(1); k <= parts; k++ {
+		for range 50 {
+			kb.Field(0).(*array.Int64Builder).Append(k)
+		}
+	}
+	build := kb.NewRecordBatch()
+	kb.Release()
+	defer build.Release()
+	explode := &wire.FragmentArgs{Fragment: exec.Fragment{
+		Scan:   exec.Scan{Table: "lineitem", Columns: []string{"l_partkey"}, Types: []vec.Type{vec.Int64Type}},
+		Builds: []exec.BuildSide{{Types: []vec.Type{vec.Int64Type}}},
+		Steps:  []exec.Step{{Join: &exec.JoinStep{Build: 0, Spec: exec.JoinSpec{Kind: exec.JoinInner, ProbeKeys: []int{0}, BuildKeys: []int{0}}}}},
+	}}
+	ctx := testCtx(t)
+	fs, err := c.Fragment(ctx, explode, []*arrow.Schema{keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SendBuild(0, build); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := fs.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	active := func() int64 {
+		st, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Methods["fragment"].Active
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := active(); n != 1 {
+		t.Fatalf("%d fragments active while the client holds back credit, want 1", n)
+	}
+	fs.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for active() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the fragment still runs 2s after its stream was closed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rows, _ := runFrag(t, pmclient.Cluster{c}, q6(t, "lineitem"))
+	if len(rows) == 0 {
+		t.Fatal("no Q6 rows after the cancel")
+	}
+}
