@@ -283,8 +283,10 @@ func (g *gatherer) gatherColumn(dt arrow.DataType, ci int, perm []rowRef) (arrow
 	srcs := make([]arrow.ArrayData, len(g.recs))
 	anyNull := false
 	for i, r := range g.recs {
+		// The array's NullN, not the data's: a slice's data has an unknown (-1) count until
+		// the array computes it.
+		anyNull = r.Column(ci).NullN() > 0 || anyNull
 		srcs[i] = r.Column(ci).Data()
-		anyNull = anyNull || srcs[i].NullN() > 0
 	}
 	var validity *memory.Buffer
 	nulls := 0
@@ -295,7 +297,7 @@ func (g *gatherer) gatherColumn(dt arrow.DataType, ci int, perm []rowRef) (arrow
 		clear(bits)
 		for i, p := range perm {
 			d := srcs[p.rec()]
-			if d.NullN() == 0 || bitutil.BitIsSet(d.Buffers()[0].Bytes(), d.Offset()+p.row()) {
+			if d.NullN() == 0 || bitutil.BitIsSet(bufBytes(d.Buffers()[0]), d.Offset()+p.row()) {
 				bitutil.SetBit(bits, i)
 			} else {
 				nulls++
@@ -311,7 +313,7 @@ func (g *gatherer) gatherColumn(dt arrow.DataType, ci int, perm []rowRef) (arrow
 		clear(out)
 		for i, p := range perm {
 			d := srcs[p.rec()]
-			if bitutil.BitIsSet(d.Buffers()[1].Bytes(), d.Offset()+p.row()) {
+			if bitutil.BitIsSet(bufBytes(d.Buffers()[1]), d.Offset()+p.row()) {
 				bitutil.SetBit(out, i)
 			}
 		}
@@ -327,7 +329,7 @@ func (g *gatherer) gatherColumn(dt arrow.DataType, ci int, perm []rowRef) (arrow
 		total := 0
 		for i, p := range perm {
 			d := srcs[p.rec()]
-			so := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset():]
+			so := arrow.Int32Traits.CastFromBytes(bufBytes(d.Buffers()[1]))[d.Offset():]
 			o[i] = int32(total)
 			total += int(so[p.row()+1] - so[p.row()])
 		}
@@ -341,11 +343,8 @@ func (g *gatherer) gatherColumn(dt arrow.DataType, ci int, perm []rowRef) (arrow
 		out := data.Bytes()
 		for i, p := range perm {
 			d := srcs[p.rec()]
-			so := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset():]
-			var src []byte
-			if d.Buffers()[2] != nil {
-				src = d.Buffers()[2].Bytes()
-			}
+			so := arrow.Int32Traits.CastFromBytes(bufBytes(d.Buffers()[1]))[d.Offset():]
+			src := bufBytes(d.Buffers()[2])
 			copy(out[o[i]:o[i+1]], src[so[p.row()]:so[p.row()+1]])
 		}
 		buffers = []*memory.Buffer{validity, offs, data}
@@ -374,10 +373,20 @@ func gatherFixed[T int32 | int64](mem memory.Allocator, srcs []arrow.ArrayData, 
 	out := castSlice[T](buf.Bytes())
 	views := make([][]T, len(srcs))
 	for i, d := range srcs {
-		views[i] = castSlice[T](d.Buffers()[1].Bytes())[d.Offset():]
+		if d.Len() > 0 {
+			views[i] = castSlice[T](bufBytes(d.Buffers()[1]))[d.Offset():]
+		}
 	}
 	for i, p := range perm {
 		out[i] = views[p.rec()][p.row()]
 	}
 	return buf
+}
+
+// bufBytes is b's bytes, nil for a nil buffer (an empty array may have none).
+func bufBytes(b *memory.Buffer) []byte {
+	if b == nil {
+		return nil
+	}
+	return b.Bytes()
 }
