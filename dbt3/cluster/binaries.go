@@ -1,0 +1,103 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Binaries are the daemons' executables.
+type Binaries struct{ PrimProc, ExeMgr string }
+
+// modulePath is colink's Go module, recognised to build the daemons from source.
+const modulePath = "github.com/colinkdb/colink"
+
+// FindBinaries locates primproc and exemgr. With dir set, they must be there. Otherwise,
+// inside colink's source tree (a go.mod of colink's module in the working directory or
+// above) they are built fresh into its bin/ with go build, so that "go run ./cmd/dbt3"
+// always measures the daemons of the same tree; else they are taken from beside the
+// running executable, else from PATH.
+func FindBinaries(ctx context.Context, dir string, log *slog.Logger) (Binaries, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if dir != "" {
+		b := Binaries{filepath.Join(dir, "primproc"), filepath.Join(dir, "exemgr")}
+		for _, p := range []string{b.PrimProc, b.ExeMgr} {
+			if !executable(p) {
+				return Binaries{}, fmt.Errorf("no executable %s", p)
+			}
+		}
+		return b, nil
+	}
+	if root, ok := moduleRoot(); ok {
+		if _, err := exec.LookPath("go"); err == nil {
+			return Build(ctx, root, filepath.Join(root, "bin"), log)
+		}
+	}
+	if self, err := os.Executable(); err == nil {
+		d := filepath.Dir(self)
+		b := Binaries{filepath.Join(d, "primproc"), filepath.Join(d, "exemgr")}
+		if executable(b.PrimProc) && executable(b.ExeMgr) {
+			return b, nil
+		}
+	}
+	pp, err1 := exec.LookPath("primproc")
+	em, err2 := exec.LookPath("exemgr")
+	if err1 == nil && err2 == nil {
+		return Binaries{pp, em}, nil
+	}
+	return Binaries{}, errors.New("cannot find primproc and exemgr: not in colink's source tree, not beside this executable, not on PATH (give --bin DIR)")
+}
+
+// Build compiles ./cmd/primproc and ./cmd/exemgr of the module at root into dir.
+func Build(ctx context.Context, root, dir string, log *slog.Logger) (Binaries, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Binaries{}, err
+	}
+	log.Info("cluster: building the daemons", "root", root, "into", dir)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/primproc", "./cmd/exemgr")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return Binaries{}, fmt.Errorf("go build ./cmd/primproc ./cmd/exemgr in %s: %w\n%s", root, err, out)
+	}
+	return Binaries{filepath.Join(dir, "primproc"), filepath.Join(dir, "exemgr")}, nil
+}
+
+// moduleRoot finds colink's module root at or above the working directory.
+func moduleRoot() (string, bool) {
+	d, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		if f, err := os.Open(filepath.Join(d, "go.mod")); err == nil {
+			sc := bufio.NewScanner(f)
+			var mod string
+			for sc.Scan() {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+					mod = strings.Trim(strings.TrimSpace(rest), `"`)
+					break
+				}
+			}
+			f.Close()
+			return d, mod == modulePath
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", false
+		}
+		d = parent
+	}
+}
+
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}

@@ -1,0 +1,295 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/colinkdb/colink/dbt3/measure"
+)
+
+// seconds prints a Stat of seconds as "median [min–max]", or "–".
+func seconds(s measure.Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	if s.N == 1 {
+		return fmt.Sprintf("%.3f", s.Median)
+	}
+	return fmt.Sprintf("%.3f [%.3f–%.3f]", s.Median, s.Min, s.Max)
+}
+
+func ratio(s measure.Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	if s.N == 1 {
+		return fmt.Sprintf("%.3f", s.Median)
+	}
+	return fmt.Sprintf("%.3f [%.3f–%.3f]", s.Median, s.Min, s.Max)
+}
+
+func millis(s measure.Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", s.Median*1000)
+}
+
+func count(s measure.Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", s.Median)
+}
+
+func bytesText(s measure.Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	v := s.Median
+	switch {
+	case v >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", v/(1<<30))
+	case v >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", v/(1<<20))
+	case v >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", v/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", v)
+}
+
+// answerText says how a query's results were checked over all its samples.
+func answerText(r *Row, transports []string) string {
+	var errs int
+	ver := map[string]int{}
+	for _, tr := range transports {
+		if c := r.By[tr]; c != nil {
+			errs += len(c.Errors)
+			for k, v := range c.Verified {
+				ver[k] += v
+			}
+		}
+	}
+	switch {
+	case errs > 0:
+		return fmt.Sprintf("**%d failed**", errs)
+	case ver["reference"] > 0 && len(ver) == 1:
+		return "expected answer"
+	case ver["consistent"] > 0 && len(ver) == 1:
+		return "same every run"
+	case ver[""] > 0 && len(ver) == 1:
+		return "unchecked"
+	}
+	return "mixed"
+}
+
+func table(w io.Writer, header []string, rows [][]string) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(header, " | "))
+	seps := make([]string, len(header))
+	for i := range seps {
+		seps[i] = "---"
+		if i > 0 {
+			seps[i] = "---:"
+		}
+	}
+	fmt.Fprintf(w, "|%s|\n", strings.Join(seps, "|"))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+	}
+	fmt.Fprintln(w)
+}
+
+// WriteMarkdown writes the comparison (and, if d is not nil, colink against DuckDB) as
+// Markdown: the run's setting, elapsed times with the unix/tcp ratio, each process's CPU
+// and context switches, the link's traffic, failures and disagreements, and the notes.
+func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
+	w := bufio.NewWriter(out)
+	run := c.Run
+	fmt.Fprintf(w, "# colink: tcp against unix on the link — %s\n\n", run.ID)
+	fmt.Fprintf(w, "SF %g, %d primproc(s), %d primproc threads, %d round(s) (round 1 cold, caches dropped before each query; %s summarized as warm), transports %s.  \n",
+		run.SF, primprocs(run), run.Threads, c.Rounds, roundsText(c.WarmRounds), strings.Join(c.Transports, ", "))
+	fmt.Fprintf(w, "Host: %d CPUs, %d MiB, %s, %s. Started %s.  \n", run.Host.CPUs, run.Host.MemoryMiB, run.Host.Kernel, run.Host.GoVersion, run.Started.UTC().Format("2006-01-02 15:04 UTC"))
+	if run.Command != "" {
+		fmt.Fprintf(w, "Command: `%s`\n", run.Command)
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintf(w, "## Elapsed seconds, median [min–max] over the warm rounds\n\n")
+	fmt.Fprintf(w, "Client-side wall time from sending each statement to reading its last row. The unix/tcp ratio is taken per round (the two transports of a round ran back to back) and then summarized.\n\n")
+	header := []string{"query"}
+	for _, tr := range c.Transports {
+		header = append(header, tr)
+	}
+	if len(c.Transports) == 2 {
+		header = append(header, "unix/tcp")
+	}
+	for _, tr := range c.Transports {
+		header = append(header, tr+" cold")
+	}
+	header = append(header, "answers")
+	var rows [][]string
+	for _, r := range append(slices.Clone(c.Rows), c.Totals...) {
+		line := []string{r.Query}
+		for _, tr := range c.Transports {
+			line = append(line, seconds(cellOf(r, tr).Elapsed))
+		}
+		if len(c.Transports) == 2 {
+			line = append(line, ratio(r.Ratio))
+		}
+		for _, tr := range c.Transports {
+			line = append(line, seconds(cellOf(r, tr).Cold))
+		}
+		if slices.Contains(c.Totals, r) {
+			line = append(line, "")
+			line[0] = "**" + line[0] + "**"
+		} else {
+			line = append(line, answerText(r, c.Transports))
+		}
+		rows = append(rows, line)
+	}
+	table(w, header, rows)
+
+	fmt.Fprintf(w, "## CPU milliseconds, user / sys, median over the warm rounds\n\n")
+	fmt.Fprintf(w, "Each process's own getrusage delta over the query's statements (SHOW QUERY STATS); /proc is the client's /proc/PID/stat reading of user+sys over the same statements, summed over the daemons, at clock-tick resolution.\n\n")
+	header = []string{"query", "transport"}
+	for _, p := range c.Processes {
+		header = append(header, p)
+	}
+	header = append(header, "total", "/proc total", "ctx switches vol / invol")
+	rows = nil
+	for _, r := range c.Rows {
+		for _, tr := range c.Transports {
+			cell := cellOf(r, tr)
+			line := []string{r.Query, tr}
+			var total, procTotal, vol, invol float64
+			for _, p := range c.Processes {
+				ps, ok := cell.Procs[p]
+				if !ok {
+					line = append(line, "–")
+					continue
+				}
+				line = append(line, millis(ps.User)+" / "+millis(ps.Sys))
+				total += ps.User.Median + ps.Sys.Median
+				vol += ps.Voluntary.Median
+				invol += ps.Involuntary.Median
+			}
+			for _, st := range cell.ProcStat {
+				procTotal += st.Median
+			}
+			procText := "–"
+			if len(cell.ProcStat) > 0 {
+				procText = fmt.Sprintf("%.0f", procTotal*1000)
+			}
+			line = append(line, fmt.Sprintf("%.1f", total*1000), procText, fmt.Sprintf("%.0f / %.0f", vol, invol))
+			rows = append(rows, line)
+		}
+	}
+	table(w, header, rows)
+
+	fmt.Fprintf(w, "## The link, median per query over the warm rounds\n\n")
+	rows = nil
+	for _, r := range c.Rows {
+		for _, tr := range c.Transports {
+			l := cellOf(r, tr).Link
+			rows = append(rows, []string{r.Query, tr, bytesText(l.BytesOut), bytesText(l.BytesIn), count(l.BatchesOut), count(l.BatchesIn), count(l.Frames), count(l.Syscalls)})
+		}
+	}
+	table(w, []string{"query", "transport", "bytes to primprocs", "bytes from primprocs", "batches to", "batches from", "frames", "syscalls"}, rows)
+
+	if d != nil {
+		writeDuckDB(w, c, d)
+	}
+
+	errs, checks := c.Problems()
+	fmt.Fprintf(w, "## Failures and checks\n\n")
+	if len(errs) == 0 {
+		fmt.Fprintf(w, "Every query ran and its answer checked out in every round.\n\n")
+	} else {
+		fmt.Fprintf(w, "%d failed executions:\n\n", len(errs))
+		for _, e := range errs {
+			fmt.Fprintf(w, "- %s\n", oneLine(e))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(checks) == 0 {
+		fmt.Fprintf(w, "The daemons' own CPU accounting and /proc agreed within the tick resolution everywhere.\n\n")
+	} else {
+		fmt.Fprintf(w, "%d disagreements between the daemons' own CPU accounting and /proc (beyond two clock ticks per statement):\n\n", len(checks))
+		for _, e := range checks {
+			fmt.Fprintf(w, "- %s\n", oneLine(e))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(run.Notes) > 0 {
+		fmt.Fprintf(w, "## Notes\n\n")
+		for _, n := range run.Notes {
+			fmt.Fprintf(w, "- %s\n", n)
+		}
+		fmt.Fprintln(w)
+	}
+	return w.Flush()
+}
+
+func writeDuckDB(w io.Writer, c *Comparison, d *DuckDB) {
+	fmt.Fprintf(w, "## colink against DuckDB, elapsed seconds (warm medians)\n\n")
+	fmt.Fprintf(w, "DuckDB run %s: SF %g, %d threads, over the Parquet files of `dbt3 gen`. Ratios are of medians (the runs are separate, so not paired).\n\n", d.Run.ID, d.Run.SF, d.Run.Threads)
+	header := []string{"query"}
+	for _, tr := range c.Transports {
+		header = append(header, "colink "+tr)
+	}
+	header = append(header, "DuckDB")
+	for _, tr := range c.Transports {
+		header = append(header, "colink "+tr+" / DuckDB")
+	}
+	var rows [][]string
+	for _, r := range c.Rows {
+		dd, ok := d.Elapsed[r.Query]
+		line := []string{r.Query}
+		for _, tr := range c.Transports {
+			line = append(line, seconds(cellOf(r, tr).Elapsed))
+		}
+		line = append(line, seconds(dd))
+		for _, tr := range c.Transports {
+			ce := cellOf(r, tr).Elapsed
+			if !ok || ce.N == 0 || dd.Median == 0 {
+				line = append(line, "–")
+				continue
+			}
+			line = append(line, fmt.Sprintf("%.2f", ce.Median/dd.Median))
+		}
+		rows = append(rows, line)
+	}
+	table(w, header, rows)
+	if d.Run.SF != c.Run.SF {
+		fmt.Fprintf(w, "**The runs' scale factors differ (colink %g, DuckDB %g): the ratios compare different data.**\n\n", c.Run.SF, d.Run.SF)
+	}
+}
+
+var emptyCell = &Cell{}
+
+func cellOf(r *Row, tr string) *Cell {
+	if c := r.By[tr]; c != nil {
+		return c
+	}
+	return emptyCell
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func primprocs(run *measure.Run) int {
+	n := 0
+	for _, s := range run.Samples {
+		n = max(n, s.Primprocs)
+	}
+	return n
+}
+
+func roundsText(rs []int) string {
+	if len(rs) == 1 {
+		return fmt.Sprintf("round %d", rs[0])
+	}
+	return fmt.Sprintf("rounds %d–%d", rs[0], rs[len(rs)-1])
+}

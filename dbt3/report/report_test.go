@@ -1,0 +1,198 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colinkdb/colink/dbt3/measure"
+)
+
+func sample(q, tr string, round int, elapsed float64, errText string) measure.Sample {
+	return measure.Sample{
+		System: "colink", Transport: tr, Primprocs: 1, Query: q, Round: round, Cold: round == 1,
+		Elapsed: elapsed, Error: errText, Verified: map[bool]string{true: "reference", false: ""}[errText == ""],
+		Procs: map[string]measure.Usage{
+			"exemgr":    {User: elapsed / 10, Sys: elapsed / 20, Voluntary: 10, Involuntary: 1},
+			"primproc0": {User: elapsed / 2, Sys: elapsed / 4, Voluntary: 20, Involuntary: 2},
+		},
+		ProcStat: map[string]measure.Usage{"exemgr": {User: elapsed / 10}, "primproc0": {User: elapsed / 2}},
+		Link:     &measure.Link{BytesOut: 100, BytesIn: 3 << 20, BatchesIn: 12, Frames: 30, Syscalls: 40},
+	}
+}
+
+// The expected figures are worked by hand in the comments.
+func testRun() *measure.Run {
+	r := &measure.Run{ID: "2026-11-30T0512-compare-sf1", Driver: "compare", SF: 1, Threads: 2, Started: time.Date(2026, 11, 30, 5, 12, 0, 0, time.UTC),
+		Notes: []string{"a note"}}
+	// Q1: tcp 1.0 (cold), 0.5, 0.7; unix 1.2 (cold), 0.4, 0.7.
+	// Warm tcp 0.6 [0.5–0.7], unix 0.55 [0.4–0.7]; ratios 0.8, 1.0: 0.9 [0.8–1.0].
+	// Q2: tcp 0.2, 0.1, 0.3; unix 0.2, 0.2 and an error in round 3.
+	// Warm unix 0.2 (round 2 only); ratio 0.2/0.1 = 2 (round 2 only).
+	// Q1–Q22: tcp rounds 2, 3: 0.6, 1.0: 0.8 [0.6–1.0]; unix round 2 only: 0.6; ratio 1.
+	r.Samples = []measure.Sample{
+		sample("Q1", "tcp", 1, 1.0, ""), sample("Q2", "tcp", 1, 0.2, ""), sample("CS1", "tcp", 1, 0.05, ""),
+		sample("Q1", "unix", 1, 1.2, ""), sample("Q2", "unix", 1, 0.2, ""), sample("CS1", "unix", 1, 0.04, ""),
+		sample("Q1", "unix", 2, 0.4, ""), sample("Q2", "unix", 2, 0.2, ""), sample("CS1", "unix", 2, 0.02, ""),
+		sample("Q1", "tcp", 2, 0.5, ""), sample("Q2", "tcp", 2, 0.1, ""), sample("CS1", "tcp", 2, 0.03, ""),
+		sample("Q1", "tcp", 3, 0.7, ""), sample("Q2", "tcp", 3, 0.3, ""), sample("CS1", "tcp", 3, 0.03, ""),
+		sample("Q1", "unix", 3, 0.7, ""), sample("Q2", "unix", 3, 0, "Q2 statement 1: lost primproc0"), sample("CS1", "unix", 3, 0.02, ""),
+	}
+	r.Samples[0].Checks = []string{"primproc0 CPU disagrees beyond 2 ticks"}
+	return r
+}
+
+func approx(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func statIs(t *testing.T, what string, s measure.Stat, n int, med, lo, hi float64) {
+	t.Helper()
+	if s.N != n || !approx(s.Median, med) || !approx(s.Min, lo) || !approx(s.Max, hi) {
+		t.Errorf("%s = %+v, want n=%d %v [%v–%v]", what, s, n, med, lo, hi)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	c := Summarize(testRun())
+	if strings.Join(c.Transports, ",") != "tcp,unix" || strings.Join(c.Processes, ",") != "exemgr,primproc0" || c.Rounds != 3 {
+		t.Fatalf("transports %v processes %v rounds %d", c.Transports, c.Processes, c.Rounds)
+	}
+	q1, q2 := c.Rows[0], c.Rows[1]
+	statIs(t, "Q1 tcp", q1.By["tcp"].Elapsed, 2, 0.6, 0.5, 0.7)
+	statIs(t, "Q1 unix", q1.By["unix"].Elapsed, 2, 0.55, 0.4, 0.7)
+	statIs(t, "Q1 tcp cold", q1.By["tcp"].Cold, 1, 1.0, 1.0, 1.0)
+	statIs(t, "Q1 ratio", q1.Ratio, 2, 0.9, 0.8, 1.0)
+	statIs(t, "Q2 unix", q2.By["unix"].Elapsed, 1, 0.2, 0.2, 0.2)
+	statIs(t, "Q2 ratio", q2.Ratio, 1, 2, 2, 2)
+	if len(q2.By["unix"].Errors) != 1 || !strings.Contains(q2.By["unix"].Errors[0], "round 3: Q2 statement 1") {
+		t.Errorf("Q2 unix errors %v", q2.By["unix"].Errors)
+	}
+	// primproc0 user = elapsed/2 over tcp's warm rounds 0.5, 0.7: 0.25, 0.35: median 0.3.
+	statIs(t, "Q1 tcp primproc0 user", q1.By["tcp"].Procs["primproc0"].User, 2, 0.3, 0.25, 0.35)
+	statIs(t, "Q1 tcp bytes in", q1.By["tcp"].Link.BytesIn, 2, 3<<20, 3<<20, 3<<20)
+	if len(c.Totals) != 2 || c.Totals[0].Query != "Q1–Q22" || c.Totals[1].Query != "CS1–CS3" {
+		t.Fatalf("totals %v", c.Totals)
+	}
+	tot := c.Totals[0]
+	statIs(t, "total tcp", tot.By["tcp"].Elapsed, 2, 0.8, 0.6, 1.0)
+	statIs(t, "total unix", tot.By["unix"].Elapsed, 1, 0.6, 0.6, 0.6)
+	statIs(t, "total ratio", tot.Ratio, 1, 1, 1, 1)
+	// Cold total: the members' round-1 times, 1.0 + 0.2.
+	statIs(t, "total tcp cold", tot.By["tcp"].Cold, 1, 1.2, 1.2, 1.2)
+	errs, checks := c.Problems()
+	if len(errs) != 1 || len(checks) != 1 || !strings.Contains(checks[0], "Q1 tcp round 1: primproc0 CPU") {
+		t.Errorf("problems %v %v", errs, checks)
+	}
+}
+
+// One round: that round is summarized as warm too, and ratios pair it.
+func TestSummarizeOneRound(t *testing.T) {
+	r := &measure.Run{ID: "x", Driver: "compare", Samples: []measure.Sample{sample("Q6", "tcp", 1, 0.4, ""), sample("Q6", "unix", 1, 0.3, "")}}
+	c := Summarize(r)
+	statIs(t, "ratio", c.Rows[0].Ratio, 1, 0.75, 0.75, 0.75)
+	if len(c.Totals) != 1 {
+		t.Errorf("totals %d, want Q1–Q22 only", len(c.Totals))
+	}
+}
+
+func duckRun() *measure.Run {
+	r := &measure.Run{ID: "duck", Driver: "duckdb", SF: 1, Threads: 2}
+	for round, el := range []float64{0.9, 0.2, 0.4} {
+		r.Samples = append(r.Samples, measure.Sample{System: "duckdb", Query: "Q1", Round: round + 1, Elapsed: el,
+			Procs: map[string]measure.Usage{"duckdb": {User: el, Sys: 0.1}}})
+	}
+	return r
+}
+
+func TestMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	c := Summarize(testRun())
+	d := SummarizeDuckDB(duckRun())
+	// DuckDB Q1, warm rounds 2 and 3: 0.2, 0.4: median 0.3. colink tcp 0.6 / 0.3 = 2.00.
+	statIs(t, "duckdb Q1", d.Elapsed["Q1"], 2, 0.3, 0.2, 0.4)
+	if err := WriteMarkdown(&b, c, d); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"| Q1 | 0.600 [0.500–0.700] | 0.550 [0.400–0.700] | 0.900 [0.800–1.000] | 1.000 | 1.200 | expected answer |",
+		"| Q2 | 0.200 [0.100–0.300] | 0.200 | 2.000 | 0.200 | 0.200 | **1 failed** |",
+		"| **Q1–Q22** | 0.800 [0.600–1.000] | 0.600 | 1.000 | 1.200 | 1.400 |  |",
+		// exemgr: user elapsed/10 = 60 ms, sys elapsed/20 = 30 ms; primproc0 300 / 150; total 540.
+		"| Q1 | tcp | 60.0 / 30.0 | 300.0 / 150.0 | 540.0 | 360 | 30 / 3 |",
+		"| Q1 | tcp | 100 B | 3.00 MiB | 0 | 12 | 30 | 40 |",
+		"| Q1 | 0.600 [0.500–0.700] | 0.550 [0.400–0.700] | 0.300 [0.200–0.400] | 2.00 | 1.83 |",
+		"1 failed executions",
+		"- Q2 unix round 3: Q2 statement 1: lost primproc0",
+		"1 disagreements",
+		"- a note",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// wellFormed checks that data is one well-formed XML document with an <svg> root.
+func wellFormed(t *testing.T, name string, data []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: not well-formed XML: %v", name, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Errorf("%s: root element %q, want svg", name, root)
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	cmpPath, duckPath := filepath.Join(dir, "compare.json"), filepath.Join(dir, "duckdb.json")
+	if err := testRun().WriteFile(cmpPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := duckRun().WriteFile(duckPath); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ReadRuns([]string{duckPath, cmpPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, files, err := Write(dir, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 4 || !bytes.Contains(md, []byte("colink against DuckDB")) {
+		t.Fatalf("files %v", files)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".svg") {
+			wellFormed(t, f, data)
+		}
+	}
+	if _, err := ReadRuns([]string{duckPath}); err == nil || !strings.Contains(err.Error(), "no comparison run") {
+		t.Errorf("DuckDB alone: %v", err)
+	}
+	if _, err := ReadRuns([]string{cmpPath, cmpPath}); err == nil || !strings.Contains(err.Error(), "second comparison") {
+		t.Errorf("two comparisons: %v", err)
+	}
+}

@@ -1,0 +1,317 @@
+// Package report owns what people and eyes read of dbt3's runs: it summarizes measure.Run
+// records (a colink transport comparison, a DuckDB run of the same queries) into per-query
+// medians with min–max and paired ratios, and writes them as Markdown tables and SVG plots
+// (gonum/plot): each query's elapsed time over tcp and unix with each daemon's CPU stacked
+// beside it, the unix/tcp ratios with their spread, and colink against DuckDB.
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/colinkdb/colink/dbt3/measure"
+)
+
+// Comparison is a colink comparison run summarized per query and transport.
+type Comparison struct {
+	Run        *measure.Run
+	Transports []string // in the order the run first used them
+	Processes  []string // "exemgr", "primproc0", … as SHOW QUERY STATS named them
+	Rounds     int
+	WarmRounds []int // the rounds summarized as warm: 2…R, or 1 when the run has one round
+	Rows       []*Row
+	Totals     []*Row // "Q1–Q22" and "CS1–CS3" when every member query ran without error
+}
+
+// Row is one query (or a total) summarized.
+type Row struct {
+	Query string
+	By    map[string]*Cell // by transport
+	// Ratio is unix/tcp elapsed, taken per warm round (same round, alternating order) and
+	// summarized; N is 0 when the run lacks either transport.
+	Ratio measure.Stat
+}
+
+// Cell is one query over one transport.
+type Cell struct {
+	Elapsed  measure.Stat            // warm rounds
+	Cold     measure.Stat            // round 1
+	Procs    map[string]ProcSummary  // warm rounds, by process
+	ProcStat map[string]measure.Stat // /proc CPU (user+sys), warm rounds, by process
+	Link     LinkSummary
+	Errors   []string // "round N: error"
+	Checks   []string // "round N: disagreement"
+	Verified map[string]int
+	elapsed  map[int]float64 // round → elapsed, successful samples only
+}
+
+// ProcSummary is one process's CPU and context switches over the warm rounds.
+type ProcSummary struct {
+	User, Sys, Voluntary, Involuntary measure.Stat
+}
+
+// LinkSummary is the link's traffic over the warm rounds.
+type LinkSummary struct {
+	BytesOut, BytesIn, BatchesOut, BatchesIn, Frames, Syscalls measure.Stat
+}
+
+// Summarize summarizes a comparison run's colink samples.
+func Summarize(run *measure.Run) *Comparison {
+	c := &Comparison{Run: run}
+	procs := map[string]bool{}
+	var order []string // query names in first-seen order
+	byQuery := map[string][]*measure.Sample{}
+	for i := range run.Samples {
+		s := &run.Samples[i]
+		if s.System != "colink" {
+			continue
+		}
+		if !slices.Contains(c.Transports, s.Transport) {
+			c.Transports = append(c.Transports, s.Transport)
+		}
+		if _, ok := byQuery[s.Query]; !ok {
+			order = append(order, s.Query)
+		}
+		byQuery[s.Query] = append(byQuery[s.Query], s)
+		c.Rounds = max(c.Rounds, s.Round)
+		for p := range s.Procs {
+			procs[p] = true
+		}
+	}
+	c.Processes = slices.SortedFunc(maps.Keys(procs), processOrder)
+	if c.Rounds >= 2 {
+		for r := 2; r <= c.Rounds; r++ {
+			c.WarmRounds = append(c.WarmRounds, r)
+		}
+	} else {
+		c.WarmRounds = []int{1}
+	}
+	for _, q := range order {
+		c.Rows = append(c.Rows, c.summarizeQuery(q, byQuery[q]))
+	}
+	c.Totals = append(c.Totals, c.total("Q1–Q22", func(q string) bool { return strings.HasPrefix(q, "Q") }))
+	c.Totals = append(c.Totals, c.total("CS1–CS3", func(q string) bool { return strings.HasPrefix(q, "CS") }))
+	c.Totals = slices.DeleteFunc(c.Totals, func(r *Row) bool { return r == nil })
+	return c
+}
+
+// processOrder sorts exemgr first, then primprocs by number.
+func processOrder(a, b string) int {
+	rank := func(p string) (int, int) {
+		if p == "exemgr" {
+			return 0, 0
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(p, "primproc")); err == nil {
+			return 1, n
+		}
+		return 2, 0
+	}
+	ra, na := rank(a)
+	rb, nb := rank(b)
+	if ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	if na != nb {
+		return cmp.Compare(na, nb)
+	}
+	return strings.Compare(a, b)
+}
+
+func (c *Comparison) warm(round int) bool { return slices.Contains(c.WarmRounds, round) }
+
+func (c *Comparison) summarizeQuery(q string, samples []*measure.Sample) *Row {
+	row := &Row{Query: q, By: map[string]*Cell{}}
+	type acc struct {
+		elapsed, cold                               []float64
+		user, sys, vol, invol                       map[string][]float64
+		procStat                                    map[string][]float64
+		bout, bin, batchOut, batchIn, frames, calls []float64
+	}
+	accs := map[string]*acc{}
+	for _, s := range samples {
+		a := accs[s.Transport]
+		cell := row.By[s.Transport]
+		if a == nil {
+			a = &acc{user: map[string][]float64{}, sys: map[string][]float64{}, vol: map[string][]float64{}, invol: map[string][]float64{}, procStat: map[string][]float64{}}
+			accs[s.Transport] = a
+			cell = &Cell{Verified: map[string]int{}, elapsed: map[int]float64{}}
+			row.By[s.Transport] = cell
+		}
+		for _, ch := range s.Checks {
+			cell.Checks = append(cell.Checks, fmt.Sprintf("round %d: %s", s.Round, ch))
+		}
+		if s.Error != "" {
+			cell.Errors = append(cell.Errors, fmt.Sprintf("round %d: %s", s.Round, s.Error))
+			continue
+		}
+		cell.Verified[s.Verified]++
+		if s.Round == 1 {
+			a.cold = append(a.cold, s.Elapsed)
+		}
+		if !c.warm(s.Round) {
+			continue
+		}
+		cell.elapsed[s.Round] = s.Elapsed
+		a.elapsed = append(a.elapsed, s.Elapsed)
+		for p, u := range s.Procs {
+			a.user[p] = append(a.user[p], u.User)
+			a.sys[p] = append(a.sys[p], u.Sys)
+			a.vol[p] = append(a.vol[p], float64(u.Voluntary))
+			a.invol[p] = append(a.invol[p], float64(u.Involuntary))
+		}
+		for p, u := range s.ProcStat {
+			a.procStat[p] = append(a.procStat[p], u.CPU())
+		}
+		if l := s.Link; l != nil {
+			a.bout = append(a.bout, float64(l.BytesOut))
+			a.bin = append(a.bin, float64(l.BytesIn))
+			a.batchOut = append(a.batchOut, float64(l.BatchesOut))
+			a.batchIn = append(a.batchIn, float64(l.BatchesIn))
+			a.frames = append(a.frames, float64(l.Frames))
+			a.calls = append(a.calls, float64(l.Syscalls))
+		}
+	}
+	for tr, a := range accs {
+		cell := row.By[tr]
+		cell.Elapsed = measure.Summarize(a.elapsed)
+		cell.Cold = measure.Summarize(a.cold)
+		cell.Procs = map[string]ProcSummary{}
+		for p := range a.user {
+			cell.Procs[p] = ProcSummary{measure.Summarize(a.user[p]), measure.Summarize(a.sys[p]), measure.Summarize(a.vol[p]), measure.Summarize(a.invol[p])}
+		}
+		cell.ProcStat = map[string]measure.Stat{}
+		for p, v := range a.procStat {
+			cell.ProcStat[p] = measure.Summarize(v)
+		}
+		cell.Link = LinkSummary{measure.Summarize(a.bout), measure.Summarize(a.bin), measure.Summarize(a.batchOut),
+			measure.Summarize(a.batchIn), measure.Summarize(a.frames), measure.Summarize(a.calls)}
+	}
+	row.Ratio = pairedRatio(row.By["unix"], row.By["tcp"])
+	return row
+}
+
+// pairedRatio is num/den elapsed over the rounds both have.
+func pairedRatio(num, den *Cell) measure.Stat {
+	if num == nil || den == nil {
+		return measure.Stat{}
+	}
+	var ns, ds []float64
+	for _, r := range slices.Sorted(maps.Keys(num.elapsed)) {
+		if d, ok := den.elapsed[r]; ok {
+			ns = append(ns, num.elapsed[r])
+			ds = append(ds, d)
+		}
+	}
+	return measure.Ratio(ns, ds)
+}
+
+// total sums the member queries' elapsed times per round and transport. A round counts
+// only if every member query succeeded in it; with no member query, total is nil.
+func (c *Comparison) total(name string, member func(string) bool) *Row {
+	var members []*Row
+	for _, r := range c.Rows {
+		if member(r.Query) {
+			members = append(members, r)
+		}
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	row := &Row{Query: name, By: map[string]*Cell{}}
+	for _, tr := range c.Transports {
+		cell := &Cell{elapsed: map[int]float64{}}
+		var sums []float64
+		for _, round := range c.WarmRounds {
+			sum, complete := 0.0, true
+			for _, m := range members {
+				mc := m.By[tr]
+				v, ok := 0.0, false
+				if mc != nil {
+					v, ok = mc.elapsed[round]
+				}
+				if !ok {
+					complete = false
+					break
+				}
+				sum += v
+			}
+			if complete {
+				cell.elapsed[round] = sum
+				sums = append(sums, sum)
+			}
+		}
+		cell.Elapsed = measure.Summarize(sums)
+		var cold float64
+		coldOK := true
+		for _, m := range members {
+			mc := m.By[tr]
+			if mc == nil || mc.Cold.N == 0 {
+				coldOK = false
+				break
+			}
+			cold += mc.Cold.Median
+		}
+		if coldOK {
+			cell.Cold = measure.Summarize([]float64{cold})
+		}
+		row.By[tr] = cell
+	}
+	row.Ratio = pairedRatio(row.By["unix"], row.By["tcp"])
+	return row
+}
+
+// Problems lists every error and check of the run, one line each.
+func (c *Comparison) Problems() (errs, checks []string) {
+	for _, r := range c.Rows {
+		for _, tr := range c.Transports {
+			cell := r.By[tr]
+			if cell == nil {
+				continue
+			}
+			for _, e := range cell.Errors {
+				errs = append(errs, fmt.Sprintf("%s %s %s", r.Query, tr, e))
+			}
+			for _, ch := range cell.Checks {
+				checks = append(checks, fmt.Sprintf("%s %s %s", r.Query, tr, ch))
+			}
+		}
+	}
+	return errs, checks
+}
+
+// DuckDB is a DuckDB run of the same queries, summarized per query.
+type DuckDB struct {
+	Run     *measure.Run
+	Elapsed map[string]measure.Stat // warm rounds (or round 1 if it has only one)
+	CPU     map[string]measure.Stat // the process's user+sys, same rounds
+}
+
+// SummarizeDuckDB summarizes a DuckDB run (bench/duckdb's records).
+func SummarizeDuckDB(run *measure.Run) *DuckDB {
+	d := &DuckDB{Run: run, Elapsed: map[string]measure.Stat{}, CPU: map[string]measure.Stat{}}
+	rounds := 0
+	for _, s := range run.Samples {
+		rounds = max(rounds, s.Round)
+	}
+	el, cpu := map[string][]float64{}, map[string][]float64{}
+	for _, s := range run.Samples {
+		if s.Error != "" || (rounds >= 2 && s.Round < 2) {
+			continue
+		}
+		el[s.Query] = append(el[s.Query], s.Elapsed)
+		var c float64
+		for _, u := range s.Procs {
+			c += u.CPU()
+		}
+		cpu[s.Query] = append(cpu[s.Query], c)
+	}
+	for q, v := range el {
+		d.Elapsed[q] = measure.Summarize(v)
+		d.CPU[q] = measure.Summarize(cpu[q])
+	}
+	return d
+}
