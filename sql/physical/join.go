@@ -440,8 +440,9 @@ func zoneColumn(e plan.Expr, cols []plan.ColumnID) int {
 	if c, ok := e.(*plan.Cast); ok {
 		from, to := c.Arg.Type(), c.T
 		num := func(t types.Type) bool { return t.IsInteger() || t.Kind == types.Decimal }
-		if !num(from) || !num(to) || decimalView(to).Scale < decimalView(from).Scale {
-			return -1
+		f, g := decimalView(from), decimalView(to)
+		if !num(from) || !num(to) || g.Scale < f.Scale || g.Precision-g.Scale < f.Precision-f.Scale {
+			return -1 // not a widening cast: it may not preserve order
 		}
 		e = c.Arg
 	}
