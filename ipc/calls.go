@@ -77,6 +77,20 @@ func (t *callTable) take(id uint32) CallDone {
 	return d
 }
 
+// has reports whether id is a pending call.
+func (t *callTable) has(id uint32) bool {
+	if t.slots[id%callSlots].state.Load() == uint64(id) {
+		return true
+	}
+	if t.nspill.Load() == 0 {
+		return false
+	}
+	t.mu.Lock()
+	_, ok := t.spill[id]
+	t.mu.Unlock()
+	return ok
+}
+
 // drain removes every pending call and returns their callbacks. The caller must make sure
 // no add runs concurrently (the connection's writer has failed).
 func (t *callTable) drain() []CallDone {

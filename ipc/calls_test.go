@@ -238,3 +238,40 @@ func TestUnaryAppendHandler(t *testing.T) {
 		t.Fatalf("stream path: %v %x", err, st.End())
 	}
 }
+
+// Call on a method that streams more than a window of batches completes (the discarded
+// batches' credit goes back), and a canceled Call cancels the server's handler.
+func TestCallDiscardsBatchesAndCancels(t *testing.T) {
+	const window = 64 << 10
+	srv, _ := newPipeServer(t, Limits{})
+	c := pipePair(t, srv, ClientConfig{Limits: Limits{StreamWindow: window}})
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "gen", mpMap("n", 40, "rows", 1000)) // ~40 × 20 KB, > window
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Call on a streaming method stalled")
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	start := time.Now()
+	_, err := c.Call(cctx, "block", nil)
+	if !errors.Is(err, ErrCanceled) || !errors.Is(err, context.Canceled) || time.Since(start) > time.Second {
+		t.Fatalf("canceled Call after %v: %v", time.Since(start), err)
+	}
+	waitFor(t, func() bool {
+		st := srv.Stats()
+		return len(st.Conns) == 1 && st.Conns[0].StreamsActive == 0
+	})
+	if _, err := c.Call(ctx, MethodEcho, nil); err != nil {
+		t.Fatalf("Call after a cancel: %v", err)
+	}
+}

@@ -429,12 +429,17 @@ func (c *Client) GoContext(ctx context.Context, method string, args []byte, flus
 
 // Call is a unary request on the least loaded connection; see Conn.Call.
 func (c *Client) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
-	s, err := c.Open(ctx, method, args, true)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		conn, err := c.conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		end, err, sent := conn.call(ctx, method, args)
+		if err != nil && !sent && errors.Is(err, ErrConnClosed) && attempt < 3 {
+			continue // the connection died before the request left; its slot is redialling
+		}
+		return end, err
 	}
-	defer s.Close()
-	return s.drain()
 }
 
 // WaitUp waits until at least one connection is up, or the first dial attempt after the

@@ -114,9 +114,10 @@ type Conn struct {
 	err         error
 	done        chan struct{}
 
-	calls  *callTable    // client: pending Go calls
-	lastID atomic.Uint32 // client: last id allocated (under fw.mu); server: highest id the peer opened
-	opened atomic.Uint64
+	calls   *callTable    // client: pending Go calls
+	waiters sync.Pool     // client: *callWaiter for Call
+	lastID  atomic.Uint32 // client: last id allocated (under fw.mu); server: highest id the peer opened
+	opened  atomic.Uint64
 
 	// Server: inline replies encoded by the reading goroutine and not yet handed to the
 	// writer; they go out together once no further complete request is buffered.
@@ -154,6 +155,7 @@ func newConn(nc net.Conn, isClient bool, pool *BufferPool, lim Limits, log *slog
 		lim:      lim.withDefaults(),
 		streams:  make(map[uint32]*Stream),
 		calls:    new(callTable),
+		waiters:  sync.Pool{New: newCallWaiter},
 		done:     make(chan struct{}),
 		started:  time.Now(),
 	}
@@ -401,6 +403,25 @@ func (c *Conn) dispatch(f inFrame) error {
 		if f.owned != nil && h.Kind.isData() {
 			c.pool.Put(f.owned)
 		}
+		if c.isClient && c.calls.has(h.Stream) {
+			switch h.Kind {
+			case KindSchema, KindBatch:
+				// A unary call discards the server's batches; handing their credit straight
+				// back keeps a server that streams on it from stalling.
+				c.lateFrames.Add(1)
+				var buf [16]byte
+				return c.fw.writeAsync(&frame{kind: KindCredit, stream: h.Stream, small: mpAppendUint(buf[:0], uint64(max(h.Length, 1)))})
+			case KindCancel:
+				reason, err := decodeCancelPayload(f.payload)
+				if err != nil {
+					return err
+				}
+				if done := c.takeCall(h.Stream); done != nil {
+					done(nil, fmt.Errorf("call %d: %w: %s", h.Stream, ErrRemoteCanceled, reason))
+				}
+				return nil
+			}
+		}
 		if late {
 			c.lateFrames.Add(1)
 			if h.Kind.isData() || h.Kind == KindEnd || h.Kind == KindCredit || h.Kind == KindCancel {
@@ -638,14 +659,22 @@ type CallDone func(end []byte, err error)
 // the next Flush or write on the connection, so a caller can queue many and write them with
 // one syscall. Batches the server may send on the call are discarded.
 func (c *Conn) Go(method string, args []byte, flush bool, done CallDone) error {
+	_, err := c.goCall(method, args, 0, flush, done, true)
+	return err
+}
+
+// goCall is Go with a deadline budget for the server; it returns the call's stream id.
+// Without wake, the caller is about to wait for the reply and read the socket itself, so no
+// other reader is woken.
+func (c *Conn) goCall(method string, args []byte, timeout time.Duration, flush bool, done CallDone, wake bool) (uint32, error) {
 	if !c.isClient {
-		return errors.New("ipc: Go on a server-side connection")
+		return 0, errors.New("ipc: Go on a server-side connection")
 	}
 	if done == nil {
-		return errors.New("ipc: Go without a callback")
+		return 0, errors.New("ipc: Go without a callback")
 	}
 	var buf [512]byte
-	req := frame{kind: KindRequest, flags: FlagFin, small: appendRequest(buf[:0], method, args, 0)}
+	req := frame{kind: KindRequest, flags: FlagFin, small: appendRequest(buf[:0], method, args, timeout)}
 	first := false
 	round, err := c.fw.enqueueWith(&req, func() (uint32, error) {
 		if c.nstreams.Load()+c.calls.pending.Load() >= int64(c.peer.MaxStreams) {
@@ -658,18 +687,18 @@ func (c *Conn) Go(method string, args []byte, flush bool, done CallDone) error {
 		return id, err
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	c.opened.Add(1)
-	if first {
+	if first && wake {
 		// Replies need a reader; while calls are pending, whoever stops reading hands the
 		// role on (releaseRead), so only the first pending call must wake one.
 		c.kickIdleReader()
 	}
 	if flush {
-		return c.fw.flushQueued(round)
+		return req.stream, c.fw.flushQueued(round)
 	}
-	return nil
+	return req.stream, nil
 }
 
 // Flush writes every queued frame.
@@ -698,15 +727,83 @@ func (c *Conn) allocID() (uint32, error) {
 	return id + 1, nil
 }
 
-// Call is a unary request: it opens a stream with fin, discards any batches the server sends,
-// and returns the server's END payload (a msgpack map).
+// Call is a unary request: a REQUEST with FIN (carrying ctx's deadline), whose END payload (a
+// msgpack map) it returns; batches the server sends are discarded. It runs as a Go call the
+// caller waits for, reading the socket itself while nobody else does, so the reply reaches
+// it without a hand-off and without the bookkeeping of a Stream. If ctx ends first the
+// server is sent a CANCEL.
 func (c *Conn) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
-	s, err := c.Open(ctx, method, args, true)
-	if err != nil {
-		return nil, err
+	end, err, _ := c.call(ctx, method, args)
+	return end, err
+}
+
+// call is Call; sent reports whether the request was queued (it may have run).
+func (c *Conn) call(ctx context.Context, method string, args []byte) (end []byte, err error, sent bool) {
+	if err := ctx.Err(); err != nil {
+		return nil, err, false
 	}
-	defer s.Close()
-	return s.drain()
+	var timeout time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		if timeout = time.Until(dl); timeout <= 0 {
+			return nil, context.DeadlineExceeded, false
+		}
+	}
+	w := c.waiters.Get().(*callWaiter)
+	defer c.putWaiter(w)
+	id, err := c.goCall(method, args, timeout, true, w.done, false)
+	if err != nil && (id == 0 || c.calls.take(id) != nil) {
+		return nil, err, id != 0 // the callback will not run
+	}
+	if err := c.waitFor(ctx, w.sig, w.isFin); err != nil && c.calls.take(id) != nil {
+		cause := context.Cause(ctx)
+		reason := cause.Error()
+		if len(reason) > 200 {
+			reason = reason[:200]
+		}
+		var buf [256]byte
+		_ = c.fw.writeAsync(&frame{kind: KindCancel, stream: id, small: appendCancelPayload(buf[:0], reason)})
+		return nil, fmt.Errorf("call %d (%s): %w: %w", id, method, ErrCanceled, cause), true
+	}
+	for !w.fin.Load() { // the reply is being delivered
+		<-w.sig
+	}
+	return w.end, w.err, true
+}
+
+// callWaiter is what Call waits on; Conn keeps a pool of them.
+type callWaiter struct {
+	sig   chan struct{}
+	fin   atomic.Bool // set after end and err, by done
+	end   []byte
+	err   error
+	done  CallDone    // complete, bound once
+	isFin func() bool // fin.Load, bound once
+}
+
+func newCallWaiter() any {
+	w := &callWaiter{sig: make(chan struct{}, 1)}
+	w.done = w.complete
+	w.isFin = w.fin.Load
+	return w
+}
+
+func (w *callWaiter) complete(end []byte, err error) {
+	if err == nil {
+		w.end = append([]byte(nil), end...) // the caller's to keep
+	}
+	w.err = err
+	w.fin.Store(true)
+	signal(w.sig)
+}
+
+func (c *Conn) putWaiter(w *callWaiter) {
+	w.fin.Store(false)
+	w.end, w.err = nil, nil
+	select {
+	case <-w.sig:
+	default:
+	}
+	c.waiters.Put(w)
 }
 
 // ConnStats are one connection's counters.

@@ -84,6 +84,8 @@ func NewServer(cfg ServerConfig) *Server {
 	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, unary: map[string]UnaryHandler{}, inline: map[string]UnaryAppendHandler{}, conns: map[*Conn]struct{}{}, started: time.Now()}
 	s.base, s.cancelBase = context.WithCancelCause(context.Background())
 	s.handlers[MethodStats] = s.serveStats
+	s.inline[MethodEcho] = serveEcho
+	s.unary[MethodEcho] = func(ctx context.Context, args []byte) ([]byte, error) { return serveEcho(ctx, args, nil) }
 	return s
 }
 

@@ -16,6 +16,19 @@ import (
 // true).
 const MethodStats = "ipc.stats"
 
+// MethodEcho is the link's built-in echo: a unary method every Server answers with END
+// {"echo": args}, inline and without allocating. It checks that a peer is up and serves as
+// the benchmark call that costs nothing beyond the link.
+const MethodEcho = "ipc.echo"
+
+func serveEcho(ctx context.Context, args, end []byte) ([]byte, error) {
+	end = append(end, 0x81, 0xa4, 'e', 'c', 'h', 'o') // {"echo": ...}
+	if len(args) == 0 {
+		return append(end, 0xc0), nil
+	}
+	return append(end, args...), nil
+}
+
 // reservedPrefix starts the names of methods the link itself serves.
 const reservedPrefix = "ipc."
 

@@ -122,3 +122,21 @@ func TestReservedMethodNames(t *testing.T) {
 		}()
 	}
 }
+
+func TestEchoMethod(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	c := pipePair(t, srv, ClientConfig{})
+	for _, args := range [][]byte{nil, mpAppendStr(nil, "hello")} {
+		end, err := c.Call(context.Background(), MethodEcho, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := msgpack.Unmarshal(end, &m); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := m["echo"]; !ok || (args != nil && v != "hello") || (args == nil && v != nil) {
+			t.Fatalf("echo of %x: %v", args, m)
+		}
+	}
+}

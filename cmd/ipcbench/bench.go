@@ -259,7 +259,7 @@ func (b *bench) runLink(t *trial) error {
 		args := msgpackBin(make([]byte, b.opt.payload))
 		call := func(h *hist) error {
 			t0 := time.Now()
-			_, err := cl.Call(ctx, "echo", args)
+			_, err := cl.Call(ctx, b.opt.method, args)
 			h.record(time.Since(t0))
 			return err
 		}
@@ -280,7 +280,7 @@ func (b *bench) runLink(t *trial) error {
 	case "async":
 		args := msgpackBin(make([]byte, b.opt.payload))
 		run := func(d time.Duration) (int64, *hist, error) {
-			return linkPipelined(cl.Conns(), b.opt.inflight, args, d)
+			return linkPipelined(cl.Conns(), b.opt.method, b.opt.inflight, args, d)
 		}
 		if _, _, err := run(b.warm); err != nil {
 			return err
@@ -571,7 +571,7 @@ func (b *bench) runRaw(t *trial) error {
 // rawPipelined drives a plain socket: per connection a sender queues a call (Conn.Go) for
 // every token it holds and writes them with one Flush; replies come back to a callback on
 // the connection's reading goroutine, which returns the token.
-func linkPipelined(conns []*ipc.Conn, inflight int, args []byte, d time.Duration) (int64, *hist, error) {
+func linkPipelined(conns []*ipc.Conn, method string, inflight int, args []byte, d time.Duration) (int64, *hist, error) {
 	var stop atomic.Bool
 	var ops atomic.Int64
 	var wg sync.WaitGroup
@@ -622,7 +622,7 @@ func linkPipelined(conns []*ipc.Conn, inflight int, args []byte, d time.Duration
 			more:
 				for {
 					sent <- now
-					if err := conn.Go("echo", args, false, done); err != nil {
+					if err := conn.Go(method, args, false, done); err != nil {
 						setErr(err)
 						return
 					}

@@ -44,6 +44,7 @@ type options struct {
 	clients     int
 	inflight    int
 	payload     int
+	method      string
 	conns       int
 	streams     int
 	streamBytes int64
@@ -89,6 +90,7 @@ func run(args []string, out io.Writer) int {
 	fs.IntVar(&o.clients, "clients", 1, "sync: client goroutines, one call outstanding each")
 	fs.IntVar(&o.inflight, "inflight", 64, "async: calls in flight")
 	fs.IntVar(&o.payload, "payload", 64, "sync and async: request and reply payload bytes")
+	fs.StringVar(&o.method, "method", ipc.MethodEcho, "sync and async: the link method called (ipc.echo: the link's built-in echo; echo: primproc's)")
 	fs.IntVar(&o.conns, "conns-per-peer", 1, "link connections to primproc (raw async uses as many sockets)")
 	fs.IntVar(&o.streams, "streams", 1, "stream: concurrent streams")
 	fs.Int64Var(&o.streamBytes, "stream-bytes", 2e9, "stream: bytes to move per trial")
@@ -297,7 +299,7 @@ type report struct {
 func summarize(o options, trials []*trial, msgBytes int64) *report {
 	rep := &report{MsgBytes: msgBytes, Config: map[string]any{
 		"modes": o.modes, "transports": o.transports, "raw": o.raw, "repeat": o.repeat, "chunks": o.chunks,
-		"duration": o.duration.String(), "clients": o.clients, "inflight": o.inflight, "payload": o.payload,
+		"duration": o.duration.String(), "clients": o.clients, "inflight": o.inflight, "payload": o.payload, "method": o.method,
 		"conns_per_peer": o.conns, "streams": o.streams, "stream_bytes": o.streamBytes, "synth": o.synth,
 		"connect": o.connect,
 	}}
