@@ -31,7 +31,15 @@
 // exemgr's runner sends fragments over the link; tests run them in process over local
 // stores (package physicaltest). Result streams the rows and reports QueryStats: what came
 // back from the primprocs, what was broadcast to them, row groups eliminated, and each
-// fragment's per-primproc statistics.
+// fragment's per-primproc statistics. For one query:
+//
+//	q, err := planner.Plan(ctx, env, stmt)                      // package sql
+//	p, err := physical.Build(q, physical.Options{Catalog: cat})
+//	fmt.Print(p.Explain())                                      // EXPLAIN
+//	res, err := p.Execute(ctx, runner, physical.ExecOptions{QueryMemory: limit})
+//	defer res.Close()
+//	for rec, err := res.Next(ctx); rec != nil; rec, err = res.Next(ctx) { … rec.Release() }
+//	stats := res.Stats()                                        // SHOW QUERY STATS
 //
 // # EXPLAIN
 //
