@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -102,7 +103,8 @@ each segment (--cluster=false keeps dbgen's order).`)
 	} else if st, err := os.Stat(*from); err != nil || !st.IsDir() {
 		return usagef("--from %s: not a directory", *from)
 	}
-	cfg := ipc.ClientConfig{Transport: tr, Name: "dbt3 load"}
+	cfg := ipc.ClientConfig{Transport: tr, Name: "dbt3 load",
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if *tokenFile != "" {
 		if cfg.AuthToken, err = ipc.ReadTokenFile(*tokenFile); err != nil {
 			return usagef("--auth-token-file: %v", err)

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/colinkdb/colink/exec"
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/testbin"
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/tpch"
+)
+
+// startPrimprocs builds primproc and starts n of them with small segments (4096 rows in
+// row groups of 1024), returning their unix and tcp URLs.
+func startPrimprocs(t *testing.T, n int) (unix, tcp []string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs primproc")
+	}
+	bin := testbin.Build(t, t.TempDir(), "./cmd/primproc")
+	for i := range n {
+		dir := testbin.TempDir(t)
+		u := "unix://" + filepath.Join(dir, "pm.sock")
+		tc := fmt.Sprintf("tcp://127.0.0.1:%d", testbin.FreePort(t))
+		p := testbin.Start(t, bin, "--data-dir", filepath.Join(dir, "data"), "--listen", tc, "--listen", u,
+			"--segment-rows", "4096", "--row-group-rows", "1024", "--threads", "2", "--name", fmt.Sprintf("pm%d", i))
+		p.WaitLog(t, "primproc: serving", 15*time.Second)
+		unix, tcp = append(unix, u), append(tcp, tc)
+	}
+	return unix, tcp
+}
+
+func cluster(t *testing.T, urls []string) pmclient.Cluster {
+	t.Helper()
+	var cl pmclient.Cluster
+	for _, u := range urls {
+		c, err := pmclient.Dial(u, ipc.ClientConfig{Transport: ipc.TransportAuto, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		cl = append(cl, c)
+	}
+	return cl
+}
+
+var sf001 = func() tpch.Scale { s, _ := tpch.ParseScale("0.01"); return s }()
+
+// genTotals counts a table's generated rows and sums one decimal column.
+func genTotals(t *testing.T, table, col string) (int64, *big.Int) {
+	t.Helper()
+	g, err := tpch.NewGenerator(sf001, table, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	def, _ := tpch.LookupTable(table)
+	ci := def.ColumnIndex(col)
+	var rows int64
+	sum := new(big.Int)
+	for {
+		rec, err := g.Next()
+		if err == io.EOF {
+			return rows, sum
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows += rec.NumRows()
+		for _, v := range rec.Column(ci).(*array.Decimal64).Values() {
+			sum.Add(sum, big.NewInt(int64(v)))
+		}
+		rec.Release()
+	}
+}
+
+// clusterTotals sums a decimal column over the whole cluster with a fragment.
+func clusterTotals(t *testing.T, cl pmclient.Cluster, table, col string) (int64, *big.Int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := &wire.FragmentArgs{Fragment: exec.Fragment{
+		Scan:  exec.Scan{Table: table, Columns: []string{col}, Types: []vec.Type{vec.Decimal(15, 2)}},
+		Steps: []exec.Step{{Aggregate: &exec.AggStep{Spec: exec.AggSpec{Aggs: []exec.Aggregate{{Func: exec.AggSum, Col: 0}, {Func: exec.AggCountStar}}}}}},
+	}}
+	sum := new(big.Int)
+	var rows int64
+	for _, c := range cl {
+		fs, err := c.Fragment(ctx, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := fs.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, n := rec.Column(0).(*array.Decimal128), rec.Column(1).(*array.Int64)
+			for i := 0; i < int(rec.NumRows()); i++ {
+				if s.IsValid(i) {
+					sum.Add(sum, s.Value(i).BigInt())
+				}
+				rows += n.Value(i)
+			}
+			rec.Release()
+		}
+		fs.Close()
+	}
+	return rows, sum
+}
+
+// TestLoadGenerated loads three tables generated in process into two primprocs and checks
+// the shares add up to the generator's rows and sums.
+func TestLoadGenerated(t *testing.T) {
+	unix, tcp := startPrimprocs(t, 2)
+	code, out, errs := runArgs(t, "load", "--sf", "0.01", "--primproc", unix[0], "--primproc", tcp[1],
+		"--tables", "lineitem,orders,nation", "--transport", "auto", "--stats")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "lineitem") || !strings.Contains(errs, "dbt3 load: wall") || !strings.Contains(errs, "primproc "+tcp[1]) {
+		t.Errorf("output:\n%s%s", out, errs)
+	}
+	cl := cluster(t, []string{unix[0], tcp[1]})
+	for _, tc := range []struct{ table, col string }{{"lineitem", "l_extendedprice"}, {"orders", "o_totalprice"}} {
+		wantRows, wantSum := genTotals(t, tc.table, tc.col)
+		rows, sum := clusterTotals(t, cl, tc.table, tc.col)
+		if rows != wantRows || sum.Cmp(wantSum) != 0 {
+			t.Errorf("%s: %d rows, sum %s; want %d, %s", tc.table, rows, sum, wantRows, wantSum)
+		}
+	}
+	ctx := context.Background()
+	for i, c := range cl {
+		cat, err := c.Catalog(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		li := cat.Table("lineitem")
+		if li == nil || li.Segments < 5 || li.Rows < 25000 {
+			t.Errorf("primproc %d holds lineitem %+v; want about half of 60175 rows", i, li)
+		}
+		if cat.Table("nation") == nil {
+			t.Errorf("primproc %d has no nation table", i)
+		}
+	}
+	merged, err := cl.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := merged.Table("nation"); n == nil || n.Rows != 25 {
+		t.Errorf("merged nation: %+v", n)
+	}
+	// Clustered by l_shipdate: a segment's row groups cover narrow date ranges, so the union
+	// of zone-map ranges is the whole range but each primproc's lineitem is sorted per segment.
+	for _, col := range merged.Table("lineitem").Columns {
+		if col.Name == "l_shipdate" && (col.Min == nil || col.Max == nil) {
+			t.Errorf("merged l_shipdate has no range")
+		}
+	}
+}
+
+// TestLoadFromFiles loads .tbl files (dbgen's chunked names) and a Parquet file, and
+// checks their contents arrive.
+func TestLoadFromFiles(t *testing.T) {
+	unix, _ := startPrimprocs(t, 2)
+	dir := t.TempDir()
+	ctx := context.Background()
+	if err := tpch.Generate(ctx, tpch.Options{Scale: sf001, Dir: dir, Format: tpch.FormatTbl, Tables: []string{"orders", "region"}, Chunks: 2, NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	pqDir := filepath.Join(dir, "pq")
+	if err := os.Mkdir(pqDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := tpch.Generate(ctx, tpch.Options{Scale: sf001, Dir: pqDir, Format: tpch.FormatParquet, Tables: []string{"lineitem"}, NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runArgs(t, "load", "--from", dir, "--primproc", unix[0], "--primproc", unix[1])
+	if code != exitOK {
+		t.Fatalf("tbl: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "orders") || !strings.Contains(out, "region") || strings.Contains(out, "lineitem") {
+		t.Errorf("tbl load output:\n%s", out)
+	}
+	code, out, errs = runArgs(t, "load", "--from", pqDir, "--primproc", unix[0], "--primproc", unix[1], "--tables", "lineitem")
+	if code != exitOK {
+		t.Fatalf("parquet: exit %d\n%s%s", code, out, errs)
+	}
+	cl := cluster(t, unix)
+	for _, tc := range []struct{ table, col string }{{"lineitem", "l_extendedprice"}, {"orders", "o_totalprice"}} {
+		wantRows, wantSum := genTotals(t, tc.table, tc.col)
+		rows, sum := clusterTotals(t, cl, tc.table, tc.col)
+		if rows != wantRows || sum.Cmp(wantSum) != 0 {
+			t.Errorf("%s: %d rows, sum %s; want %d, %s", tc.table, rows, sum, wantRows, wantSum)
+		}
+	}
+	merged, err := cl.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := merged.Table("region"); r == nil || r.Rows != 5 {
+		t.Errorf("region: %+v", r)
+	}
+	// Both primprocs hold a share of orders (15000 rows, chunks of 4096).
+	for i, c := range cl {
+		cat, _ := c.Catalog(ctx)
+		if o := cat.Table("orders"); o == nil || o.Rows == 0 {
+			t.Errorf("primproc %d has no orders rows", i)
+		}
+	}
+}
+
+// TestLoadBadInput: malformed .tbl lines name the file and line; the tables stay as they
+// were.
+func TestLoadBadInput(t *testing.T) {
+	unix, _ := startPrimprocs(t, 1)
+	good := "0|AFRICA|lar deposits. blithely final packages cajole.|\n1|AMERICA|hs use ironic, even requests. s|\n"
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"region.tbl", good + "2|ASIA|ges. thinly even pinto beans ca|\n3|EUROPE|\n", "region.tbl line 4: 2 fields, table region has 3 columns"},
+		{"region.tbl", good + "x|ASIA|ges.|\n", `region.tbl line 3: column r_regionkey (int): "x"`},
+		{"region.tbl", good + "2|" + strings.Repeat("A", 26) + "|c|\n", "region.tbl line 3: column r_name (char(25))"},
+		{"nation.tbl", "0|ALGERIA|0|haggle|\n1|ARGENTINA|99999999999|c|\n", "nation.tbl line 2: column n_regionkey (int)"},
+		{"orders.tbl.1", "1|36901|O|173665.47|1996-01-02|5-LOW|Clerk#000000951|0|nstructions sleep furiously among |\n" +
+			"2|78002|O|46929.18|1996-13-01|1-URGENT|Clerk#000000880|0| foxes. pending accounts at the pending|\n", "orders.tbl.1 line 2: column o_orderdate (date)"},
+		{"orders.tbl", "1|36901|O|1736650000000000000.47|1996-01-02|5-LOW|Clerk#000000951|0|x|\n", "orders.tbl line 1: column o_totalprice (decimal(15,2))"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, tc.name), []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runArgs(t, "load", "--from", dir, "--primproc", unix[0])
+		if code != exitFailure || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q\n%s", tc.name, code, errs, tc.want, out)
+		}
+	}
+	cl := cluster(t, unix)
+	cat, err := cl[0].Catalog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Tables) != 0 {
+		t.Errorf("failed loads left tables: %+v", cat.Tables)
+	}
+}
+
+func TestLoadUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"load", "--primproc", "tcp://127.0.0.1:1"}, "exactly one of --sf and --from"},
+		{[]string{"load", "--sf", "0.01", "--from", "x", "--primproc", "tcp://127.0.0.1:1"}, "exactly one of --sf and --from"},
+		{[]string{"load", "--sf", "0.01"}, "--primproc is required"},
+		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--tables", "lineitems"}, `unknown table "lineitems"`},
+		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--transport", "shm"}, `--transport "shm"`},
+		{[]string{"load", "--sf", "1.5", "--primproc", "tcp://127.0.0.1:1"}, "--sf"},
+		{[]string{"load", "--from", "/nonexistent", "--primproc", "tcp://127.0.0.1:1"}, "not a directory"},
+		{[]string{"load", "--sf", "0.01", "--primproc", "http://x"}, "--primproc http://x"},
+	} {
+		code, out, errs := runArgs(t, tc.args...)
+		if code != exitUsage || !strings.Contains(out+errs, tc.want) {
+			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", tc.args, code, out+errs, tc.want)
+		}
+	}
+}
