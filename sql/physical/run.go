@@ -315,7 +315,6 @@ type gatherOp struct {
 type countedStream struct {
 	Stream
 	rows, batches, bytes int64
-	ended                bool
 }
 
 func (c *countedStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -324,8 +323,6 @@ func (c *countedStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		c.rows += rec.NumRows()
 		c.batches++
 		c.bytes += vec.RecordBytes(rec)
-	} else if err == nil {
-		c.ended = true
 	}
 	return rec, err
 }
