@@ -8,6 +8,19 @@
 //	async:  --inflight calls in flight
 //	stream: synthetic batches (default 64k rows of 4 int64 and 1 ~40-byte string column)
 //
+// sync and async call --method, by default ipc.echo, the link's built-in echo (answered
+// inline by the server's reading goroutine without allocating, as the raw server's echo);
+// "echo" is primproc's own. Each trial is split into --chunks chunks and the link and raw
+// alternate chunk by chunk, so load from other processes falls on both alike and a ratio
+// taken within a round compares like with like.
+//
+// The raw baseline (--raw) speaks a minimal protocol over a plain socket of the same kind:
+// echo of [u32 length][payload] messages, replies buffered while more requests are buffered
+// (pipelined requests share writes, as the link's do); stream: the same Arrow IPC message
+// the link's synth sends, [u64 length][message] in one write each, read by a goroutine into
+// a few recycled buffers ahead of a consumer that takes each whole message. async and stream
+// use as many sockets as the link has connections (stream: min(--streams, connections)).
+//
 // ipcbench starts primproc itself (re-executing itself as a primproc child) or uses a
 // running one (--connect). The raw baseline's server is always a child.
 package main
