@@ -66,6 +66,7 @@ import (
 type Stream interface {
 	exec.RecordStream
 	// Stats is the primproc's report on the fragment; complete once Next has returned nil.
+	// It is called before Close.
 	Stats() exec.FragmentStats
 	// Close stops the fragment (if it is still running) and releases the stream.
 	Close() error

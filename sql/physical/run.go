@@ -378,10 +378,10 @@ func (o *gatherOp) Close() error {
 		BytesBroadcast: o.bytes * int64(len(o.streams))}
 	var err error
 	for _, s := range o.streams {
+		fr.Streams = append(fr.Streams, s.Stats())
 		if e := s.Close(); e != nil && err == nil {
 			err = e
 		}
-		fr.Streams = append(fr.Streams, s.Stats())
 		fr.RowsReceived += s.rows
 		fr.BatchesReceived += s.batches
 		fr.BytesReceived += s.bytes
