@@ -185,6 +185,7 @@ func benchMain(o options, out io.Writer, cmdline string) error {
 		impls = append(impls, "raw")
 	}
 	b.chunkDur = o.duration / time.Duration(o.chunks)
+	loadStart := loadAvg()
 	var trials []*trial
 	for round := range o.repeat {
 		for _, mode := range o.modes {
@@ -221,6 +222,7 @@ func benchMain(o options, out io.Writer, cmdline string) error {
 	rep := summarize(o, trials, b.msgBytes)
 	rep.Command = cmdline
 	rep.Host = hostInfo()
+	rep.Host["loadavg_at_start"] = loadStart
 	rep.Trials = trials
 	writeMarkdown(out, rep)
 	if o.jsonPath != "" {
@@ -417,8 +419,9 @@ func fmtStat(s stat, prec int) string {
 
 func writeMarkdown(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "`%s`\n\n", rep.Command)
-	fmt.Fprintf(w, "host: %s, %s CPUs, %s, %s\n\n", rep.Host["cpu"], rep.Host["cpus"], rep.Host["kernel"], rep.Host["go"])
-	fmt.Fprintf(w, "Medians of %v rounds, (min–max). CPU and context switches per request (stream: CPU per GB, switches per batch).\n\n", rep.Config["repeat"])
+	fmt.Fprintf(w, "host: %s, %s CPUs, %s, %s; load average (1/5/15 min) %s at the start, %s at the end\n\n",
+		rep.Host["cpu"], rep.Host["cpus"], rep.Host["kernel"], rep.Host["go"], rep.Host["loadavg_at_start"], rep.Host["loadavg_at_end"])
+	fmt.Fprintf(w, "Medians of %v rounds, (min–max); each trial ran as %v chunks alternating with the other implementation's. CPU and context switches per request (stream: CPU per GB, switches per batch).\n\n", rep.Config["repeat"], rep.Config["chunks"])
 	fmt.Fprintln(w, "| mode | transport | impl | rate | client CPU | server CPU | client cs/op (vol+invol) | server cs/op | p50 µs | p99 µs | client syscalls/op |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range rep.Rows {
@@ -486,8 +489,16 @@ func hostInfo() map[string]string {
 	if out, err := exec.Command("uname", "-r").Output(); err == nil {
 		h["kernel"] = "linux " + strings.TrimSpace(string(out))
 	}
-	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
-		h["loadavg_at_end"] = strings.TrimSpace(string(la))
-	}
+	h["loadavg_at_end"] = loadAvg()
 	return h
+}
+
+// loadAvg returns /proc/loadavg's 1, 5 and 15 minute averages.
+func loadAvg() string {
+	la, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(la))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
