@@ -1,19 +1,24 @@
-// Command exemgr runs colink's execution manager: it connects to every primproc over the
-// link, keeps the connections alive with heartbeats and reconnects, and (once the front end
-// is wired in) serves MySQL clients. Exit status: 0 after a clean shutdown (SIGTERM or
-// SIGINT), 1 on a runtime failure, 2 on bad flags or configuration.
+// Command exemgr runs colink's execution manager: it serves MySQL clients (TCP and
+// optionally a unix socket), plans their SQL against the catalog the primprocs report, and
+// runs it — fragments on every primproc over the link, the rest in exemgr. It keeps its link
+// connections alive with heartbeats and reconnects. Exit status: 0 after a clean shutdown
+// (SIGTERM or SIGINT: running queries are cancelled, sessions closed), 1 on a runtime
+// failure (such as a MySQL port in use), 2 on bad flags or configuration.
 package main
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/exemgr"
+	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/sql/opt"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -22,6 +27,10 @@ func run(args []string) int {
 	fs := pflag.NewFlagSet("exemgr", pflag.ContinueOnError)
 	var (
 		cfg       exemgr.Config
+		ecfg      exemgr.EngineConfig
+		fcfg      = frontend.DefaultConfig()
+		queryMem  = byteSize(exemgr.DefaultQueryMemory)
+		smallSide = byteSize(opt.DefaultPmMaxMemorySmallSide)
 		transport string
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "log format: text or json")
@@ -36,6 +45,12 @@ func run(args []string) int {
 	fs.DurationVar(&cfg.Limits.HeartbeatInterval, "heartbeat-interval", ipc.DefaultHeartbeatInterval, "ping a connection silent for this long")
 	fs.DurationVar(&cfg.Limits.HeartbeatTimeout, "heartbeat-timeout", ipc.DefaultHeartbeatTimeout, "declare a primproc dead after this long without a byte from it")
 	fs.IntVar(&cfg.Limits.StreamWindow, "stream-window", ipc.DefaultStreamWindow, "flow-control credit granted to each stream, bytes")
+	fcfg.RegisterFlags(fs)
+	fs.StringVar(&ecfg.Database, "database", exemgr.DefaultDatabase, "name of the database that holds the primprocs' tables (and the views)")
+	fs.Var(&queryMem, "query-memory", "memory bound of each query: exemgr's operators and build sides, and each primproc's share (e.g. 512MiB, 4GiB; 0 = unbounded); a query over it fails with error 1041")
+	fs.Var(&smallSide, "pm-max-memory-small-side", "largest estimated join build side broadcast to the primprocs (PM join); larger ones join in exemgr (UM join)")
+	fs.IntVar(&ecfg.Threads, "threads", runtime.GOMAXPROCS(0), "workers exemgr's own operators may use per query")
+	fs.DurationVar(&ecfg.PrimProcTimeout, "primproc-timeout", exemgr.DefaultPrimProcTimeout, "how long a statement waits for a primproc without a live connection before failing")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: exemgr [flags]\n\nRuns colink's execution manager. Compiled-in default transport: %s.\n\n%s", ipc.DefaultTransport, fs.FlagUsages())
 	}
@@ -60,14 +75,29 @@ func run(args []string) int {
 		return daemon.ExitUsage
 	}
 	cfg.Logger = log
+	fcfg.Logger = log
+	ecfg.Logger = log
+	ecfg.QueryMemory = int64(queryMem)
+	ecfg.PmMaxMemorySmallSide = int64(smallSide)
+	if ecfg.Threads < 1 {
+		fmt.Fprintln(os.Stderr, "exemgr: --threads must be at least 1")
+		return daemon.ExitUsage
+	}
 	em, err := exemgr.New(cfg)
 	if err != nil {
 		log.Error("exemgr: cannot start", "err", err)
 		return daemon.ExitUsage
 	}
+	engine := exemgr.NewEngine(em, ecfg)
+	srv, err := frontend.Listen(fcfg, engine)
+	if err != nil {
+		em.Close()
+		log.Error("exemgr: cannot serve MySQL clients", "err", err)
+		return daemon.ExitFailure
+	}
 	ctx, stop := daemon.SignalContext(log)
 	defer stop()
-	if err := em.Run(ctx); err != nil {
+	if err := em.Run(ctx, engine.Service(srv)); err != nil {
 		log.Error("exemgr: failed", "err", err)
 		return daemon.ExitFailure
 	}

@@ -1,0 +1,340 @@
+package exemgr
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/types"
+	"github.com/colinkdb/colink/tpch"
+)
+
+// systemCatalog is what the planner sees: the tables the primprocs hold (the union of their
+// shares, all in one database) and the views exemgr keeps (shared by every session). It
+// implements catalog.Catalog and catalog.Stats and is safe for concurrent use.
+//
+// The tables come from a snapshot of the primprocs' catalogs, each stamped with the
+// catalog version its primproc reported. Every statement starts by asking each primproc
+// for its stats, which carry its current catalog version; when any differs from the
+// snapshot's, the snapshot is fetched again before the statement is planned (refresh). A
+// load that commits while a statement runs is seen by the next statement.
+type systemCatalog struct {
+	db    string
+	log   *slog.Logger
+	views *catalog.Memory // holds db with its views only
+
+	snap      atomic.Pointer[catSnapshot]
+	refreshMu sync.Mutex // one refresh at a time
+}
+
+// catSnapshot is an immutable view of the primprocs' tables.
+type catSnapshot struct {
+	versions []uint64              // per primproc, in cluster order
+	tables   map[string]*tableInfo // by lower-case name
+	names    []string              // table names, sorted
+	partial  map[string][]string   // tables some primprocs lack
+}
+
+// tableInfo is one table of a snapshot with its planner statistics.
+type tableInfo struct {
+	table   *catalog.Table
+	schema  *arrow.Schema
+	rows    float64
+	columns map[string]catalog.ColumnStats // by lower-case column name
+}
+
+func newSystemCatalog(db string, log *slog.Logger) *systemCatalog {
+	v := catalog.NewMemory()
+	v.CreateDatabase(db)
+	c := &systemCatalog{db: db, log: log, views: v}
+	c.snap.Store(&catSnapshot{tables: map[string]*tableInfo{}})
+	return c
+}
+
+// current returns the snapshot in use.
+func (c *systemCatalog) current() *catSnapshot { return c.snap.Load() }
+
+// fresh reports whether the snapshot was taken at the given primproc catalog versions.
+func (s *catSnapshot) fresh(versions []uint64) bool {
+	return s.versions != nil && slices.Equal(s.versions, versions)
+}
+
+// refresh fetches the primprocs' catalogs unless the snapshot already matches versions.
+func (c *systemCatalog) refresh(ctx context.Context, cl pmclient.Cluster, versions []uint64) error {
+	if c.current().fresh(versions) {
+		return nil
+	}
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	if c.current().fresh(versions) {
+		return nil // another statement refreshed it meanwhile
+	}
+	cats := make([]*pmclient.Catalog, len(cl))
+	errs := make([]error, len(cl))
+	var wg sync.WaitGroup
+	for i, pc := range cl {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cats[i], errs[i] = pc.Catalog(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("fetch the catalog: %w", err)
+		}
+	}
+	merged, err := pmclient.Merge(cats)
+	if err != nil {
+		return fmt.Errorf("merge the primprocs' catalogs: %w", err)
+	}
+	snap, err := c.build(merged, cats)
+	if err != nil {
+		return err
+	}
+	for name, missing := range snap.partial {
+		c.log.Warn("exemgr: a table is missing on some primprocs (an interrupted load? reload it)", "table", name, "primprocs", missing)
+	}
+	c.snap.Store(snap)
+	c.log.Info("exemgr: catalog loaded", "tables", len(snap.names), "versions", snap.versions)
+	return nil
+}
+
+// build converts a merged catalog into a snapshot.
+func (c *systemCatalog) build(m *pmclient.MergedCatalog, cats []*pmclient.Catalog) (*catSnapshot, error) {
+	s := &catSnapshot{tables: map[string]*tableInfo{}, partial: m.Partial}
+	for _, cat := range cats {
+		s.versions = append(s.versions, cat.Version)
+	}
+	sf := tpchScale(m.Tables)
+	for _, wt := range m.Tables {
+		t := &catalog.Table{DB: c.db, Name: wt.Name}
+		info := &tableInfo{table: t, schema: m.Schemas[wt.Name], rows: float64(wt.Rows), columns: map[string]catalog.ColumnStats{}}
+		for _, wc := range wt.Columns {
+			typ, err := sqlType(wc)
+			if err != nil {
+				return nil, fmt.Errorf("table %s: %w", wt.Name, err)
+			}
+			t.Columns = append(t.Columns, catalog.Column{Name: wc.Name, Type: typ, Nullable: wc.Nullable})
+			info.columns[strings.ToLower(wc.Name)] = columnStats(wt, wc, typ, sf)
+		}
+		s.tables[strings.ToLower(wt.Name)] = info
+		s.names = append(s.names, wt.Name)
+	}
+	slices.Sort(s.names)
+	return s, nil
+}
+
+// sqlType is a stored column's SQL type, from its colink.sql_type (e.g. "decimal(15,2)",
+// "char(25)"), or from its engine type when that is missing or unknown.
+func sqlType(c wire.Column) (types.Type, error) {
+	if t, ok := parseSQLType(c.SQLType); ok {
+		return t, nil
+	}
+	switch c.Type.ID {
+	case vec.Bool:
+		return types.BoolType, nil
+	case vec.Int32:
+		return types.Int32Type, nil
+	case vec.Int64:
+		return types.Int64Type, nil
+	case vec.Float64:
+		return types.Float64Type, nil
+	case vec.Date32:
+		return types.DateType, nil
+	case vec.Decimal64, vec.Decimal128:
+		return types.Dec(int(c.Type.Precision), int(c.Type.Scale)), nil
+	case vec.String:
+		return types.VarcharType(0), nil
+	}
+	return types.Type{}, fmt.Errorf("column %s has type %s (%q), which the planner cannot use", c.Name, c.Type, c.SQLType)
+}
+
+// parseSQLType parses the SQL types tables declare: int, integer, bigint, decimal(p,s),
+// date, char(n), varchar(n), text, double, boolean.
+func parseSQLType(s string) (types.Type, bool) {
+	s = strings.ToLower(strings.Join(strings.Fields(s), ""))
+	name, params, _ := strings.Cut(s, "(")
+	params = strings.TrimSuffix(params, ")")
+	num := func(p string) (int, bool) {
+		n, err := strconv.Atoi(p)
+		return n, err == nil && n >= 0
+	}
+	switch name {
+	case "int", "integer":
+		return types.Int32Type, true
+	case "bigint":
+		return types.Int64Type, true
+	case "double":
+		return types.Float64Type, true
+	case "date":
+		return types.DateType, true
+	case "boolean", "bool":
+		return types.BoolType, true
+	case "text":
+		return types.VarcharType(0), true
+	case "char", "varchar":
+		n := 0
+		if params != "" {
+			var ok bool
+			if n, ok = num(params); !ok {
+				return types.Type{}, false
+			}
+		}
+		if name == "char" {
+			return types.CharType(n), true
+		}
+		return types.VarcharType(n), true
+	case "decimal":
+		ps, ss, _ := strings.Cut(params, ",")
+		p, ok1 := num(ps)
+		sc, ok2 := num(ss)
+		if ss == "" {
+			sc, ok2 = 0, true
+		}
+		if !ok1 || !ok2 || p < 1 || sc > p {
+			return types.Type{}, false
+		}
+		return types.Dec(p, sc), true
+	}
+	return types.Type{}, false
+}
+
+// tpchScale estimates the TPC-H scale factor of the loaded data from the scaling TPC-H
+// tables present (0 if none is).
+func tpchScale(tables []wire.Table) float64 {
+	sf := 0.0
+	base := catalog.TPCHStats{SF: 1}
+	for _, t := range tables {
+		if t.Name == "nation" || t.Name == "region" || !isTPCHTable(t) {
+			continue
+		}
+		if r, ok := base.TableRows("", t.Name); ok && r > 0 {
+			sf = math.Max(sf, float64(t.Rows)/r)
+		}
+	}
+	return sf
+}
+
+// isTPCHTable reports whether t has the name and the column names of a TPC-H table.
+func isTPCHTable(t wire.Table) bool {
+	tt, ok := tpch.LookupTable(t.Name)
+	if !ok || len(tt.Columns) != len(t.Columns) {
+		return false
+	}
+	for i, c := range tt.Columns {
+		if c.Name != t.Columns[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// columnStats gives the planner a column's statistics. Ranges are the zone maps' (exact
+// bounds of the stored values). Distinct counts: the primprocs do not report them yet, so
+// a TPC-H table's columns take the distribution dbgen generates (catalog.TPCHStats at the
+// loaded scale factor) as their prior, and any other integer or date column is bounded by
+// its range; other columns are unknown, which the planner takes as unique.
+func columnStats(t wire.Table, c wire.Column, typ types.Type, sf float64) catalog.ColumnStats {
+	var out catalog.ColumnStats
+	if c.Min != nil && c.Max != nil && !c.Min.Null && !c.Max.Null {
+		switch typ.Kind {
+		case types.Int32, types.Int64, types.Decimal, types.Float64, types.Date:
+			out.Min, out.Max, out.HasRange = c.Min.ToFloat64(), c.Max.ToFloat64(), true
+		}
+	}
+	if sf > 0 && isTPCHTable(t) {
+		if cs, ok := (catalog.TPCHStats{SF: sf}).ColumnStats("", t.Name, c.Name); ok && cs.Distinct > 0 {
+			out.Distinct = math.Min(cs.Distinct, math.Max(float64(t.Rows), 1))
+			return out
+		}
+	}
+	if out.HasRange && (typ.Kind == types.Int32 || typ.Kind == types.Int64 || typ.Kind == types.Date) {
+		out.Distinct = math.Min(out.Max-out.Min+1, math.Max(float64(t.Rows), 1))
+	}
+	return out
+}
+
+// catView is the catalog as one statement sees it: one snapshot of the primprocs' tables
+// (so that a refresh by another statement cannot change it half way through planning) and
+// the shared views. It implements catalog.Catalog and catalog.Stats.
+type catView struct {
+	sys  *systemCatalog
+	snap *catSnapshot
+}
+
+// view returns the catalog as it is now.
+func (c *systemCatalog) view() *catView { return &catView{sys: c, snap: c.current()} }
+
+// Databases implements catalog.Catalog: the one database holding the primprocs' tables.
+func (v *catView) Databases() []string { return []string{v.sys.db} }
+
+func (v *catView) isDB(db string) bool { return strings.EqualFold(db, v.sys.db) }
+
+// Tables implements catalog.Catalog.
+func (v *catView) Tables(db string) ([]string, bool) {
+	if !v.isDB(db) {
+		return nil, false
+	}
+	views, _ := v.sys.views.Tables(v.sys.db)
+	out := append(slices.Clone(v.snap.names), views...)
+	slices.Sort(out)
+	return slices.Compact(out), true
+}
+
+// Table implements catalog.Catalog.
+func (v *catView) Table(db, name string) (*catalog.Table, bool) {
+	t, ok := v.table(db, name)
+	if !ok {
+		return nil, false
+	}
+	return t.table, true
+}
+
+func (v *catView) table(db, name string) (*tableInfo, bool) {
+	if !v.isDB(db) {
+		return nil, false
+	}
+	t, ok := v.snap.tables[strings.ToLower(name)]
+	return t, ok
+}
+
+// View implements catalog.Catalog.
+func (v *catView) View(db, name string) (*catalog.View, bool) {
+	if !v.isDB(db) {
+		return nil, false
+	}
+	return v.sys.views.View(v.sys.db, name)
+}
+
+// TableRows implements catalog.Stats.
+func (v *catView) TableRows(db, table string) (float64, bool) {
+	t, ok := v.table(db, table)
+	if !ok {
+		return 0, false
+	}
+	return t.rows, true
+}
+
+// ColumnStats implements catalog.Stats.
+func (v *catView) ColumnStats(db, table, column string) (catalog.ColumnStats, bool) {
+	t, ok := v.table(db, table)
+	if !ok {
+		return catalog.ColumnStats{}, false
+	}
+	cs, ok := t.columns[strings.ToLower(column)]
+	return cs, ok
+}

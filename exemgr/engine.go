@@ -1,0 +1,620 @@
+package exemgr
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/sql"
+	"github.com/colinkdb/colink/sql/opt"
+	"github.com/colinkdb/colink/sql/physical"
+	"github.com/colinkdb/colink/sql/plan"
+	"github.com/colinkdb/colink/sql/sqlerr"
+	"github.com/colinkdb/colink/sql/types"
+)
+
+// EngineConfig configures the SQL engine.
+type EngineConfig struct {
+	// Database is the database that holds the primprocs' tables and the views.
+	Database string
+	// QueryMemory bounds each query's memory: exemgr's operators and broadcast build
+	// sides, and (as the fragment's memory limit) each primproc's share. 0: unbounded. A
+	// session may lower it with SET colink_query_memory = n.
+	QueryMemory int64
+	// PmMaxMemorySmallSide is the largest estimated build side, in bytes, broadcast to the
+	// primprocs for a PM join (ColumnStore's PmMaxMemorySmallSide); larger ones make a UM
+	// join in exemgr. 0: the planner's default.
+	PmMaxMemorySmallSide int64
+	// Threads is how many workers exemgr's own operators may use per query.
+	Threads int
+	// PrimProcTimeout bounds how long a statement waits for a primproc without a live
+	// connection before failing.
+	PrimProcTimeout time.Duration
+	// Logger receives the engine's events; the ExeMgr's logger if nil.
+	Logger *slog.Logger
+}
+
+// Defaults of EngineConfig.
+const (
+	DefaultDatabase        = "tpch"
+	DefaultQueryMemory     = 4 << 30
+	DefaultPrimProcTimeout = 5 * time.Second
+)
+
+// Session variables the engine answers (SET colink_… = n, SELECT @@colink_…).
+const (
+	varQueryMemory = "colink_query_memory"
+	varSmallSide   = "colink_pm_max_memory_small_side"
+)
+
+// Engine runs SQL for the MySQL front end (it implements frontend.Engine, FieldLister and
+// SessionEnder) over the primprocs of an ExeMgr: one per daemon, shared by every session.
+// Each statement is parsed, bound against the catalog the primprocs report, optimised, cut
+// into fragments and run: the fragments on every primproc over the link, the rest in
+// exemgr. Every statement except SHOW QUERY STATS records the statistics SHOW QUERY STATS
+// returns next.
+type Engine struct {
+	em  *ExeMgr
+	cl  pmclient.Cluster
+	cfg EngineConfig
+	log *slog.Logger
+	cat *systemCatalog
+
+	mu       sync.Mutex
+	sessions map[uint32]*session // guarded by mu
+}
+
+// session is the engine's state of one client session. Only the session's goroutine uses
+// it (EndSession runs after the session's last statement).
+type session struct {
+	parser   *sql.Parser
+	userVars map[string]types.Value // @name, lower case
+	// Session settings; 0 means the daemon's.
+	queryMemory, smallSide int64
+}
+
+// NewEngine returns the engine of em's primprocs.
+func NewEngine(em *ExeMgr, cfg EngineConfig) *Engine {
+	if cfg.Database == "" {
+		cfg.Database = DefaultDatabase
+	}
+	if cfg.PrimProcTimeout <= 0 {
+		cfg.PrimProcTimeout = DefaultPrimProcTimeout
+	}
+	if cfg.Threads <= 0 {
+		cfg.Threads = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = em.log
+	}
+	e := &Engine{em: em, cfg: cfg, log: cfg.Logger, sessions: map[uint32]*session{}}
+	for _, p := range em.Peers() {
+		e.cl = append(e.cl, pmclient.New(p))
+	}
+	e.cat = newSystemCatalog(cfg.Database, cfg.Logger)
+	return e
+}
+
+// Service returns the front end serving MySQL clients with this engine, as a service of
+// the daemon: srv comes from frontend.Listen(cfg, e).
+func (e *Engine) Service(srv *frontend.Server) Service {
+	return func(ctx context.Context, _ *ExeMgr) error { return srv.Serve(ctx) }
+}
+
+// CheckDatabase implements frontend.Engine.
+func (e *Engine) CheckDatabase(_ context.Context, name string) error {
+	if !strings.EqualFold(name, e.cfg.Database) {
+		return frontend.Errorf(frontend.ErrBadDB, "Unknown database '%s'", name)
+	}
+	return nil
+}
+
+// EndSession implements frontend.SessionEnder.
+func (e *Engine) EndSession(s *frontend.Session) {
+	e.mu.Lock()
+	delete(e.sessions, s.ID())
+	e.mu.Unlock()
+}
+
+func (e *Engine) session(s *frontend.Session) *session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.sessions[s.ID()]
+	if st == nil {
+		st = &session{parser: sql.NewParser(), userVars: map[string]types.Value{}}
+		e.sessions[s.ID()] = st
+	}
+	return st
+}
+
+// flushCache matches ColumnStore's statement for emptying the primprocs' caches.
+var flushCache = regexp.MustCompile(`(?is)^\s*select\s+calflushcache\s*\(\s*\)\s*;?\s*$`)
+
+// Query implements frontend.Engine.
+func (e *Engine) Query(ctx context.Context, s *frontend.Session, text string) (_ *frontend.Result, err error) {
+	defer e.recoverPanic(text, &err)
+	st := e.session(s)
+	var stmt sql.Statement
+	if !flushCache.MatchString(text) {
+		var stmts []sql.Statement
+		stmts, err = st.parser.Parse(text)
+		if err == nil && len(stmts) != 1 {
+			err = sqlerr.New(sqlerr.ErParse, "colink runs one statement at a time; got %d", len(stmts))
+		}
+		if err == nil {
+			stmt = stmts[0]
+		}
+		if _, ok := stmt.(*sql.ShowQueryStats); ok {
+			qs, _ := s.QueryStats().(*QueryStats)
+			return recordResult(queryStatsRecord(qs)), nil
+		}
+	}
+	r := e.newRecorder(text)
+	if err != nil {
+		s.SetQueryStats(r.finish(0, nil, err))
+		return nil, mysqlError(err)
+	}
+	res, err := e.statement(ctx, s, st, r, stmt)
+	if err != nil {
+		s.SetQueryStats(r.finish(0, nil, err))
+		return nil, mysqlError(err)
+	}
+	if res == nil {
+		res = &frontend.Result{}
+	}
+	if res.Rows == nil {
+		s.SetQueryStats(r.finish(0, nil, nil))
+		return res, nil
+	}
+	rows := &statementRows{Rows: res.Rows}
+	rows.end = func(n int64, qs *physical.QueryStats, failure error) { s.SetQueryStats(r.finish(n, qs, failure)) }
+	res.Rows = rows
+	return res, nil
+}
+
+// recoverPanic turns a panic while running a statement into error 1105, so that one bad
+// statement cannot take the daemon and every other session down.
+func (e *Engine) recoverPanic(text string, err *error) {
+	if p := recover(); p != nil {
+		e.log.Error("exemgr: internal error", "panic", p, "statement", text, "stack", string(debug.Stack()))
+		*err = frontend.Errorf(frontend.ErrUnknownError, "internal error in exemgr: %v (the statement was abandoned; the daemon goes on)", p)
+	}
+}
+
+// env is a session as the planner sees it.
+type env struct {
+	e  *Engine
+	s  *frontend.Session
+	st *session
+}
+
+func (v env) Database() string { return v.s.Database() }
+
+func (v env) SystemVariable(name string, global bool) (types.Value, bool) {
+	switch strings.ToLower(name) {
+	case varQueryMemory:
+		if global {
+			return types.IntValue(v.e.cfg.QueryMemory), true
+		}
+		return types.IntValue(v.e.queryMemory(v.st)), true
+	case varSmallSide:
+		if global || v.st.smallSide == 0 {
+			return types.IntValue(v.e.smallSide(nil)), true
+		}
+		return types.IntValue(v.st.smallSide), true
+	}
+	if global {
+		return types.Value{}, false
+	}
+	val, ok := v.s.Var(name)
+	if !ok {
+		return types.Value{}, false
+	}
+	return types.StringValue(val), true
+}
+
+func (v env) UserVariable(name string) (types.Value, bool) {
+	val, ok := v.st.userVars[strings.ToLower(name)]
+	return val, ok
+}
+
+// queryMemory is the memory bound of st's queries (the daemon's if st is nil).
+func (e *Engine) queryMemory(st *session) int64 {
+	if st != nil && st.queryMemory > 0 && (e.cfg.QueryMemory == 0 || st.queryMemory < e.cfg.QueryMemory) {
+		return st.queryMemory
+	}
+	return e.cfg.QueryMemory
+}
+
+// smallSide is the PM join threshold of st's queries (the daemon's if st is nil).
+func (e *Engine) smallSide(st *session) int64 {
+	if st != nil && st.smallSide > 0 {
+		return st.smallSide
+	}
+	if e.cfg.PmMaxMemorySmallSide > 0 {
+		return e.cfg.PmMaxMemorySmallSide
+	}
+	return opt.DefaultPmMaxMemorySmallSide
+}
+
+// statement runs one parsed statement (or the cache flush, when stmt is nil).
+func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session, r *recorder, stmt sql.Statement) (*frontend.Result, error) {
+	ev := env{e: e, s: s, st: st}
+	switch x := stmt.(type) {
+	case *sql.Set:
+		return nil, e.set(ev, x)
+	case *sql.Use:
+		if err := e.CheckDatabase(ctx, x.DB); err != nil {
+			return nil, err
+		}
+		s.SetDatabase(x.DB)
+		return nil, nil
+	case *sql.Kill:
+		return nil, sqlerr.Unsupported("KILL here") // the front end answers KILL itself
+	case *sql.Insert, *sql.Delete, *sql.LoadData:
+		return nil, sqlerr.Unsupported(strings.ToUpper(strings.Fields(stmt.SQL())[0]) + " (colink loads data with dbt3 load)")
+	}
+	versions, err := r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.cat.refresh(ctx, e.cl, versions); err != nil {
+		return nil, err
+	}
+	view := e.cat.view()
+	switch x := stmt.(type) {
+	case nil:
+		return e.flushCaches(ctx)
+	case *sql.Query, *sql.Show:
+		pl, _, err := e.plan(ctx, ev, view, x)
+		if err != nil {
+			return nil, err
+		}
+		qm := e.queryMemory(st)
+		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL()}, physical.ExecOptions{QueryMemory: qm})
+		if err != nil {
+			return nil, err
+		}
+		return &frontend.Result{Rows: &planRows{e: e, text: x.SQL(), ctx: ctx, res: res}}, nil
+	case *sql.Explain:
+		return e.explain(ctx, ev, view, x)
+	case *sql.CreateView:
+		return nil, e.createView(ev, view, x)
+	case *sql.DropView:
+		return e.dropView(ev, view, x)
+	}
+	return nil, sqlerr.Unsupported(fmt.Sprintf("%T statements", stmt))
+}
+
+// plan binds, optimises and cuts a statement into its physical plan.
+func (e *Engine) plan(ctx context.Context, ev env, view *catView, stmt sql.Statement) (*physical.Plan, *plan.Query, error) {
+	p := &sql.Planner{Catalog: view, Stats: view, Options: opt.Options{PmMaxMemorySmallSide: e.smallSide(ev.st)}}
+	q, err := p.Plan(ctx, ev, stmt)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl, err := physical.Build(q, physical.Options{Catalog: view})
+	if err != nil {
+		return nil, nil, err
+	}
+	return pl, q, nil
+}
+
+// explain answers EXPLAIN: the physical plan, one line per operator, each saying where it
+// runs; FORMAT=VERBOSE adds the optimised logical plan with its estimated rows.
+func (e *Engine) explain(ctx context.Context, ev env, view *catView, x *sql.Explain) (*frontend.Result, error) {
+	switch x.Format {
+	case "", "row", "traditional", "verbose":
+	default:
+		return nil, sqlerr.Unsupported("EXPLAIN FORMAT=" + x.Format)
+	}
+	pl, q, err := e.plan(ctx, ev, view, x.Target)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(pl.Explain(), "\n"), "\n")
+	if x.Format == "verbose" {
+		lines = append(lines, "", "logical plan, with estimated rows:")
+		lines = append(lines, strings.Split(strings.TrimRight(plan.Format(q, plan.FormatOptions{Rows: true}), "\n"), "\n")...)
+	}
+	return recordResult(stringsRecord("EXPLAIN", lines)), nil
+}
+
+// createView checks a view and adds it to the catalog every session shares.
+func (e *Engine) createView(ev env, view *catView, x *sql.CreateView) error {
+	p := &sql.Planner{Catalog: view, Stats: view}
+	v, replace, err := p.CreateView(ev, x)
+	if err != nil {
+		return err
+	}
+	if err := e.cat.views.CreateView(v, replace); err != nil {
+		return sqlerr.New(sqlerr.ErTableExists, "Table '%s' already exists", v.Name)
+	}
+	e.log.Debug("exemgr: view created", "view", v.DB+"."+v.Name)
+	return nil
+}
+
+// dropView drops views. Like MySQL, it drops those that exist and then reports the ones
+// that do not (1051), unless IF EXISTS turns that into a note.
+func (e *Engine) dropView(ev env, view *catView, x *sql.DropView) (*frontend.Result, error) {
+	var missing []string
+	for _, v := range x.Views {
+		db := v.DB
+		if db == "" {
+			if db = ev.Database(); db == "" {
+				return nil, sqlerr.New(sqlerr.ErNoDBError, "No database selected")
+			}
+		}
+		if _, isTable := view.Table(db, v.Name); isTable {
+			return nil, sqlerr.New(sqlerr.ErWrongObject, "'%s.%s' is not VIEW", db, v.Name)
+		}
+		if !view.isDB(db) || !e.cat.views.DropView(db, v.Name) {
+			missing = append(missing, db+"."+v.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	msg := fmt.Sprintf("Unknown table '%s'", strings.Join(missing, ","))
+	if x.IfExists {
+		return &frontend.Result{Warnings: []frontend.Warning{{Level: "Note", Code: uint16(sqlerr.ErBadTable), Message: msg}}}, nil
+	}
+	return nil, sqlerr.New(sqlerr.ErBadTable, "%s", msg)
+}
+
+// set runs the SET assignments the front end leaves to the engine: user variables and the
+// engine's session variables.
+func (e *Engine) set(ev env, x *sql.Set) error {
+	p := &sql.Planner{Catalog: e.cat.view(), Stats: e.cat.view()}
+	vals, err := p.EvalSet(ev, x)
+	if err != nil {
+		return err
+	}
+	for _, v := range vals {
+		switch v.Kind {
+		case sql.SetUser:
+			if v.Default {
+				return sqlerr.New(sqlerr.ErParse, "You have an error in your SQL syntax: a user variable cannot be SET to DEFAULT")
+			}
+			ev.st.userVars[strings.ToLower(v.Name)] = v.Value
+		case sql.SetNames:
+			// The front end keeps the connection's character set; results are utf8mb4.
+		case sql.SetGlobal:
+			return sqlerr.Unsupported("SET GLOBAL " + v.Name)
+		case sql.SetSession:
+			var dst *int64
+			switch v.Name {
+			case varQueryMemory:
+				dst = &ev.st.queryMemory
+			case varSmallSide:
+				dst = &ev.st.smallSide
+			default:
+				return sqlerr.New(sqlerr.ErUnknownSystemVariable, "Unknown system variable '%s'", v.Name)
+			}
+			if v.Default {
+				*dst = 0
+				continue
+			}
+			n, ok := nonNegativeInt(v.Value)
+			if !ok {
+				return sqlerr.New(sqlerr.ErWrongArguments, "Variable '%s' can't be set to the value of '%s': it takes a number of bytes", v.Name, valueText(v.Value))
+			}
+			*dst = n
+		}
+	}
+	return nil
+}
+
+// nonNegativeInt reads a SET value as a byte count.
+func nonNegativeInt(v types.Value) (int64, bool) {
+	if v.Null {
+		return 0, false
+	}
+	switch v.Type.Kind {
+	case types.Int32, types.Int64:
+		return v.Int, v.Int >= 0
+	case types.Decimal:
+		if v.Dec == nil || v.Type.Scale != 0 || !v.Dec.IsInt64() {
+			return 0, false
+		}
+		return v.Dec.Int64(), v.Dec.Sign() >= 0
+	case types.Char, types.Varchar:
+		n, err := strconv.ParseInt(strings.TrimSpace(v.Str), 10, 64)
+		return n, err == nil && n >= 0
+	}
+	return 0, false
+}
+
+func valueText(v types.Value) string {
+	switch {
+	case v.Null:
+		return "NULL"
+	case v.Type.Kind == types.Char || v.Type.Kind == types.Varchar:
+		return v.Str
+	case v.Type.Kind == types.Decimal && v.Dec != nil:
+		return new(big.Float).SetInt(v.Dec).String()
+	case v.Type.Kind == types.Float64:
+		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+	}
+	return strconv.FormatInt(v.Int, 10)
+}
+
+// flushCaches empties every primproc's column cache and the kernel's cached pages of its
+// segment files, as ColumnStore's calFlushCache() does; it returns 0 like it.
+func (e *Engine) flushCaches(ctx context.Context) (*frontend.Result, error) {
+	if err := e.cl.DropCache(ctx, true); err != nil {
+		return nil, err
+	}
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Append(0)
+	col := b.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "calFlushCache()", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	return recordResult(array.NewRecordBatch(schema, []arrow.Array{col}, 1)), nil
+}
+
+// FieldList implements frontend.FieldLister (COM_FIELD_LIST, the mariadb client's tab
+// completion) from the catalog as it is, without asking the primprocs.
+func (e *Engine) FieldList(ctx context.Context, s *frontend.Session, table, wildcard string) ([]frontend.Column, error) {
+	db := s.Database()
+	if db == "" {
+		return nil, frontend.Errorf(frontend.ErrNoDB, "No database selected")
+	}
+	view := e.cat.view()
+	var fields []arrow.Field
+	if t, ok := view.table(db, table); ok && t.schema != nil {
+		fields = t.schema.Fields()
+	} else if _, ok := view.View(db, table); ok {
+		q := &sql.Query{}
+		stmts, err := sql.NewParser().Parse("select * from `" + strings.ReplaceAll(table, "`", "``") + "`")
+		if err != nil {
+			return nil, mysqlError(err)
+		}
+		if q, ok = stmts[0].(*sql.Query); !ok {
+			return nil, frontend.Errorf(frontend.ErrUnknownError, "cannot describe view %s", table)
+		}
+		pl, _, err := e.plan(ctx, env{e: e, s: s, st: e.session(s)}, view, q)
+		if err != nil {
+			return nil, mysqlError(err)
+		}
+		fields = pl.Schema.Fields()
+	} else {
+		return nil, frontend.Errorf(frontend.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, table)
+	}
+	var out []frontend.Column
+	for _, f := range fields {
+		if wildcard != "" && !types.Like(strings.ToLower(f.Name), strings.ToLower(wildcard), '\\') {
+			continue
+		}
+		c, err := frontend.ColumnFromField(f)
+		if err != nil {
+			return nil, err
+		}
+		c.OrgName, c.Table, c.OrgTable, c.Database = f.Name, table, table, db
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// planRows streams a plan's result to the front end.
+type planRows struct {
+	e    *Engine
+	text string
+	ctx  context.Context
+	res  *physical.Result
+	cur  arrow.RecordBatch
+}
+
+func (p *planRows) Schema() *arrow.Schema { return p.res.Schema() }
+
+func (p *planRows) Next() (_ arrow.RecordBatch, err error) {
+	defer p.e.recoverPanic(p.text, &err)
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	rec, err := p.res.Next(p.ctx)
+	if err != nil {
+		return nil, mysqlError(err)
+	}
+	if rec == nil {
+		return nil, io.EOF
+	}
+	p.cur = rec
+	return rec, nil
+}
+
+func (p *planRows) Close() error {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	return p.res.Close()
+}
+
+// statementRows counts the rows a statement's result delivers and records the statement's
+// statistics when the front end closes it.
+type statementRows struct {
+	frontend.Rows
+	rows   int64
+	failed error
+	end    func(rows int64, qs *physical.QueryStats, failure error)
+	closed bool
+}
+
+func (s *statementRows) Next() (arrow.RecordBatch, error) {
+	rec, err := s.Rows.Next()
+	if rec != nil {
+		s.rows += rec.NumRows()
+	}
+	if err != nil && err != io.EOF && s.failed == nil {
+		s.failed = err
+	}
+	return rec, err
+}
+
+func (s *statementRows) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.Rows.Close()
+	var qs *physical.QueryStats
+	if p, ok := s.Rows.(*planRows); ok {
+		st := p.res.Stats()
+		qs = &st
+	}
+	s.end(s.rows, qs, s.failed)
+	return err
+}
+
+// recordRows is a result held in memory.
+type recordRows struct {
+	rec  arrow.RecordBatch
+	done bool
+}
+
+func recordResult(rec arrow.RecordBatch) *frontend.Result {
+	return &frontend.Result{Rows: &recordRows{rec: rec}}
+}
+
+func (r *recordRows) Schema() *arrow.Schema { return r.rec.Schema() }
+
+func (r *recordRows) Next() (arrow.RecordBatch, error) {
+	if r.done {
+		return nil, io.EOF
+	}
+	r.done = true
+	return r.rec, nil
+}
+
+func (r *recordRows) Close() error {
+	r.rec.Release()
+	return nil
+}
+
+// stringsRecord is a one-column result of text rows.
+func stringsRecord(name string, rows []string) arrow.RecordBatch {
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues(rows, nil)
+	col := b.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: name, Type: arrow.BinaryTypes.String}}, nil)
+	return array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(rows)))
+}

@@ -1,0 +1,276 @@
+package exemgr
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/internal/rusage"
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/sql/physical"
+)
+
+// QueryStats are the statistics of one statement, what SHOW QUERY STATS returns for the
+// session's previous statement (see the contract in the README): one ProcessStats for
+// exemgr, then one per primproc in configuration order.
+type QueryStats struct {
+	Statement string
+	Elapsed   time.Duration
+	Rows      int64 // rows returned to the client
+	Error     string
+	Processes []ProcessStats
+}
+
+// ProcessStats is one process's share of a statement.
+type ProcessStats struct {
+	Process   string // "exemgr", "primproc0", …
+	Peer      string // the primproc's URL as configured; "" for exemgr
+	Transport string // the link's transport to the primproc; "" for exemgr
+	// Usage is the process's getrusage delta over the statement (the whole process: with
+	// statements running concurrently, it includes theirs).
+	Usage rusage.Usage
+	// Link counters, from exemgr's side of the connections to the primproc (the exemgr row
+	// holds their totals): bytes and batches exemgr → primproc (out) and back (in), frames
+	// both ways, read and write syscalls.
+	BytesOut, BytesIn, BatchesOut, BatchesIn, Frames, Syscalls int64
+	// From the fragments' END reports (the exemgr row holds their totals).
+	Fragments, RowsScanned, RowGroups, RowGroupsEliminated, CacheBytes, DiskBytes int64
+}
+
+// statsTimeout bounds the stats calls that open and close a statement.
+const statsTimeout = 5 * time.Second
+
+// recorder takes the snapshots a statement's statistics are the difference of.
+type recorder struct {
+	e     *Engine
+	text  string
+	start time.Time
+	ru0   rusage.Usage
+	pm0   []*wire.Stats // per primproc; nil until begin has run
+	link0 []ipc.ClientStats
+}
+
+// newRecorder starts recording a statement: exemgr's own usage now.
+func (e *Engine) newRecorder(text string) *recorder {
+	r := &recorder{e: e, text: text, start: time.Now()}
+	r.ru0, _ = rusage.Self()
+	return r
+}
+
+// begin asks every primproc for its stats (its rusage and catalog version) and then takes
+// the link's counters, so that the stats calls' own traffic is not counted. It fails, fast,
+// if a primproc cannot be reached.
+func (r *recorder) begin(ctx context.Context) ([]uint64, error) {
+	pm, err := r.e.primprocStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.pm0 = pm
+	r.link0 = r.e.linkSnapshots()
+	versions := make([]uint64, len(pm))
+	for i, st := range pm {
+		versions[i] = st.Version
+	}
+	return versions, nil
+}
+
+// primprocStats calls stats on every primproc at once, waiting at most the engine's
+// primproc timeout for a connection.
+func (e *Engine) primprocStats(ctx context.Context) ([]*wire.Stats, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
+	defer cancel()
+	out := make([]*wire.Stats, len(e.cl))
+	errs := make([]error, len(e.cl))
+	var wg sync.WaitGroup
+	for i, c := range e.cl {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = c.Stats(ctx)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, &peerError{peer: e.cl[i].Peer(), why: e.em.Down()[e.cl[i].Peer()], err: err}
+		}
+	}
+	return out, nil
+}
+
+// linkSnapshots returns exemgr's counters of its connections to every primproc.
+func (e *Engine) linkSnapshots() []ipc.ClientStats {
+	out := make([]ipc.ClientStats, len(e.cl))
+	for i, c := range e.cl {
+		out[i] = c.Link().Snapshot(ipc.StatsOptions{})
+	}
+	return out
+}
+
+// finish takes the closing snapshots and computes the statement's statistics. rows is what
+// the client received; qs, if not nil, is the plan's run.
+func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *QueryStats {
+	elapsed := time.Since(r.start)
+	ru1, _ := rusage.Self()
+	out := &QueryStats{Statement: r.text, Elapsed: elapsed, Rows: rows}
+	if failure != nil {
+		_, _, out.Error = frontend.AsMySQL(failure)
+	}
+	em := ProcessStats{Process: "exemgr", Usage: ru1.Sub(r.ru0)}
+	var link1 []ipc.ClientStats
+	var pm1 []*wire.Stats
+	if r.pm0 != nil {
+		link1 = r.e.linkSnapshots()
+		ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+		pm1, _ = r.e.primprocStats(ctx) // a primproc gone by now leaves its CPU unknown (0)
+		cancel()
+	}
+	for i, c := range r.e.cl {
+		p := ProcessStats{Process: processName(i), Peer: c.Peer()}
+		if r.pm0 != nil {
+			linkDelta(&p, r.link0[i], link1[i])
+			if pm1 != nil && pm1[i] != nil && r.pm0[i] != nil && pm1[i].PID == r.pm0[i].PID {
+				p.Usage = pm1[i].Usage().Sub(r.pm0[i].Usage())
+			}
+		}
+		if qs != nil {
+			for _, f := range qs.Fragments {
+				if i >= len(f.Streams) {
+					continue
+				}
+				st := f.Streams[i]
+				p.Fragments++
+				p.RowsScanned += st.RowsScanned
+				p.RowGroups += int64(st.RowGroups)
+				p.RowGroupsEliminated += int64(st.RowGroupsEliminated)
+				p.CacheBytes += st.BytesFromCache
+				p.DiskBytes += st.BytesFromDisk
+			}
+		}
+		em.BytesOut += p.BytesOut
+		em.BytesIn += p.BytesIn
+		em.BatchesOut += p.BatchesOut
+		em.BatchesIn += p.BatchesIn
+		em.Frames += p.Frames
+		em.Syscalls += p.Syscalls
+		em.Fragments += p.Fragments
+		em.RowsScanned += p.RowsScanned
+		em.RowGroups += p.RowGroups
+		em.RowGroupsEliminated += p.RowGroupsEliminated
+		em.CacheBytes += p.CacheBytes
+		em.DiskBytes += p.DiskBytes
+		out.Processes = append(out.Processes, p)
+	}
+	out.Processes = append([]ProcessStats{em}, out.Processes...)
+	return out
+}
+
+func processName(i int) string { return "primproc" + strconv.Itoa(i) }
+
+// linkDelta sets p's link counters to what the connections carried between two snapshots.
+// Connections are matched by id: one that reconnected in between counts from zero.
+func linkDelta(p *ProcessStats, before, after ipc.ClientStats) {
+	prev := make(map[uint64]ipc.ConnStats, len(before.Conns))
+	for _, c := range before.Conns {
+		prev[c.ID] = c
+	}
+	for _, c := range after.Conns {
+		b := prev[c.ID]
+		if p.Transport == "" {
+			p.Transport = c.Transport
+		}
+		p.BytesOut += int64(c.BytesOut - b.BytesOut)
+		p.BytesIn += int64(c.BytesIn - b.BytesIn)
+		p.BatchesOut += int64(c.BatchesOut - b.BatchesOut)
+		p.BatchesIn += int64(c.BatchesIn - b.BatchesIn)
+		p.Frames += int64(c.FramesIn - b.FramesIn + c.FramesOut - b.FramesOut)
+		p.Syscalls += int64(c.ReadSyscalls - b.ReadSyscalls + c.WriteSyscalls - b.WriteSyscalls)
+	}
+}
+
+// queryStatsColumns are SHOW QUERY STATS' columns, in order: the contract's, then the
+// statement's first characters and its error, if any.
+var queryStatsColumns = []string{
+	"process", "peer", "transport", "elapsed_us", "user_us", "sys_us", "nvcsw", "nivcsw",
+	"bytes_out", "bytes_in", "batches_out", "batches_in", "frames", "syscalls", "fragments",
+	"rows_scanned", "row_groups_total", "row_groups_eliminated", "cache_bytes", "disk_bytes",
+	"rows", "statement", "error",
+}
+
+// statementPrefix bounds the statement text SHOW QUERY STATS repeats.
+const statementPrefix = 200
+
+// queryStatsRecord is SHOW QUERY STATS' result: one row per process of qs (no rows if qs
+// is nil: the session has run no statement yet).
+func queryStatsRecord(qs *QueryStats) arrow.RecordBatch {
+	fields := make([]arrow.Field, len(queryStatsColumns))
+	for i, name := range queryStatsColumns {
+		t := arrow.DataType(arrow.PrimitiveTypes.Int64)
+		switch name {
+		case "process", "peer", "transport", "statement", "error":
+			t = arrow.BinaryTypes.String
+		}
+		fields[i] = arrow.Field{Name: name, Type: t}
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	defer b.Release()
+	if qs != nil {
+		stmt := qs.Statement
+		if r := []rune(stmt); len(r) > statementPrefix {
+			stmt = string(r[:statementPrefix])
+		}
+		for _, p := range qs.Processes {
+			rows := int64(0)
+			if p.Process == "exemgr" {
+				rows = qs.Rows
+			}
+			vals := map[string]any{
+				"process": p.Process, "peer": p.Peer, "transport": p.Transport,
+				"elapsed_us": qs.Elapsed.Microseconds(), "user_us": p.Usage.User.Microseconds(),
+				"sys_us": p.Usage.Sys.Microseconds(), "nvcsw": p.Usage.Voluntary, "nivcsw": p.Usage.Involuntary,
+				"bytes_out": p.BytesOut, "bytes_in": p.BytesIn, "batches_out": p.BatchesOut,
+				"batches_in": p.BatchesIn, "frames": p.Frames, "syscalls": p.Syscalls,
+				"fragments": p.Fragments, "rows_scanned": p.RowsScanned, "row_groups_total": p.RowGroups,
+				"row_groups_eliminated": p.RowGroupsEliminated, "cache_bytes": p.CacheBytes,
+				"disk_bytes": p.DiskBytes, "rows": rows, "statement": stmt, "error": qs.Error,
+			}
+			for i, name := range queryStatsColumns {
+				switch v := vals[name].(type) {
+				case string:
+					b.Field(i).(*array.StringBuilder).Append(v)
+				case int64:
+					b.Field(i).(*array.Int64Builder).Append(v)
+				}
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// peerError is a primproc that could not be reached when a statement began.
+type peerError struct {
+	peer string
+	why  error // the link's reason it is down, if it knows one
+	err  error
+}
+
+func (e *peerError) Error() string {
+	if e.why != nil {
+		return "primproc " + e.peer + " is down (" + e.why.Error() + "): " + e.err.Error()
+	}
+	return "primproc " + e.peer + ": " + e.err.Error()
+}
+
+func (e *peerError) Unwrap() error { return e.err }
+
+// MySQLError implements frontend.MySQLError: 1105 with a message naming the primproc.
+func (e *peerError) MySQLError() (uint16, string, string) {
+	return frontend.ErrUnknownError, "HY000", e.Error()
+}
