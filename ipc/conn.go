@@ -657,7 +657,8 @@ type CallDone func(end []byte, err error)
 // Go starts a unary call without waiting for it: done is called with the reply. With flush
 // the request is written now (combined with others being written); without, it waits for
 // the next Flush or write on the connection, so a caller can queue many and write them with
-// one syscall. Batches the server may send on the call are discarded.
+// one syscall. Batches the server may send on the call are discarded (their credit is
+// granted back at once, so the server is never held up).
 func (c *Conn) Go(method string, args []byte, flush bool, done CallDone) error {
 	_, err := c.goCall(method, args, 0, flush, done, true)
 	return err

@@ -472,20 +472,6 @@ func (s *Stream) DecodeEnd(v any) error {
 	return msgpack.Unmarshal(end, v)
 }
 
-// drain discards the peer's batches and returns its END payload.
-func (s *Stream) drain() ([]byte, error) {
-	for {
-		rec, err := s.Recv()
-		if err == io.EOF {
-			return s.End(), nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		rec.Release()
-	}
-}
-
 // ---- send side ----------------------------------------------------------------------------
 
 func (s *Stream) sendStateErrLocked() error {
