@@ -17,6 +17,9 @@ import (
 // calFlushCache() does. The cold round of every driver runs it before each query.
 const DropCacheStatement = "SELECT calFlushCache()"
 
+// DefaultDatabase is the database exemgr keeps the TPC-H tables in.
+const DefaultDatabase = "tpch"
+
 // QueryStatsStatement returns the statistics of the session's previous statement, one row
 // per process (see SHOW QUERY STATS in the README).
 const QueryStatsStatement = "SHOW QUERY STATS"

@@ -40,6 +40,12 @@ func commands() []command {
 		{"gen", "generate TPC-H tables and refresh sets, byte-identical to dbgen 2.14", runGen},
 		{"qgen", "write the 22 queries of a stream with qgen's parameters", runQgen},
 		{"load", "load TPC-H tables (generated or from files) into primprocs over the link", runLoad},
+		{"query", "run a query script through exemgr and print its result (psv or table)", runQuery},
+		{"power", "DBT3's power test against a running exemgr, with the power metric", runPower},
+		{"throughput", "DBT3's throughput test: concurrent query streams, with the throughput metric", runThroughput},
+		{"compare", "the transport comparison: daemons started per transport, queries measured, results written", runCompare},
+		{"bench", "generate, start, load, compare tcp and unix, write results/ — the main job", runBench},
+		{"report", "Markdown and SVG plots from run records (colink and DuckDB)", runReport},
 	}
 }
 

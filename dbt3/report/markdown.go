@@ -89,10 +89,10 @@ func answerText(r *Row, transports []string) string {
 func table(w io.Writer, header []string, rows [][]string) {
 	fmt.Fprintf(w, "| %s |\n", strings.Join(header, " | "))
 	seps := make([]string, len(header))
-	for i := range seps {
-		seps[i] = "---"
-		if i > 0 {
-			seps[i] = "---:"
+	for i, h := range header {
+		seps[i] = "---:"
+		if i == 0 || h == "answers" || h == "transport" {
+			seps[i] = "---"
 		}
 	}
 	fmt.Fprintf(w, "|%s|\n", strings.Join(seps, "|"))
@@ -117,49 +117,16 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 	}
 	fmt.Fprintln(w)
 
-	fmt.Fprintf(w, "## Elapsed seconds, median [min–max] over the warm rounds\n\n")
-	fmt.Fprintf(w, "Client-side wall time from sending each statement to reading its last row. The unix/tcp ratio is taken per round (the two transports of a round ran back to back) and then summarized.\n\n")
-	header := []string{"query"}
-	for _, tr := range c.Transports {
-		header = append(header, tr)
-	}
-	if len(c.Transports) == 2 {
-		header = append(header, "unix/tcp")
-	}
-	for _, tr := range c.Transports {
-		header = append(header, tr+" cold")
-	}
-	header = append(header, "answers")
-	var rows [][]string
-	for _, r := range append(slices.Clone(c.Rows), c.Totals...) {
-		line := []string{r.Query}
-		for _, tr := range c.Transports {
-			line = append(line, seconds(cellOf(r, tr).Elapsed))
-		}
-		if len(c.Transports) == 2 {
-			line = append(line, ratio(r.Ratio))
-		}
-		for _, tr := range c.Transports {
-			line = append(line, seconds(cellOf(r, tr).Cold))
-		}
-		if slices.Contains(c.Totals, r) {
-			line = append(line, "")
-			line[0] = "**" + line[0] + "**"
-		} else {
-			line = append(line, answerText(r, c.Transports))
-		}
-		rows = append(rows, line)
-	}
-	table(w, header, rows)
+	writeElapsed(w, c)
 
 	fmt.Fprintf(w, "## CPU milliseconds, user / sys, median over the warm rounds\n\n")
 	fmt.Fprintf(w, "Each process's own getrusage delta over the query's statements (SHOW QUERY STATS); /proc is the client's /proc/PID/stat reading of user+sys over the same statements, summed over the daemons, at clock-tick resolution.\n\n")
-	header = []string{"query", "transport"}
+	header := []string{"query", "transport"}
 	for _, p := range c.Processes {
 		header = append(header, p)
 	}
 	header = append(header, "total", "/proc total", "ctx switches vol / invol")
-	rows = nil
+	var rows [][]string
 	for _, r := range c.Rows {
 		for _, tr := range c.Transports {
 			cell := cellOf(r, tr)
@@ -292,4 +259,53 @@ func roundsText(rs []int) string {
 		return fmt.Sprintf("round %d", rs[0])
 	}
 	return fmt.Sprintf("rounds %d–%d", rs[0], rs[len(rs)-1])
+}
+
+// writeElapsed writes the elapsed table: per query and total, each transport's warm median
+// [min–max], the paired unix/tcp ratio, the cold round, and how the answers checked out.
+func writeElapsed(w io.Writer, c *Comparison) {
+	fmt.Fprintf(w, "## Elapsed seconds, median [min–max] over the warm rounds\n\n")
+	fmt.Fprintf(w, "Client-side wall time from sending each statement to reading its last row. The unix/tcp ratio is taken per round (the two transports of a round ran back to back) and then summarized.\n\n")
+	header := []string{"query"}
+	for _, tr := range c.Transports {
+		header = append(header, tr)
+	}
+	if len(c.Transports) == 2 {
+		header = append(header, "unix/tcp")
+	}
+	for _, tr := range c.Transports {
+		header = append(header, tr+" cold")
+	}
+	header = append(header, "answers")
+	var rows [][]string
+	for _, r := range append(slices.Clone(c.Rows), c.Totals...) {
+		line := []string{r.Query}
+		for _, tr := range c.Transports {
+			line = append(line, seconds(cellOf(r, tr).Elapsed))
+		}
+		if len(c.Transports) == 2 {
+			line = append(line, ratio(r.Ratio))
+		}
+		for _, tr := range c.Transports {
+			line = append(line, seconds(cellOf(r, tr).Cold))
+		}
+		if slices.Contains(c.Totals, r) {
+			line = append(line, "")
+			line[0] = "**" + line[0] + "**"
+		} else {
+			line = append(line, answerText(r, c.Transports))
+		}
+		rows = append(rows, line)
+	}
+	table(w, header, rows)
+}
+
+// WriteSummary writes the elapsed table and a line on failures and checks: what a
+// terminal shows at the end of a run.
+func WriteSummary(out io.Writer, c *Comparison) error {
+	w := bufio.NewWriter(out)
+	writeElapsed(w, c)
+	errs, checks := c.Problems()
+	fmt.Fprintf(w, "%d failed executions, %d CPU disagreements with /proc.\n", len(errs), len(checks))
+	return w.Flush()
 }
