@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -101,9 +102,14 @@ func (c *clusterer) sortedOrder() []rowRef {
 			perm = append(perm, rowRef(uint64(ri)<<32|uint64(i)))
 		}
 	}
-	// Fast path: one integer-like key without NULLs, sorted as (key, position) pairs.
+	// Fast paths for one integer-like key without NULLs: a counting sort when the keys span
+	// a range not much wider than the row count (dates: a few thousand days), else a sort of
+	// (key, position) pairs. Both are stable.
 	if len(c.keys) == 1 {
 		if keys, ok := intKeys(c.recs, c.keys[0], len(perm)); ok {
+			if countingSort(keys, perm) {
+				return perm
+			}
 			type kp struct {
 				k int64
 				p rowRef
@@ -137,6 +143,35 @@ func (c *clusterer) sortedOrder() []rowRef {
 		return 0
 	})
 	return perm
+}
+
+// countingSort reorders perm (in arrival order, keys[i] being perm[i]'s key) stably by key
+// when the keys' range is at most 4 times their count (plus 1024); it reports whether it
+// did.
+func countingSort(keys []int64, perm []rowRef) bool {
+	if len(keys) == 0 {
+		return true
+	}
+	lo, hi := keys[0], keys[0]
+	for _, k := range keys {
+		lo, hi = min(lo, k), max(hi, k)
+	}
+	if span := uint64(hi - lo); hi-lo < 0 || span > 4*uint64(len(keys))+1024 {
+		return false
+	}
+	counts := make([]int, hi-lo+2)
+	for _, k := range keys {
+		counts[k-lo+1]++
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	src := slices.Clone(perm)
+	for i, k := range keys {
+		perm[counts[k-lo]] = src[i]
+		counts[k-lo]++
+	}
+	return true
 }
 
 // intKeys extracts column col of every record as int64s, if it is integer-like and has no
@@ -323,31 +358,37 @@ func (g *gatherer) gatherColumn(dt arrow.DataType, ci int, perm []rowRef) (arrow
 	case arrow.INT64, arrow.DECIMAL64, arrow.FLOAT64:
 		buffers = []*memory.Buffer{validity, gatherFixed[int64](g.mem, srcs, perm)}
 	case arrow.STRING, arrow.BINARY:
+		offsets := make([][]int32, len(srcs))
+		datas := make([][]byte, len(srcs))
+		var srcBytes, srcRows int64
+		for i, d := range srcs {
+			if d.Len() == 0 {
+				continue
+			}
+			offsets[i] = arrow.Int32Traits.CastFromBytes(bufBytes(d.Buffers()[1]))[d.Offset() : d.Offset()+d.Len()+1]
+			datas[i] = bufBytes(d.Buffers()[2])
+			srcBytes += int64(offsets[i][d.Len()] - offsets[i][0])
+			srcRows += int64(d.Len())
+		}
 		offs := memory.NewResizableBuffer(g.mem)
 		offs.Resize((n + 1) * 4)
 		o := arrow.Int32Traits.CastFromBytes(offs.Bytes())
-		total := 0
+		// One pass: append each row's bytes to a buffer sized for the rows' average length.
+		out := make([]byte, 0, srcBytes*int64(n)/max(srcRows, 1)*9/8+64)
 		for i, p := range perm {
-			d := srcs[p.rec()]
-			so := arrow.Int32Traits.CastFromBytes(bufBytes(d.Buffers()[1]))[d.Offset():]
-			o[i] = int32(total)
-			total += int(so[p.row()+1] - so[p.row()])
+			so := offsets[p.rec()]
+			o[i] = int32(len(out))
+			out = append(out, datas[p.rec()][so[p.row()]:so[p.row()+1]]...)
 		}
-		o[n] = int32(total)
-		if int64(total) > int64(^uint32(0)>>1) {
+		if len(out) > math.MaxInt32 {
 			offs.Release()
-			return nil, fmt.Errorf("%d bytes of strings in one row group exceed 2 GiB", total)
+			if validity != nil {
+				validity.Release()
+			}
+			return nil, fmt.Errorf("%d bytes of strings in one row group exceed 2 GiB", len(out))
 		}
-		data := memory.NewResizableBuffer(g.mem)
-		data.Resize(total)
-		out := data.Bytes()
-		for i, p := range perm {
-			d := srcs[p.rec()]
-			so := arrow.Int32Traits.CastFromBytes(bufBytes(d.Buffers()[1]))[d.Offset():]
-			src := bufBytes(d.Buffers()[2])
-			copy(out[o[i]:o[i+1]], src[so[p.row()]:so[p.row()+1]])
-		}
-		buffers = []*memory.Buffer{validity, offs, data}
+		o[n] = int32(len(out))
+		buffers = []*memory.Buffer{validity, offs, memory.NewBufferBytes(out)}
 	default:
 		if validity != nil {
 			validity.Release()

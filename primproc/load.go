@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -74,6 +75,7 @@ func (d *Daemon) load(ctx context.Context, st *ipc.Stream) error {
 	l.committed = true
 	locked = false
 	release()
+	d.afterLoad()
 	end := wire.LoadEnd{Table: a.Table, Mode: a.Mode, Rows: l.rows, Batches: l.batches,
 		BytesIn: st.Stats().BytesIn, ElapsedNs: int64(time.Since(start)), CommitNs: int64(time.Since(commitStart))}
 	if l.cluster != nil {
@@ -91,6 +93,18 @@ func (d *Daemon) load(ctx context.Context, st *ipc.Stream) error {
 		return ipc.Errorf(ipc.CodeInternal, "load: %v", err)
 	}
 	return st.CloseSend(b)
+}
+
+// afterLoad returns the memory a load used (link buffers, a segment of clustered rows,
+// Parquet pages) to the OS once no load runs: loads are rare and large, and the memory is
+// better left to the column cache and the page cache.
+func (d *Daemon) afterLoad() {
+	d.loadMu.Lock()
+	idle := len(d.loading) == 0
+	d.loadMu.Unlock()
+	if idle {
+		debug.FreeOSMemory()
+	}
 }
 
 // lockTable marks table as being loaded by stream id; the returned func unmarks it.

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -31,8 +32,12 @@ type Client struct {
 }
 
 // Dial returns a client for the primproc at url (a link endpoint URL); it connects in the
-// background, as ipc.NewClient does.
+// background, as ipc.NewClient does. A unix:// URL with no transport configured is dialled
+// as unix (the compiled-in default transport may be tcp, which refuses unix URLs).
 func Dial(url string, cfg ipc.ClientConfig) (*Client, error) {
+	if cfg.Transport == "" && strings.HasPrefix(url, "unix://") {
+		cfg.Transport = ipc.TransportUnix
+	}
 	c, err := ipc.NewClient(url, cfg)
 	if err != nil {
 		return nil, err
