@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/colinkdb/colink/exec/expr"
-	"github.com/colinkdb/colink/exec/internal/datadriven"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 // TestOperators runs testdata/*: tables, and pipelines of operators over them with their
@@ -31,7 +31,7 @@ func TestOperators(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", d.Pos, err)
 				}
-				tables[d.Arg("name", "t")] = tab
+				tables[d.ArgOr("name", "t")] = tab
 				return ""
 			case "run":
 				return runCase(t, d, tables)
@@ -45,7 +45,7 @@ func TestOperators(t *testing.T) {
 func runCase(t *testing.T, d *datadriven.TestData, tables map[string]*vec.Table) string {
 	ordered := d.HasArg("ordered")
 	var budget int64
-	if b := d.Arg("budget", ""); b != "" {
+	if b := d.ArgOr("budget", ""); b != "" {
 		budget, _ = strconv.ParseInt(b, 10, 64)
 	}
 	var first string

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/internal/datadriven"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
-	"github.com/colinkdb/colink/sql/internal/datadriven"
 	"github.com/colinkdb/colink/sql/opt"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -77,7 +77,7 @@ func errText(err error) string {
 	return "error (not a sqlerr.Error): " + err.Error()
 }
 
-func (h *harness) planner(c *datadriven.Case) (*sql.Planner, plan.FormatOptions, error) {
+func (h *harness) planner(c *datadriven.TestData) (*sql.Planner, plan.FormatOptions, error) {
 	sf := 1.0
 	if v, ok := c.Arg("sf"); ok {
 		f, err := strconv.ParseFloat(v, 64)
@@ -114,7 +114,7 @@ func (h *harness) planner(c *datadriven.Case) (*sql.Planner, plan.FormatOptions,
 
 // run executes a script's statements: DDL against the catalog, and returns the plan of
 // the last statement that returns rows.
-func (h *harness) run(c *datadriven.Case, text string, optimize bool) string {
+func (h *harness) run(c *datadriven.TestData, text string, optimize bool) string {
 	p, fo, err := h.planner(c)
 	if err != nil {
 		return "test error: " + err.Error()
@@ -173,7 +173,7 @@ func (h *harness) run(c *datadriven.Case, text string, optimize bool) string {
 	return out
 }
 
-func (h *harness) cmd(t *testing.T, c *datadriven.Case) string {
+func (h *harness) cmd(t *testing.T, c *datadriven.TestData) string {
 	saved := h.env
 	defer func() { h.env = saved }()
 	if db, ok := c.Arg("db"); ok {
@@ -191,9 +191,9 @@ func (h *harness) cmd(t *testing.T, c *datadriven.Case) string {
 		}
 		return out
 	case "tpch":
-		n, err := strconv.Atoi(c.Args["q"])
+		n, err := strconv.Atoi(c.ArgOr("q", ""))
 		if err != nil {
-			t.Fatalf("%s: bad q=%q", c.Pos, c.Args["q"])
+			t.Fatalf("%s: bad q=%q", c.Pos, c.ArgOr("q", ""))
 		}
 		text, err := queries.Get(n)
 		if err != nil {
@@ -274,7 +274,7 @@ func TestDataDriven(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			h := newHarness()
-			datadriven.Run(t, f, h.cmd)
+			datadriven.RunTest(t, f, h.cmd)
 		})
 	}
 }

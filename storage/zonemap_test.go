@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 // zoneTable is the table testdata/zonemaps scans: 1000 rows in 10 row groups of 100 (two
@@ -68,9 +70,9 @@ func zoneTable(t *testing.T) *Store {
 	return s
 }
 
-// TestZoneMaps runs testdata/zonemaps: each case is a conjunction of predicates; the output
-// lists the row groups that survive elimination (numbered 0–9 across both segments) and the
-// scan's counters, or the planning error.
+// TestZoneMaps runs testdata/zonemaps: each case is "eliminate" with a conjunction of
+// predicates as input; the output lists the row groups that survive elimination (numbered
+// 0–9 across both segments) and the scan's counters, or the planning error.
 func TestZoneMaps(t *testing.T) {
 	s := zoneTable(t)
 	snap := s.Snapshot()
@@ -84,8 +86,11 @@ func TestZoneMaps(t *testing.T) {
 			n++
 		}
 	}
-	runDataDriven(t, "testdata/zonemaps", func(t *testing.T, cmd string) string {
-		preds, err := parsePredicates(cmd)
+	datadriven.RunTest(t, "testdata/zonemaps", func(t *testing.T, d *datadriven.TestData) string {
+		if d.Cmd != "eliminate" {
+			d.Fatalf(t, "unknown command %s", d.Cmd)
+		}
+		preds, err := parsePredicates(d.Input)
 		if err != nil {
 			return "parse error: " + err.Error()
 		}

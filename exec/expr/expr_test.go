@@ -8,8 +8,8 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/colinkdb/colink/exec/internal/datadriven"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 // TestDataDriven runs testdata/*: tables of inputs and expressions with their expected
@@ -26,12 +26,12 @@ func TestDataDriven(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", d.Pos, err)
 				}
-				tables[d.Arg("name", "t")] = tab
+				tables[d.ArgOr("name", "t")] = tab
 				return ""
 			case "eval":
-				tab := tables[d.Arg("table", "t")]
+				tab := tables[d.ArgOr("table", "t")]
 				if tab == nil {
-					t.Fatalf("%s: no table %q", d.Pos, d.Arg("table", "t"))
+					t.Fatalf("%s: no table %q", d.Pos, d.ArgOr("table", "t"))
 				}
 				var sb strings.Builder
 				for _, line := range strings.Split(d.Input, "\n") {
