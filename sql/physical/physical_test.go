@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/internal/datadriven"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
-	"github.com/colinkdb/colink/sql/internal/datadriven"
 	"github.com/colinkdb/colink/sql/physical"
 	"github.com/colinkdb/colink/sql/types"
 )
@@ -60,7 +60,7 @@ func explain(ctx context.Context, cat *catalog.Memory, sf float64, script string
 // TestExplain prints the physical plans of testdata/explain: the 22 TPC-H queries planned
 // with the statistics of SF 1 (tpch q=N [sf=F]) and other queries (explain [sf=F]).
 func TestExplain(t *testing.T) {
-	datadriven.Run(t, "testdata/explain", func(t *testing.T, c *datadriven.Case) string {
+	datadriven.RunTest(t, "testdata/explain", func(t *testing.T, c *datadriven.TestData) string {
 		sf := 1.0
 		if v, ok := c.Arg("sf"); ok {
 			f, err := strconv.ParseFloat(v, 64)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/sql/internal/datadriven"
+	"github.com/colinkdb/colink/internal/datadriven"
 	"github.com/colinkdb/colink/sql/sqlerr"
 )
 
@@ -26,7 +26,7 @@ func TestExplore(t *testing.T) {
 		s    *Session
 	}{{"one-primproc", newSession(0.01, ts.one)}, {"two-primprocs", newSession(0.01, ts.two)}} {
 		t.Run(layout.name, func(t *testing.T) {
-			datadriven.Run(t, "testdata/explore", func(t *testing.T, c *datadriven.Case) string {
+			datadriven.RunTest(t, "testdata/explore", func(t *testing.T, c *datadriven.TestData) string {
 				out, err := layout.s.Run(context.Background(), c.Input)
 				switch c.Cmd {
 				case "query":
