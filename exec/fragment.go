@@ -63,8 +63,10 @@ type BuildSide struct {
 
 // Step is one operation; exactly one field is set.
 type Step struct {
-	Filter    *expr.Expr   `msgpack:"filter,omitempty"`
-	Project   []*expr.Expr `msgpack:"project,omitempty"`
+	Filter *expr.Expr `msgpack:"filter,omitempty"`
+	// Project is not omitted when empty: a projection to no columns (what COUNT(*) needs)
+	// is a step, and must survive the trip to the primprocs.
+	Project   []*expr.Expr `msgpack:"project"`
 	Join      *JoinStep    `msgpack:"join,omitempty"`
 	Aggregate *AggStep     `msgpack:"aggregate,omitempty"`
 	TopN      *TopNStep    `msgpack:"topn,omitempty"`

@@ -345,6 +345,26 @@ func TestFragmentJoin(t *testing.T) {
 	}
 }
 
+// TestFragmentEmptyProject runs a projection to no columns, then COUNT(*): the empty
+// projection must stay a step through the msgpack round trip (it is not "no projection").
+func TestFragmentEmptyProject(t *testing.T) {
+	recs := lineitem.Generate(5_000, 7, 2)
+	f := &Fragment{
+		Scan: lineitemScan(),
+		Steps: []Step{
+			{Project: []*expr.Expr{}},
+			{Aggregate: &AggStep{Final: true, Spec: AggSpec{Aggs: []Aggregate{{Func: AggCountStar}}}}},
+		},
+	}
+	out, _, err := runFragment(t, f, recs, nil, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rows) != 1 || out.Rows[0][0].Int != 5_000 {
+		t.Fatalf("COUNT(*) after an empty projection: %v, want 5000", out.Rows)
+	}
+}
+
 // TestFragmentDistinct runs an aggregate over DISTINCT values (combined stream only).
 func TestFragmentDistinct(t *testing.T) {
 	recs := lineitem.Generate(20_000, 999, 5)
