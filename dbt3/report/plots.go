@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -45,8 +46,17 @@ func queryNames(c *Comparison) []string {
 // PlotTransports draws, per query, each transport's median elapsed time and, beside them,
 // each transport's median CPU stacked by process (exemgr, primproc0, …), in seconds.
 func PlotTransports(c *Comparison) ([]byte, error) {
+	p, w, h, err := transportsPlot(c)
+	if err != nil {
+		return nil, err
+	}
+	return svg(p, w, h)
+}
+
+func transportsPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: elapsed per transport, then CPU per transport stacked by process", c.Run.ID)
+	p.Title.Text = fmt.Sprintf("%s — bars per query: elapsed over %s, then CPU (user+sys) over %s, stacked by process",
+		c.Run.ID, strings.Join(c.Transports, ", "), strings.Join(c.Transports, ", "))
 	p.Y.Label.Text = "seconds (median of the warm rounds)"
 	p.Legend.Top = true
 	n := len(c.Rows)
@@ -60,7 +70,7 @@ func PlotTransports(c *Comparison) ([]byte, error) {
 		}
 		bars, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		bars.Offset = offset(ti)
 		bars.Color = pick(transportColors, ti)
@@ -78,7 +88,7 @@ func PlotTransports(c *Comparison) ([]byte, error) {
 			}
 			bars, err := plotter.NewBarChart(vals, w)
 			if err != nil {
-				return nil, err
+				return nil, 0, 0, err
 			}
 			bars.Offset = offset(len(c.Transports) + ti)
 			bars.Color = pick(processColors, pi)
@@ -95,7 +105,7 @@ func PlotTransports(c *Comparison) ([]byte, error) {
 	}
 	p.NominalX(queryNames(c)...)
 	p.Add(plotter.NewGrid())
-	return svg(p, vg.Length(max(n, 8))*w*vg.Length(slots+1)+2*vg.Inch, 5*vg.Inch)
+	return p, vg.Length(max(n, 8))*w*vg.Length(slots+1) + 2*vg.Inch, 5 * vg.Inch, nil
 }
 
 // ratioBars are medians with min–max whiskers.
@@ -107,6 +117,14 @@ type ratioBars struct {
 // PlotRatios draws the unix/tcp elapsed ratio per query and for the totals: median and
 // min–max over the paired warm rounds, with a line at 1.
 func PlotRatios(c *Comparison) ([]byte, error) {
+	p, w, h, err := ratiosPlot(c)
+	if err != nil {
+		return nil, err
+	}
+	return svg(p, w, h)
+}
+
+func ratiosPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
 	rows := append(append([]*Row(nil), c.Rows...), c.Totals...)
 	var rb ratioBars
 	var names []string
@@ -125,13 +143,13 @@ func PlotRatios(c *Comparison) ([]byte, error) {
 	if len(rb.XYs) > 0 {
 		pts, err := plotter.NewScatter(rb.XYs)
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		pts.GlyphStyle.Shape = draw.CircleGlyph{}
 		pts.GlyphStyle.Color = transportColors[1]
 		errs, err := plotter.NewYErrorBars(rb)
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		p.Add(errs, pts)
 	}
@@ -140,12 +158,27 @@ func PlotRatios(c *Comparison) ([]byte, error) {
 	p.Add(one, plotter.NewGrid())
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
-	return svg(p, vg.Length(max(len(names), 8))*vg.Points(28)+2*vg.Inch, 4*vg.Inch)
+	lo, hi := 1.0, 1.0 // the line at 1 always shows
+	for i, xy := range rb.XYs {
+		lo = min(lo, xy.Y-rb.YErrors[i].Low)
+		hi = max(hi, xy.Y+rb.YErrors[i].High)
+	}
+	pad := 0.06 * (hi - lo)
+	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	return p, vg.Length(max(len(names), 8))*vg.Points(36) + 2*vg.Inch, 4 * vg.Inch, nil
 }
 
 // PlotDuckDB draws, per query, colink's median elapsed time over each transport beside
 // DuckDB's.
 func PlotDuckDB(c *Comparison, d *DuckDB) ([]byte, error) {
+	p, w, h, err := duckDBPlot(c, d)
+	if err != nil {
+		return nil, err
+	}
+	return svg(p, w, h)
+}
+
+func duckDBPlot(c *Comparison, d *DuckDB) (*plot.Plot, vg.Length, vg.Length, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("colink (%s) against DuckDB (%s), elapsed", c.Run.ID, d.Run.ID)
 	p.Y.Label.Text = "seconds (median of the warm rounds)"
@@ -170,13 +203,13 @@ func PlotDuckDB(c *Comparison, d *DuckDB) ([]byte, error) {
 	}
 	for ti, tr := range c.Transports {
 		if err := add(ti, "colink "+tr, pick(transportColors, ti), func(r *Row) float64 { return cellOf(r, tr).Elapsed.Median }); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 	}
 	if err := add(len(c.Transports), "DuckDB", duckColor, func(r *Row) float64 { return d.Elapsed[r.Query].Median }); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	p.NominalX(queryNames(c)...)
 	p.Add(plotter.NewGrid())
-	return svg(p, vg.Length(max(n, 8))*w*vg.Length(slots+1)+2*vg.Inch, 5*vg.Inch)
+	return p, vg.Length(max(n, 8))*w*vg.Length(slots+1) + 2*vg.Inch, 5 * vg.Inch, nil
 }

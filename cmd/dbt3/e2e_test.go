@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colinkdb/colink/dbt3"
+	"github.com/colinkdb/colink/dbt3/answers"
+	daemons "github.com/colinkdb/colink/dbt3/cluster"
+	"github.com/colinkdb/colink/dbt3/measure"
+	"github.com/colinkdb/colink/dbt3/report"
+	"github.com/colinkdb/colink/internal/testbin"
+)
+
+// answersSF001 is the reference answers' directory at SF 0.01 (../shared, relative to the
+// repository root).
+const answersSF001 = "../../../shared/tpch/answers/sf0.01"
+
+// daemonBins builds primproc and exemgr into dir.
+func daemonBins(t *testing.T, dir string) daemons.Binaries {
+	t.Helper()
+	return daemons.Binaries{PrimProc: testbin.Build(t, dir, "./cmd/primproc"), ExeMgr: testbin.Build(t, dir, "./cmd/exemgr")}
+}
+
+// requireEngine skips the test unless exemgr answers SELECT 1 and SHOW QUERY STATS, i.e.
+// unless the SQL engine is wired into it.
+func requireEngine(t *testing.T, bins daemons.Binaries) {
+	t.Helper()
+	run := testbin.TempDir(t)
+	ctx := context.Background()
+	cl, err := daemons.Start(ctx, daemons.Config{Binaries: bins, RunDir: run, DataDirs: []string{filepath.Join(run, "pm0")}, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	addr, err := cl.UseTransport(ctx, "tcp")
+	if err != nil {
+		t.Skipf("exemgr does not take MySQL clients yet (the SQL engine is not wired in): %v", err)
+	}
+	conn, err := dbt3.Dial(ctx, addr, dbt3.DefaultDatabase)
+	if err != nil {
+		t.Skipf("exemgr does not take MySQL clients yet: %v", err)
+	}
+	defer conn.Close()
+	if _, _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+		t.Skipf("exemgr does not answer SELECT 1 yet (the SQL engine is not wired in): %v", err)
+	}
+	if _, err := conn.QueryStats(ctx); err != nil {
+		t.Skipf("exemgr does not answer SHOW QUERY STATS yet: %v", err)
+	}
+}
+
+// processesUsing returns the pids of processes whose command line contains s.
+func processesUsing(s string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte(s)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// noDaemonsLeft fails the test if a process still names dir in its command line, or dir
+// still holds a socket or lock file.
+func noDaemonsLeft(t *testing.T, dir string) {
+	t.Helper()
+	var left []int
+	for i := 0; i < 50; i++ {
+		if left = processesUsing(dir); len(left) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Errorf("processes left behind using %s: %v", dir, left)
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.sock*"))
+	if len(files) > 0 {
+		t.Errorf("socket files left behind: %v", files)
+	}
+}
+
+func wellFormedSVG(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: not well-formed XML: %v", path, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Errorf("%s: root element %q", path, root)
+	}
+}
+
+// TestDaemons runs the drivers against real primproc and exemgr processes at SF 0.01.
+func TestDaemons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemons")
+	}
+	binDir := testbin.TempDir(t)
+	bins := daemonBins(t, binDir)
+
+	// Bad input that reaches the daemons: exit status 2, the daemon's own log lines in the
+	// message, nothing left running.
+	t.Run("port in use", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		sockets := testbin.TempDir(t)
+		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+		code, _, errs := runArgs(t, "compare", "--bin", binDir, "--sf", "0.01", "--port", port, "--socket-dir", sockets)
+		if code != exitUsage || !strings.Contains(errs, "primproc0 did not start") || !strings.Contains(errs, "address already in use") || !strings.Contains(errs, "level=ERROR") {
+			t.Errorf("exit %d, stderr:\n%s\nwant exit 2 with primproc0's log line", code, errs)
+		}
+		noDaemonsLeft(t, sockets)
+	})
+	t.Run("socket path unusable", func(t *testing.T) {
+		file := filepath.Join(testbin.TempDir(t), "a-file")
+		os.WriteFile(file, nil, 0o644)
+		code, _, errs := runArgs(t, "compare", "--bin", binDir, "--sf", "0.01", "--socket-dir", filepath.Join(file, "sockets"))
+		if code != exitUsage || !strings.Contains(errs, "primproc0 did not start") || !strings.Contains(errs, "not a directory") {
+			t.Errorf("exit %d, stderr:\n%s\nwant exit 2 with primproc0's log line", code, errs)
+		}
+		noDaemonsLeft(t, file)
+	})
+	t.Run("exemgr fails after the primprocs started", func(t *testing.T) {
+		sockets := testbin.TempDir(t)
+		code, _, errs := runArgs(t, "compare", "--bin", binDir, "--sf", "0.01", "--primprocs", "2", "--socket-dir", sockets, "--exemgr-arg=--no-such-flag")
+		if code != exitUsage || !strings.Contains(errs, "exemgr did not start") || !strings.Contains(errs, "no-such-flag") {
+			t.Errorf("exit %d, stderr:\n%s\nwant exit 2 with exemgr's own message", code, errs)
+		}
+		noDaemonsLeft(t, sockets)
+	})
+
+	requireEngine(t, bins)
+
+	t.Run("compare", func(t *testing.T) {
+		out := t.TempDir()
+		args := []string{"compare", "--bin", binDir, "--sf", "0.01", "--runs", "1", "--transports", "tcp,unix", "--out", out, "--threads", "2"}
+		haveAnswers := false
+		if st, err := os.Stat(answersSF001); err == nil && st.IsDir() {
+			args = append(args, "--answers", answersSF001)
+			haveAnswers = true
+		} else {
+			t.Logf("%s is missing: answers are checked for consistency only", answersSF001)
+		}
+		start := time.Now()
+		code, stdout, errs := runArgs(t, args...)
+		if code != exitOK {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
+		}
+		t.Logf("compare at SF 0.01, one round over both transports: %v", time.Since(start))
+		run, err := measure.ReadFile(filepath.Join(out, report.ComparisonJSON))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Driver != "compare" || run.SF != 0.01 || len(run.Samples) != 2*25 {
+			t.Fatalf("run %s driver %s sf %v with %d samples", run.ID, run.Driver, run.SF, len(run.Samples))
+		}
+		seen := map[string]int{}
+		for _, s := range run.Samples {
+			seen[s.Transport]++
+			want := dbt3.VerifiedConsistent
+			if haveAnswers && strings.HasPrefix(s.Query, "Q") {
+				want = dbt3.VerifiedReference
+			}
+			if s.Error != "" || s.Verified != want || !s.Cold || s.Rows == 0 {
+				t.Errorf("%s %s: error %q verified %q cold %v rows %d", s.Transport, s.Query, s.Error, s.Verified, s.Cold, s.Rows)
+			}
+			if _, ok := s.Procs["exemgr"]; !ok || s.Link == nil || s.ProcStat == nil {
+				t.Errorf("%s %s: no query stats or /proc reading: %+v", s.Transport, s.Query, s)
+			}
+			if _, ok := s.Procs["primproc0"]; !ok {
+				t.Errorf("%s %s: no primproc0 in %v", s.Transport, s.Query, s.Procs)
+			}
+			for _, c := range s.Checks {
+				t.Logf("%s %s: %s", s.Transport, s.Query, c)
+			}
+		}
+		if seen["tcp"] != 25 || seen["unix"] != 25 {
+			t.Errorf("samples per transport %v", seen)
+		}
+		md, err := os.ReadFile(filepath.Join(out, report.MarkdownFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"| Q1 |", "| CS3 |", "unix/tcp", "**Q1–Q22**", "Every query ran and its answer checked out"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("report.md lacks %q", want)
+			}
+		}
+		if !strings.Contains(stdout, "| Q22 |") {
+			t.Errorf("stdout lacks the elapsed table:\n%s", stdout)
+		}
+		for _, f := range []string{report.TransportsSVG, report.RatiosSVG} {
+			wellFormedSVG(t, filepath.Join(out, f))
+		}
+		// dbt3 report regenerates the same files from the JSON.
+		again := t.TempDir()
+		if code, _, errs := runArgs(t, "report", "--out", again, filepath.Join(out, report.ComparisonJSON)); code != exitOK {
+			t.Fatalf("report: exit %d: %s", code, errs)
+		}
+		wellFormedSVG(t, filepath.Join(again, report.TransportsSVG))
+	})
+
+	t.Run("query power throughput", func(t *testing.T) {
+		ctx := context.Background()
+		run := testbin.TempDir(t)
+		cl, err := daemons.Start(ctx, daemons.Config{Binaries: bins, RunDir: run, DataDirs: []string{filepath.Join(run, "pm0"), filepath.Join(run, "pm1")}, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Stop()
+		loadArgs := []string{"load", "--sf", "0.01"}
+		for _, ep := range cl.LinkEndpoints() {
+			loadArgs = append(loadArgs, "--primproc", ep)
+		}
+		if code, _, errs := runArgs(t, loadArgs...); code != exitOK {
+			t.Fatalf("load: exit %d: %s", code, errs)
+		}
+		addr, err := cl.UseTransport(ctx, "unix")
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, errs := runArgs(t, "query", "--mysql", addr, "-f", "../../dbt3/queries/15.sql")
+		if code != exitOK {
+			t.Fatalf("query: exit %d: %s", code, errs)
+		}
+		if want, err := answers.ReadFile(filepath.Join(answersSF001, "q15.csv")); err == nil {
+			got, err := answers.Parse(strings.NewReader(stdout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := answers.Compare(got, want); err != nil {
+				t.Errorf("Q15 through dbt3 query: %v", err)
+			}
+		}
+		code, stdout, _ = runArgs(t, "query", "--mysql", addr, "--format", "table", "-e", "select count(*) as n from region")
+		if code != exitOK || !strings.Contains(stdout, "| 5 |") || !strings.Contains(stdout, "1 row in set") {
+			t.Errorf("query table: exit %d:\n%s", code, stdout)
+		}
+
+		pids := cl.PIDs()
+		powerOut := filepath.Join(t.TempDir(), "power.json")
+		args := []string{"power", "--mysql", addr, "--sf", "0.01", "--validation", "--out", powerOut,
+			"--pid", "exemgr=" + strconv.Itoa(pids["exemgr"]), "--pid", "primproc0=" + strconv.Itoa(pids["primproc0"])}
+		if _, err := os.Stat(answersSF001); err == nil {
+			args = append(args, "--answers", answersSF001)
+		}
+		code, stdout, errs = runArgs(t, args...)
+		if code != exitOK || !strings.Contains(stdout, "Power@Size") || !strings.Contains(stdout, "were not run") {
+			t.Fatalf("power: exit %d\n%s\n%s", code, stdout, errs)
+		}
+		prun, err := measure.ReadFile(powerOut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var intervals []float64
+		for _, s := range prun.Samples {
+			intervals = append(intervals, s.Elapsed)
+			if s.ProcStat == nil || len(s.Procs) != 3 {
+				t.Errorf("%s: procs %v, proc stat %v", s.Query, s.Procs, s.ProcStat)
+			}
+		}
+		if want, _ := dbt3.PowerAtSize(0.01, intervals); len(intervals) != 22 || prun.Metrics["power@size"] != want {
+			t.Errorf("power@size %v over %d intervals, want %v", prun.Metrics["power@size"], len(intervals), want)
+		}
+		if code, stdout, errs = runArgs(t, "power", "--mysql", addr, "--sf", "0.01", "--seed", "7"); code != exitOK {
+			t.Errorf("power with seed 7: exit %d\n%s\n%s", code, stdout, errs)
+		}
+		code, stdout, errs = runArgs(t, "throughput", "--mysql", addr, "--sf", "0.01", "--seed", "7", "--streams", "2")
+		if code != exitOK || !strings.Contains(stdout, "Throughput@Size") {
+			t.Errorf("throughput: exit %d\n%s\n%s", code, stdout, errs)
+		}
+		if err := cl.Stop(); err != nil {
+			t.Error(err)
+		}
+		noDaemonsLeft(t, run)
+	})
+
+	// Ctrl-C in the middle of a comparison: dbt3 stops the daemons and removes their sockets.
+	t.Run("interrupt", func(t *testing.T) {
+		self := testbin.Build(t, binDir, "./cmd/dbt3")
+		sockets := testbin.TempDir(t)
+		p := testbin.Start(t, self, "compare", "--bin", binDir, "--sf", "0.01", "--runs", "5", "--socket-dir", sockets, "--out", t.TempDir())
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if _, err := os.Stat(filepath.Join(sockets, "exemgr-mysql.sock")); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("exemgr's socket did not appear:\n%s", p.Log())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := p.Cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		if code := p.Wait(t, 30*time.Second); code == exitOK {
+			t.Errorf("exit 0 after an interrupt:\n%s", p.Log())
+		}
+		if !strings.Contains(p.Log(), "interrupted") {
+			t.Errorf("stderr does not say it was interrupted:\n%s", p.Log())
+		}
+		noDaemonsLeft(t, sockets)
+	})
+}
