@@ -674,10 +674,8 @@ func (c *Conn) goCall(method string, args []byte, timeout time.Duration, flush b
 	if done == nil {
 		return 0, errors.New("ipc: Go without a callback")
 	}
-	var buf [512]byte
-	req := frame{kind: KindRequest, flags: FlagFin, small: appendRequest(buf[:0], method, args, timeout)}
 	first := false
-	round, err := c.fw.enqueueWith(&req, func() (uint32, error) {
+	id, round, err := c.fw.enqueueRequest(FlagFin, method, args, timeout, func() (uint32, error) {
 		if c.nstreams.Load()+c.calls.pending.Load() >= int64(c.peer.MaxStreams) {
 			return 0, &RemoteError{Code: CodeTooManyStreams, Message: "the peer's stream limit is reached"}
 		}
@@ -697,9 +695,9 @@ func (c *Conn) goCall(method string, args []byte, timeout time.Duration, flush b
 		c.kickIdleReader()
 	}
 	if flush {
-		return req.stream, c.fw.flushQueued(round)
+		return id, c.fw.flushQueued(round)
 	}
-	return req.stream, nil
+	return id, nil
 }
 
 // Flush writes every queued frame.

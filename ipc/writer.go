@@ -3,6 +3,7 @@ package ipc
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // copyLimit is the largest payload part a writer copies into its arena; larger parts are
@@ -52,6 +53,16 @@ func (r *writeRound) addCopy(p []byte) {
 		r.segs = append(r.segs, wseg{off: start, end: len(r.arena)})
 	}
 	r.bytes += len(p)
+}
+
+// addCopied accounts for bytes appended to the arena from start on by the caller.
+func (r *writeRound) addCopied(start int) {
+	if n := len(r.segs); n > 0 && r.segs[n-1].ext == nil && r.segs[n-1].end == start {
+		r.segs[n-1].end = len(r.arena)
+	} else {
+		r.segs = append(r.segs, wseg{off: start, end: len(r.arena)})
+	}
+	r.bytes += len(r.arena) - start
 }
 
 func (r *writeRound) addExt(p []byte) {
@@ -178,23 +189,11 @@ func (w *frameWriter) write(f *frame) error {
 	return err
 }
 
-// enqueue queues f without writing it; the caller must call flushQueued afterwards. It lets
-// a caller order a frame under its own lock (stream ids must reach the peer in order) and
-// write outside it. f must not reference caller memory beyond copyLimit/4 per part.
-func (w *frameWriter) enqueue(f *frame) (uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
-	}
-	w.enqueueLocked(f)
-	return w.round, nil
-}
-
-// enqueueWith queues f like enqueue, after running pre under the writer's lock: pre returns
+// enqueueWith queues f without writing it (the caller must call flushQueued afterwards),
+// after running pre under the writer's lock: pre returns
 // f's stream id and may record state that must be ordered with the frame's place in the output
 // (stream ids reach the peer in the order they were allocated). If pre fails, nothing is
-// queued.
+// queued. f must not reference caller memory beyond copyLimit/4 per part.
 func (w *frameWriter) enqueueWith(f *frame, pre func() (stream uint32, err error)) (uint64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -208,6 +207,26 @@ func (w *frameWriter) enqueueWith(f *frame, pre func() (stream uint32, err error
 	f.stream = id
 	w.enqueueLocked(f)
 	return w.round, nil
+}
+
+// enqueueRequest queues a REQUEST frame encoded straight into the pending round, after pre
+// (as for enqueueWith) has given it its stream id.
+func (w *frameWriter) enqueueRequest(flags Flags, method string, args []byte, timeout time.Duration, pre func() (stream uint32, err error)) (stream uint32, round uint64, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, 0, w.err
+	}
+	if stream, err = pre(); err != nil {
+		return 0, 0, err
+	}
+	r := w.pend
+	start := len(r.arena)
+	r.arena = appendRequest(append(r.arena, zeroHeader...), method, args, timeout)
+	PutHeader(r.arena[start:], Header{Kind: KindRequest, Flags: flags, Stream: stream, Length: uint32(len(r.arena) - start - HeaderSize)})
+	r.addCopied(start)
+	r.frames++
+	return stream, w.round, nil
 }
 
 // writeEncoded queues frames already encoded into b (n of them) and writes them now unless a
