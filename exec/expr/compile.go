@@ -135,6 +135,9 @@ func (c *compiler) compileNode(e *Expr) (node, error) {
 		return c.compileSubstring(e)
 	case OpDateAdd, OpDateSub:
 		return c.compileDateAdd(e)
+	case OpUpper, OpLower, OpLength, OpCharLength, OpConcat, OpTrim, OpLTrim, OpRTrim,
+		OpAbs, OpRound, OpTruncate, OpFloor, OpCeil, OpIntDiv, OpDateDiff, OpGreatest, OpLeast:
+		return c.compileFunc(e)
 	case OpCast:
 		x, err := c.compile(e.Args[0])
 		if err != nil {

@@ -29,6 +29,25 @@
 //	date_add date_sub  Args = date, n (integer); Unit day|month|year   → date; the day is
 //	                   clamped to the month's length (MySQL); out of 0001..9999 → NULL
 //	cast          Args[0], Type        CAST to Type
+//	upper lower   Args[0] a string     Unicode simple case mapping (ASCII by a byte loop)
+//	length        Args[0] a string     bytes, int64
+//	char_length   Args[0] a string     characters (UTF-8), int64
+//	concat        Args (1 or more strings)          NULL if any argument is NULL
+//	trim ltrim rtrim  Args = string[, remstr]   strip spaces, or repeated remstr, from both
+//	                                            ends / the start / the end
+//	abs           Args[0] a number     BIGINT, DECIMAL or DOUBLE as the argument (an
+//	                                   integer gives BIGINT); |min BIGINT| is an error
+//	round truncate  Args = number[, d] d a constant integer (default 0), negative d
+//	                                   rounds left of the point; ROUND of exact numbers is
+//	                                   half away from zero, of doubles half to even
+//	                                   (MySQL's rint); result types under "Types"
+//	floor ceil    Args[0] a number
+//	div           Args[0] DIV Args[1]  integer division truncated toward zero, BIGINT;
+//	                                   decimals divide exactly first; x DIV 0 is NULL
+//	datediff      Args = date, date    days from the second to the first, int64
+//	greatest least  Args (2 or more)   in the arguments' common type; NULL if any is NULL
+//
+// Every function from upper to least is strict: a NULL argument gives NULL.
 //
 // NOT LIKE, NOT IN and NOT BETWEEN are not(like), not(in), not(between).
 //
@@ -55,6 +74,10 @@
 //     a date.
 //   - case / coalesce / in: the branches' common type (integers widen to int64, integers
 //     and decimals to a decimal, anything with a double to double).
+//   - round/truncate(x, d): integers give BIGINT, doubles DOUBLE; DECIMAL(p,s) gives
+//     DECIMAL(p-s+s'+c, s') with s' = min(max(d,0), s) and c = 1 for ROUND with d < s
+//     (a carry), else 0. floor/ceil: DOUBLE for doubles, else BIGINT unless a decimal's
+//     integer part has more than 17 digits (then DECIMAL(p-s+1, 0)), as MySQL.
 //   - A NULL constant keeps its type where that type suits the operation and takes the
 //     other operand's type where it does not.
 //
@@ -111,6 +134,23 @@ const (
 	OpDateAdd    Op = "date_add"
 	OpDateSub    Op = "date_sub"
 	OpCast       Op = "cast"
+	OpUpper      Op = "upper"
+	OpLower      Op = "lower"
+	OpLength     Op = "length"
+	OpCharLength Op = "char_length"
+	OpConcat     Op = "concat"
+	OpTrim       Op = "trim"
+	OpLTrim      Op = "ltrim"
+	OpRTrim      Op = "rtrim"
+	OpAbs        Op = "abs"
+	OpRound      Op = "round"
+	OpTruncate   Op = "truncate"
+	OpFloor      Op = "floor"
+	OpCeil       Op = "ceil"
+	OpIntDiv     Op = "div"
+	OpDateDiff   Op = "datediff"
+	OpGreatest   Op = "greatest"
+	OpLeast      Op = "least"
 )
 
 // Units of extract, date_add and date_sub.

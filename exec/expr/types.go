@@ -241,6 +241,95 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 			return vec.DateType, nil
 		}
 		return vec.Type{}, errorf(e, "interval unit %q is not year, month or day", e.Unit)
+	case OpUpper, OpLower, OpLength, OpCharLength, OpConcat, OpTrim, OpLTrim, OpRTrim:
+		lo, hi := 1, 1
+		switch e.Op {
+		case OpConcat:
+			hi = -1
+		case OpTrim, OpLTrim, OpRTrim:
+			hi = 2
+		}
+		if err := wantArgs(e, lo, hi); err != nil {
+			return vec.Type{}, err
+		}
+		for i, t := range ts {
+			if t.ID != vec.String && !e.Args[i].IsNullConst() {
+				return vec.Type{}, errorf(e, "argument %d of %s is %s, not a string", i+1, e.Op, t)
+			}
+		}
+		if e.Op == OpLength || e.Op == OpCharLength {
+			return vec.Int64Type, nil
+		}
+		return vec.StringType, nil
+	case OpAbs, OpFloor, OpCeil:
+		if err := wantArgs(e, 1, 1); err != nil {
+			return vec.Type{}, err
+		}
+		t := ts[0]
+		if e.Args[0].IsNullConst() && !t.IsNumeric() {
+			t = vec.Int64Type
+		}
+		switch {
+		case !t.IsNumeric():
+			return vec.Type{}, errorf(e, "%s of %s, not a number", e.Op, t)
+		case e.Op != OpAbs:
+			return floorType(t), nil
+		case t.IsInteger():
+			return vec.Int64Type, nil
+		}
+		return t, nil
+	case OpRound, OpTruncate:
+		lo := 1
+		if e.Op == OpTruncate {
+			lo = 2
+		}
+		if err := wantArgs(e, lo, 2); err != nil {
+			return vec.Type{}, err
+		}
+		t := ts[0]
+		if e.Args[0].IsNullConst() && !t.IsNumeric() {
+			t = vec.Int64Type
+		}
+		if !t.IsNumeric() {
+			return vec.Type{}, errorf(e, "%s of %s, not a number", e.Op, t)
+		}
+		var d int64
+		if len(e.Args) == 2 {
+			if !e.Args[1].IsConst() || !(isIntegral(ts[1]) || e.Args[1].IsNullConst()) {
+				return vec.Type{}, errorf(e, "the digits of %s must be an integer constant", e.Op)
+			}
+			if !e.Args[1].Value.Null {
+				d = digitsValue(e.Args[1].Value)
+			}
+		}
+		return roundType(e.Op, t, d), nil
+	case OpIntDiv:
+		if err := wantArgs(e, 2, 2); err != nil {
+			return vec.Type{}, err
+		}
+		ta, tb := ts[0], ts[1]
+		if !ta.IsNumeric() || !tb.IsNumeric() {
+			ta, tb = adoptNull(e.Args[0], e.Args[1], ta, tb)
+		}
+		if (!ta.IsNumeric() && !e.Args[0].IsNullConst()) || (!tb.IsNumeric() && !e.Args[1].IsNullConst()) {
+			return vec.Type{}, errorf(e, "div of %s and %s", ts[0], ts[1])
+		}
+		return vec.Int64Type, nil
+	case OpDateDiff:
+		if err := wantArgs(e, 2, 2); err != nil {
+			return vec.Type{}, err
+		}
+		for i, t := range ts {
+			if t.ID != vec.Date32 && !e.Args[i].IsNullConst() {
+				return vec.Type{}, errorf(e, "argument %d of datediff is %s, not a date", i+1, t)
+			}
+		}
+		return vec.Int64Type, nil
+	case OpGreatest, OpLeast:
+		if err := wantArgs(e, 2, -1); err != nil {
+			return vec.Type{}, err
+		}
+		return commonType(e, e.Args, ts)
 	case OpCast:
 		if err := wantArgs(e, 1, 1); err != nil {
 			return vec.Type{}, err
