@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -168,6 +170,7 @@ func TestDaemons(t *testing.T) {
 	})
 
 	requireEngine(t, bins)
+	self := testbin.Build(t, binDir, "./cmd/dbt3") // for the scripts and the interrupt test
 
 	t.Run("compare", func(t *testing.T) {
 		out := t.TempDir()
@@ -313,9 +316,57 @@ func TestDaemons(t *testing.T) {
 		noDaemonsLeft(t, run)
 	})
 
+	// The scripts for people who run the daemons by hand.
+	t.Run("scripts", func(t *testing.T) {
+		if _, err := exec.LookPath("setsid"); err != nil {
+			t.Skip("no setsid(1) here")
+		}
+		if sc, err := exec.LookPath("shellcheck"); err == nil {
+			files, _ := filepath.Glob("../../scripts/*.sh")
+			for i, f := range files {
+				files[i] = strings.TrimPrefix(f, "../../")
+			}
+			lint := exec.Command(sc, append([]string{"-x"}, files...)...)
+			lint.Dir = "../.."
+			if out, err := lint.CombinedOutput(); err != nil {
+				t.Errorf("shellcheck: %v\n%s", err, out)
+			}
+		} else {
+			t.Log("shellcheck is not installed: the scripts are not linted")
+		}
+		run := testbin.TempDir(t)
+		script := func(name string, args ...string) (string, string, error) {
+			cmd := exec.Command("../../scripts/"+name, args...)
+			cmd.Env = append(os.Environ(), "COLINK_RUN_DIR="+run)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			return stdout.String(), stderr.String(), err
+		}
+		t.Cleanup(func() { script("stop-daemons.sh") })
+		if _, errs, err := script("start-daemons.sh", "--transport", "shm", "--bin", binDir); exitCode(err) != 2 || !strings.Contains(errs, "unknown transport 'shm'") {
+			t.Errorf("unknown transport: %v, %s", err, errs)
+		}
+		port := strconv.Itoa(testbin.FreePort(t))
+		sock, errs, err := script("start-daemons.sh", "--transport", "unix", "--bin", binDir, "--data", filepath.Join(run, "data"), "--load", "0.01", "--port", port, "--threads", "1")
+		if err != nil {
+			t.Fatalf("start-daemons.sh: %v\n%s", err, errs)
+		}
+		sock = strings.TrimSpace(sock)
+		if code, out, errs := runArgs(t, "query", "--mysql", sock, "-e", "select count(*) as n from orders"); code != exitOK || out != "n\n15000\n" {
+			t.Errorf("query through the started daemons: exit %d, %q, %s", code, out, errs)
+		}
+		if _, errs, err := script("start-daemons.sh", "--transport", "tcp", "--bin", binDir); exitCode(err) != 2 || !strings.Contains(errs, "already running") {
+			t.Errorf("second start: %v, %s", err, errs)
+		}
+		if _, errs, err := script("stop-daemons.sh"); err != nil {
+			t.Errorf("stop-daemons.sh: %v\n%s", err, errs)
+		}
+		noDaemonsLeft(t, run)
+	})
+
 	// Ctrl-C in the middle of a comparison: dbt3 stops the daemons and removes their sockets.
 	t.Run("interrupt", func(t *testing.T) {
-		self := testbin.Build(t, binDir, "./cmd/dbt3")
 		sockets := testbin.TempDir(t)
 		p := testbin.Start(t, self, "compare", "--bin", binDir, "--sf", "0.01", "--runs", "5", "--socket-dir", sockets, "--out", t.TempDir())
 		deadline := time.Now().Add(30 * time.Second)
@@ -339,4 +390,16 @@ func TestDaemons(t *testing.T) {
 		}
 		noDaemonsLeft(t, sockets)
 	})
+}
+
+// exitCode is a finished command's exit status (0 for a nil error, -1 if it did not run).
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
 }
