@@ -94,14 +94,17 @@ type frameWriter struct {
 	io *sockIO
 
 	mu       sync.Mutex
-	cond     sync.Cond // broadcast when a round is written or the writer fails
 	pend     *writeRound
 	spare    *writeRound
 	round    uint64 // number of the round being filled
 	written  uint64 // last round fully written
 	flushing bool
-	waiters  int
-	err      error
+	// waiting are the goroutines waiting for their round to be written, in round order;
+	// each is woken once, when its round is out or the writer fails (not all of them on
+	// every round: many streams sending on one connection would be woken for nothing).
+	waiting []roundWaiter
+	sigFree []chan struct{} // recycled wake channels
+	err     error
 	kick     chan struct{} // wakes flushLoop
 
 	// counters, guarded by mu
@@ -116,8 +119,30 @@ func newFrameWriter(sio *sockIO) *frameWriter {
 		round: 1,
 		kick:  make(chan struct{}, 1),
 	}
-	w.cond.L = &w.mu
 	return w
+}
+
+type roundWaiter struct {
+	round uint64
+	sig   chan struct{}
+}
+
+// wakeLocked wakes the waiters whose rounds are written (all of them once the writer has
+// failed).
+func (w *frameWriter) wakeLocked() {
+	n := 0
+	for _, wt := range w.waiting {
+		if wt.round > w.written && w.err == nil {
+			break
+		}
+		wt.sig <- struct{}{} // buffered, and each waiter is woken once
+		n++
+	}
+	if n > 0 {
+		m := copy(w.waiting, w.waiting[n:])
+		clear(w.waiting[m:])
+		w.waiting = w.waiting[:m]
+	}
 }
 
 // frame describes one outgoing frame: a header and up to a few payload parts.
@@ -178,11 +203,18 @@ func (w *frameWriter) write(f *frame) error {
 	if !w.flushing {
 		w.flushLocked(mine)
 	} else if mustWait {
-		w.waiters++
-		for w.written < mine && w.err == nil {
-			w.cond.Wait()
+		var sig chan struct{}
+		if n := len(w.sigFree); n > 0 {
+			sig = w.sigFree[n-1]
+			w.sigFree = w.sigFree[:n-1]
+		} else {
+			sig = make(chan struct{}, 1)
 		}
-		w.waiters--
+		w.waiting = append(w.waiting, roundWaiter{round: mine, sig: sig})
+		w.mu.Unlock()
+		<-sig
+		w.mu.Lock()
+		w.sigFree = append(w.sigFree, sig)
 	}
 	err := w.err
 	w.mu.Unlock()
@@ -301,8 +333,8 @@ func (w *frameWriter) flushLocked(mine uint64) {
 		if err != nil {
 			w.err = fmt.Errorf("%w: write: %w", ErrConnClosed, err)
 		}
-		if w.waiters > 0 {
-			w.cond.Broadcast()
+		if len(w.waiting) > 0 {
+			w.wakeLocked()
 		}
 	}
 	w.flushing = false
@@ -337,7 +369,7 @@ func (w *frameWriter) fail(err error) {
 	if w.err == nil {
 		w.err = err
 	}
-	w.cond.Broadcast()
+	w.wakeLocked()
 	w.mu.Unlock()
 }
 
