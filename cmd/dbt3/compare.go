@@ -201,6 +201,7 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 		dataDirs = append(dataDirs, filepath.Join(storeRoot, "pm"+strconv.Itoa(i)))
 	}
 	started := time.Now()
+	loadBefore := loadAverage()
 	cl, err := daemons.Start(ctx, daemons.Config{
 		Binaries: bins, DataDirs: dataDirs, RunDir: runDir, SocketDir: o.socketDir, BasePort: o.port,
 		Threads: o.threads, PrimProcArgs: o.primprocArgs, ExeMgrArgs: o.exemgrArgs, Log: log,
@@ -280,14 +281,15 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 		"transports are switched by restarting exemgr alone with --transport; the primprocs keep running (listening on TCP and a unix socket at once), so exemgr is fresh at the start of every transport's share of every round and the primprocs' caches carry over from the previous share: hence the cache drop before every query of the cold round",
 		fmt.Sprintf("the client talks to exemgr over a unix socket (the same in every configuration); answers checked %s", answerNote(o.answers)),
 		loadNote,
-		fmt.Sprintf("daemons: %s, %s", bins.PrimProc, bins.ExeMgr))
+		fmt.Sprintf("daemons: %s, %s", bins.PrimProc, bins.ExeMgr),
+		fmt.Sprintf("load average (1, 5, 15 min) at the start: %s; at the end: %s (other processes on the machine make elapsed times noisy; the paired ratios less so)", loadBefore, loadAverage()))
 	if len(o.primprocArgs)+len(o.exemgrArgs) > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("extra flags: primproc %q, exemgr %q", o.primprocArgs, o.exemgrArgs))
 	}
 
 	outDir := o.out
 	if outDir == "" {
-		outDir = filepath.Join("results", run.ID)
+		outDir = unusedDir(filepath.Join("results", run.ID))
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
@@ -307,6 +309,26 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 		return fmt.Errorf("%d of %d executions failed; see %s", failed, len(run.Samples), filepath.Join(outDir, report.MarkdownFile))
 	}
 	return nil
+}
+
+// loadAverage returns /proc/loadavg's three averages, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
+// unusedDir returns dir, or dir-2, dir-3, … if dir exists: two runs started in the same
+// minute share an ID, and the second must not overwrite the first's results.
+func unusedDir(dir string) string {
+	for i := 2; ; i++ {
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			return dir
+		}
+		dir = strings.TrimSuffix(dir, "-"+strconv.Itoa(i-1)) + "-" + strconv.Itoa(i)
+	}
 }
 
 func answerNote(dir string) string {
