@@ -167,8 +167,8 @@ func (b *Binder) arith(fn plan.Func, op types.ArithOp, l, r plan.Expr, text stri
 		et := e.Type()
 		switch t.Kind {
 		case types.Int64, types.Float64:
-			if op == types.OpIntDiv && et.Kind != types.Float64 && !et.IsInteger() {
-				return e, nil // DIV of decimals divides exactly, then truncates
+			if op == types.OpIntDiv && !et.IsInteger() {
+				return e, nil // DIV of decimals (and doubles) divides, then truncates
 			}
 			return b.castTo(e, types.Type{Kind: t.Kind}, text)
 		case types.Decimal:

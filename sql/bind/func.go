@@ -238,15 +238,21 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			v, t = b.castExpr(v, types.Int64Type), types.Int64Type
 		}
 		return &plan.Call{Fn: plan.FnAbs, Args: []plan.Expr{v}, T: t}, nil
-	case ast.Round:
-		if err := argc(1, 2); err != nil {
+	case ast.Round, ast.Truncate:
+		fn := plan.FnRound
+		if name == ast.Truncate {
+			fn = plan.FnTruncate
+			if err := argc(2, 2); err != nil {
+				return nil, err
+			}
+		} else if err := argc(1, 2); err != nil {
 			return nil, err
 		}
 		a, err := args(0)
 		if err != nil {
 			return nil, err
 		}
-		v, err := b.numeric(a[0], "ROUND", text)
+		v, err := b.numeric(a[0], strings.ToUpper(name), text)
 		if err != nil {
 			return nil, err
 		}
@@ -254,19 +260,93 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		digits := 0
 		if len(a) == 2 {
 			l, ok := a[1].(*plan.Literal)
-			if !ok || !l.V.Type.IsInteger() {
-				return nil, sqlerr.Unsupported("ROUND with a non-constant number of digits")
+			if !ok || !(l.V.Type.IsInteger() || l.V.Null) {
+				return nil, sqlerr.Unsupported(strings.ToUpper(name) + " with a non-constant number of digits")
 			}
-			digits = int(l.V.Int)
+			if l.V.Null {
+				return plan.Lit(types.NullValue(t)), nil
+			}
+			digits = int(max(min(l.V.Int, 100), -100))
 		}
 		switch t.Kind {
 		case types.Decimal:
+			// MySQL: keep min(max(d,0), s) places; ROUND may carry into a new integer digit.
 			s := max(min(digits, t.Scale), 0)
-			t = types.Dec(t.Precision-t.Scale+s+1, s)
+			p := t.Precision - t.Scale + s
+			if fn == plan.FnRound && digits < t.Scale {
+				p++
+			}
+			t = types.Dec(min(max(p, 1), types.MaxPrecision), s)
 		case types.Bool, types.Int32, types.Null:
 			v, t = b.castExpr(v, types.Int64Type), types.Int64Type
 		}
-		return &plan.Call{Fn: plan.FnRound, Args: []plan.Expr{v, plan.Lit(types.IntValue(int64(digits)))}, T: t}, nil
+		return &plan.Call{Fn: fn, Args: []plan.Expr{v, plan.Lit(types.IntValue(int64(digits)))}, T: t}, nil
+	case ast.Floor, ast.Ceil, ast.Ceiling:
+		if err := argc(1, 1); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := b.numeric(a[0], strings.ToUpper(name), text)
+		if err != nil {
+			return nil, err
+		}
+		t := v.Type()
+		switch {
+		case t.Kind == types.Float64:
+		case t.Kind == types.Decimal && t.Precision-t.Scale > 17:
+			// MySQL: BIGINT unless the integer part may not fit.
+			t = types.Dec(min(t.Precision-t.Scale+1, types.MaxPrecision), 0)
+		case t.Kind == types.Decimal:
+			t = types.Int64Type
+		default:
+			v, t = b.castExpr(v, types.Int64Type), types.Int64Type
+		}
+		fn := plan.FnFloor
+		if name != ast.Floor {
+			fn = plan.FnCeil
+		}
+		return &plan.Call{Fn: fn, Args: []plan.Expr{v}, T: t}, nil
+	case ast.Trim, ast.LTrim, ast.RTrim:
+		return b.trim(x, name, ctx)
+	case ast.DateDiff:
+		if err := argc(2, 2); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		for i := range a {
+			if a[i], err = b.dateOperand(a[i], text); err != nil {
+				return nil, err
+			}
+		}
+		return &plan.Call{Fn: plan.FnDateDiff, Args: a, T: types.Int64Type}, nil
+	case ast.Greatest, ast.Least:
+		if err := argc(2, 1<<16); err != nil {
+			return nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, err
+		}
+		t, err := b.commonType(a, strings.ToUpper(name), text)
+		if err != nil {
+			return nil, err
+		}
+		for i := range a {
+			if a[i], err = b.castTo(a[i], t, text); err != nil {
+				return nil, err
+			}
+		}
+		fn := plan.FnGreatest
+		if name == ast.Least {
+			fn = plan.FnLeast
+		}
+		return &plan.Call{Fn: fn, Args: a, T: t}, nil
 	case ast.Database, ast.Schema:
 		if err := argc(0, 0); err != nil {
 			return nil, err
@@ -289,6 +369,49 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
 	}
 	return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s.%s does not exist", db, x.FnName.O)
+}
+
+// trim binds TRIM([BOTH|LEADING|TRAILING] [remstr] FROM s), LTRIM(s) and RTRIM(s).
+func (b *Binder) trim(x *ast.FuncCallExpr, name string, ctx *exprCtx) (plan.Expr, error) {
+	text := exprText(x)
+	fn := map[string]plan.Func{ast.Trim: plan.FnTrim, ast.LTrim: plan.FnLTrim, ast.RTrim: plan.FnRTrim}[name]
+	hi := 1
+	if name == ast.Trim {
+		hi = 3
+	}
+	if len(x.Args) < 1 || len(x.Args) > hi {
+		return nil, sqlerr.New(sqlerr.ErWrongParamcountToFunc, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
+	}
+	call := &plan.Call{Fn: fn}
+	for i, a := range x.Args {
+		if d, ok := a.(*ast.TrimDirectionExpr); ok {
+			switch d.Direction {
+			case ast.TrimLeading:
+				call.Fn = plan.FnLTrim
+			case ast.TrimTrailing:
+				call.Fn = plan.FnRTrim
+			}
+			continue
+		}
+		e, err := b.expr(a, ctx)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.toString(e, text); err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			call.T = types.VarcharType(e.Type().Length)
+		}
+		call.Args = append(call.Args, e)
+	}
+	if len(call.Args) == 2 {
+		// TRIM(LEADING FROM s) arrives with a space as remstr: the default.
+		if l, ok := call.Args[1].(*plan.Literal); ok && !l.V.Null && l.V.Str == " " {
+			call.Args = call.Args[:1]
+		}
+	}
+	return call, nil
 }
 
 // dateOperand makes a DATE of e: dates as they are, a string literal parsed.

@@ -114,6 +114,12 @@ var ops = map[plan.Func]expr.Op{
 	plan.FnLt: expr.OpLt, plan.FnLe: expr.OpLe, plan.FnGt: expr.OpGt, plan.FnGe: expr.OpGe,
 	plan.FnNot: expr.OpNot, plan.FnIsNull: expr.OpIsNull, plan.FnIn: expr.OpIn,
 	plan.FnCoalesce: expr.OpCoalesce, plan.FnSubstring: expr.OpSubstring,
+	plan.FnIntDiv: expr.OpIntDiv, plan.FnUpper: expr.OpUpper, plan.FnLower: expr.OpLower,
+	plan.FnLength: expr.OpLength, plan.FnCharLength: expr.OpCharLength, plan.FnConcat: expr.OpConcat,
+	plan.FnTrim: expr.OpTrim, plan.FnLTrim: expr.OpLTrim, plan.FnRTrim: expr.OpRTrim,
+	plan.FnAbs: expr.OpAbs, plan.FnRound: expr.OpRound, plan.FnTruncate: expr.OpTruncate,
+	plan.FnFloor: expr.OpFloor, plan.FnCeil: expr.OpCeil, plan.FnDateDiff: expr.OpDateDiff,
+	plan.FnGreatest: expr.OpGreatest, plan.FnLeast: expr.OpLeast,
 }
 
 var units = map[plan.Func]string{

@@ -257,10 +257,13 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 	case FnRound:
 		switch x.T.Kind {
 		case types.Decimal:
-			return types.Convert(a[0], x.T)
+			if a[1].Int >= 0 {
+				return types.Convert(a[0], x.T) // rounds half away from zero
+			}
 		case types.Float64:
+			// MySQL rounds doubles with rint: halves to even.
 			p := math.Pow(10, float64(a[1].Int))
-			return types.FloatValue(math.Round(a[0].Float*p) / p), nil
+			return types.FloatValue(math.RoundToEven(a[0].Float*p) / p), nil
 		case types.Int64:
 			if a[1].Int >= 0 {
 				return types.Convert(a[0], x.T)

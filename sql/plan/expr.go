@@ -168,7 +168,16 @@ const (
 	FnConcat
 	FnCoalesce
 	FnAbs
-	FnRound // (number, [digits])
+	FnRound // (number, digits)
+	FnTrim  // (string, [remstr]): both ends
+	FnLTrim // (string, [remstr]): leading
+	FnRTrim // (string, [remstr]): trailing
+	FnFloor
+	FnCeil
+	FnTruncate // (number, digits)
+	FnDateDiff // (date, date): days from the second to the first
+	FnGreatest // (value, value, …) of one type
+	FnLeast    // (value, value, …) of one type
 )
 
 type funcInfo struct {
@@ -190,6 +199,9 @@ var funcs = map[Func]funcInfo{
 	FnSubstring: {"substring", "", 9}, FnUpper: {"upper", "", 9}, FnLower: {"lower", "", 9},
 	FnLength: {"length", "", 9}, FnCharLength: {"char_length", "", 9}, FnConcat: {"concat", "", 9},
 	FnCoalesce: {"coalesce", "", 9}, FnAbs: {"abs", "", 9}, FnRound: {"round", "", 9},
+	FnTrim: {"trim", "", 9}, FnLTrim: {"ltrim", "", 9}, FnRTrim: {"rtrim", "", 9},
+	FnFloor: {"floor", "", 9}, FnCeil: {"ceil", "", 9}, FnTruncate: {"truncate", "", 9},
+	FnDateDiff: {"datediff", "", 9}, FnGreatest: {"greatest", "", 9}, FnLeast: {"least", "", 9},
 }
 
 // String is the function's name, e.g. "add_days".
