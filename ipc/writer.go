@@ -105,7 +105,7 @@ type frameWriter struct {
 	waiting []roundWaiter
 	sigFree []chan struct{} // recycled wake channels
 	err     error
-	kick     chan struct{} // wakes flushLoop
+	kick    chan struct{} // wakes flushLoop
 
 	// counters, guarded by mu
 	bytesOut, framesOut, rounds uint64
