@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/pmclient"
+)
+
+// longQuery keeps both primprocs busy for seconds at SF 0.01: a self-join of lineitem on a
+// column with seven values counts some 650 million pairs.
+const longQuery = "select count(*) from lineitem a join lineitem b on a.l_linenumber = b.l_linenumber"
+
+// TestKillCancelsPrimprocWork checks that KILL QUERY and a client that disconnects stop the
+// statement's fragments on the primprocs, not only in exemgr: the primprocs' running
+// fragments drop to zero and their CPU use stops, and the session (for KILL QUERY) goes on.
+func TestKillCancelsPrimprocWork(t *testing.T) {
+	needDaemons(t)
+	c := shared.cluster(t, "two-primprocs", 2, "0.01")
+	em := shared.exemgr(t, c, "unix")
+	var pms pmclient.Cluster
+	for _, p := range c.primprocs {
+		pc, err := pmclient.Dial(p.tcp, ipc.ClientConfig{Transport: ipc.TransportTCP, Name: "kill test", Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pc.Close() })
+		pms = append(pms, pc)
+	}
+	// busy returns the fragments running on the primprocs and their total CPU so far.
+	busy := func() (int64, time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st, err := pms.Stats(ctx)
+		if err != nil {
+			t.Fatalf("primproc stats: %v", err)
+		}
+		var active int64
+		var cpu time.Duration
+		for _, s := range st {
+			active += s.Methods["fragment"].Active
+			cpu += s.Usage().CPU()
+		}
+		return active, cpu
+	}
+	// stopped checks that the primprocs have stopped working on the killed statement.
+	stopped := func(t *testing.T) {
+		t.Helper()
+		if !waitFor(3*time.Second, func() bool { a, _ := busy(); return a == 0 }) {
+			a, _ := busy()
+			t.Fatalf("%d fragments still run on the primprocs 3s after the cancellation", a)
+		}
+		_, cpu0 := busy()
+		time.Sleep(500 * time.Millisecond)
+		if _, cpu1 := busy(); cpu1-cpu0 > 250*time.Millisecond {
+			t.Errorf("the primprocs used %v of CPU in the 500ms after their fragments ended", cpu1-cpu0)
+		}
+	}
+	started := func(t *testing.T, done <-chan error) {
+		t.Helper()
+		ok := waitFor(10*time.Second, func() bool {
+			select {
+			case err := <-done:
+				t.Fatalf("the long query ended before it could be cancelled: %v", err)
+			default:
+			}
+			a, _ := busy()
+			return a > 0
+		})
+		if !ok {
+			t.Fatal("the long query never reached the primprocs")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	t.Run("kill query", func(t *testing.T) {
+		victim := em.conn(t)
+		ctx := context.Background()
+		var id int64
+		if err := victim.QueryRowContext(ctx, "select connection_id()").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			var n int64
+			done <- victim.QueryRowContext(ctx, longQuery).Scan(&n)
+		}()
+		started(t, done)
+		killer := em.conn(t)
+		if _, err := killer.ExecContext(ctx, "kill query "+strconv.FormatInt(id, 10)); err != nil {
+			t.Fatalf("KILL QUERY: %s", errorText(err))
+		}
+		select {
+		case err := <-done:
+			if got := errorText(err); err == nil || !strings.HasPrefix(got, "ERROR 1317 ") {
+				t.Errorf("the killed query returned %v, want ERROR 1317", got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the killed query did not return within 5s")
+		}
+		t.Logf("killed after %v", time.Since(start).Round(time.Millisecond))
+		stopped(t)
+		var n int
+		if err := victim.QueryRowContext(ctx, "select count(*) from region").Scan(&n); err != nil || n != 5 {
+			t.Fatalf("the session after KILL QUERY: %d, %v", n, err)
+		}
+	})
+
+	t.Run("client disconnects", func(t *testing.T) {
+		conn := em.conn(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			var n int64
+			done <- conn.QueryRowContext(ctx, longQuery).Scan(&n)
+		}()
+		started(t, done)
+		cancel() // go-sql-driver closes the connection of a cancelled query
+		<-done
+		stopped(t)
+	})
+}
