@@ -520,9 +520,16 @@ func TestZoneMaps(t *testing.T) {
 		t.Errorf("cold: %d misses, %d bytes from disk; warm: %d misses, %d bytes from cache",
 			cold.CacheMisses, cold.BytesFromDisk, warm.CacheMisses, warm.BytesFromCache)
 	}
-	st, err := c.Stats(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
+	// The END reaches the client just before the handler returns: wait for it to.
+	var st *wire.Stats
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var err error
+		if st, err = c.Stats(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if st.Methods["fragment"].Active == 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	if m := st.Methods["fragment"]; m.Calls < 6 || m.Active != 0 || st.Cache.Entries == 0 || st.RSSBytes == 0 || st.Usage().CPU() == 0 {
 		t.Errorf("stats: fragment %+v, cache %+v, rss %d", m, st.Cache, st.RSSBytes)

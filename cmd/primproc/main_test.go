@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,11 +20,40 @@ import (
 	"github.com/colinkdb/colink/primproc"
 )
 
+// binDir holds the primproc binary the tests share: built once, by the first test that
+// needs it, and removed by TestMain.
+var binDir struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir.dir != "" {
+		os.RemoveAll(binDir.dir)
+	}
+	os.Exit(code)
+}
+
 func buildPrimproc(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds and runs the primproc binary")
 	}
-	return testbin.Build(t, t.TempDir(), "./cmd/primproc")
+	binDir.once.Do(func() {
+		dir, err := os.MkdirTemp("", "colink-primproc-test")
+		if err != nil {
+			binDir.err = err.Error()
+			return
+		}
+		binDir.dir = dir
+		binDir.bin = testbin.Build(t, dir, "./cmd/primproc")
+	})
+	if binDir.bin == "" {
+		t.Fatalf("primproc was not built: %s", binDir.err)
+	}
+	return binDir.bin
 }
 
 func startPrimproc(t *testing.T, bin string, port int, sock string) *testbin.Proc {
