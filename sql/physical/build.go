@@ -287,6 +287,16 @@ func (b *builder) values(v *plan.Values) (*rel, error) {
 		}
 		n.Rows = append(n.Rows, exprs)
 	}
+	if len(v.Rows) == 0 {
+		// No rows to take the types from (SHOW TABLES of an empty database): the columns'.
+		for _, id := range v.Cols {
+			t, err := lower.Type(b.md.Column(id).Type)
+			if err != nil {
+				return nil, b.errorf("values: %w", err)
+			}
+			n.types = append(n.types, t)
+		}
+	}
 	return &rel{node: n, cols: v.Cols, types: n.types}, nil
 }
 
