@@ -81,20 +81,22 @@ func (h *harness) tempDir(t testing.TB) string {
 	return h.dir
 }
 
-// bin returns the binary of a command of this module, building it on first use.
-func (h *harness) bin(t testing.TB, pkg string) string {
+// bin returns the binary of a command of this module built with the given tags, building
+// it on first use.
+func (h *harness) bin(t testing.TB, pkg string, tags ...string) string {
 	t.Helper()
 	dir := filepath.Join(h.tempDir(t), "bin")
+	key := pkg + " " + strings.Join(tags, ",")
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if b, ok := h.bins[pkg]; ok {
+	if b, ok := h.bins[key]; ok {
 		return b
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := testbin.Build(t, dir, pkg)
-	h.bins[pkg] = b
+	b := testbin.Build(t, dir, pkg, tags...)
+	h.bins[key] = b
 	return b
 }
 
@@ -185,10 +187,16 @@ func (p *proc) alive() bool {
 func (p *proc) terminate(t testing.TB, timeout time.Duration) int {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGTERM)
+	return p.wait(t, timeout)
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *proc) wait(t testing.TB, timeout time.Duration) int {
+	t.Helper()
 	select {
 	case <-p.done:
 	case <-time.After(timeout):
-		t.Fatalf("%s did not exit within %v of SIGTERM:\n%s", p.name, timeout, p.logText())
+		t.Fatalf("%s did not exit within %v:\n%s", p.name, timeout, p.logText())
 	}
 	return p.cmd.ProcessState.ExitCode()
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,16 +16,12 @@ import (
 // it, exemgr given a primproc's tcp URL connects over TCP; built with it, over the unix
 // socket the primproc advertises in its hello.
 func TestBuildTagSetsDefaultTransport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs binaries")
-	}
-	bins := t.TempDir()
-	pm := testbin.Build(t, bins, "./cmd/primproc")
+	needDaemons(t)
 	dir := testbin.TempDir(t)
 	port := testbin.FreePort(t)
-	p := testbin.Start(t, pm, "--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--listen", "unix://"+filepath.Join(dir, "pm.sock"),
-		"--data-dir", filepath.Join(dir, "data"))
-	p.WaitLog(t, `primproc: serving`, 10*time.Second)
+	p := shared.start(t, "primproc", shared.bin(t, "./cmd/primproc"), "--data-dir", filepath.Join(dir, "pm"),
+		"--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--listen", "unix://"+filepath.Join(dir, "pm.sock"))
+	p.waitLog(t, `primproc: serving`, 10*time.Second)
 	for _, tc := range []struct {
 		tags []string
 		want string
@@ -31,34 +29,86 @@ func TestBuildTagSetsDefaultTransport(t *testing.T) {
 		{nil, "tcp"},
 		{[]string{"colink_unix"}, "unix"},
 	} {
-		bin := testbin.Build(t, bins, "./cmd/exemgr", tc.tags...)
-		em := testbin.Start(t, bin, "--primproc", fmt.Sprintf("tcp://127.0.0.1:%d", port))
-		got := em.WaitLog(t, `exemgr: primproc up.* transport=(\w+)`, 10*time.Second)
+		bin := shared.bin(t, "./cmd/exemgr", tc.tags...)
+		em := shared.start(t, "exemgr", bin, "--primproc", fmt.Sprintf("tcp://127.0.0.1:%d", port),
+			"--mysql-listen", fmt.Sprintf("127.0.0.1:%d", testbin.FreePort(t)))
+		got := em.waitLog(t, `exemgr: primproc up.* transport=(\w+)`, 10*time.Second)
 		if got != tc.want {
-			t.Errorf("tags %v: transport %s, want %s\n%s", tc.tags, got, tc.want, em.Log())
+			t.Errorf("tags %v: transport %s, want %s\n%s", tc.tags, got, tc.want, em.logText())
 		}
-		em.Cmd.Process.Signal(syscall.SIGTERM)
-		if code := em.Wait(t, 10*time.Second); code != 0 {
-			t.Errorf("tags %v: exit code %d after SIGTERM\n%s", tc.tags, code, em.Log())
+		if code := em.terminate(t, 10*time.Second); code != 0 {
+			t.Errorf("tags %v: exit code %d after SIGTERM\n%s", tc.tags, code, em.logText())
 		}
 	}
 }
 
-func TestPrimprocDeathIsReported(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs binaries")
-	}
-	bins := t.TempDir()
-	pm := testbin.Build(t, bins, "./cmd/primproc")
-	em := testbin.Build(t, bins, "./cmd/exemgr")
+// TestPrimprocDown checks that a statement fails fast, with an error naming the primproc,
+// when a primproc is down; that exemgr stays up meanwhile; and that statements work again
+// once the primproc is back.
+func TestPrimprocDown(t *testing.T) {
+	needDaemons(t)
+	dir := testbin.TempDir(t)
 	port := testbin.FreePort(t)
-	p := testbin.Start(t, pm, "--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--data-dir", filepath.Join(t.TempDir(), "data"))
-	p.WaitLog(t, `primproc: serving`, 10*time.Second)
-	e := testbin.Start(t, em, "--primproc", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--transport", "tcp")
-	e.WaitLog(t, `exemgr: primproc up`, 10*time.Second)
-	p.Cmd.Process.Kill()
-	e.WaitLog(t, `exemgr: primproc down`, 2*time.Second)
-	if code := (func() int { e.Cmd.Process.Signal(syscall.SIGINT); return e.Wait(t, 10*time.Second) })(); code != 0 {
-		t.Fatalf("exit code %d", code)
+	url := fmt.Sprintf("tcp://127.0.0.1:%d", port)
+	startPM := func() *proc {
+		p := shared.start(t, "primproc", shared.bin(t, "./cmd/primproc"), "--data-dir", filepath.Join(dir, "pm"), "--listen", url)
+		p.waitLog(t, `primproc: serving`, 10*time.Second)
+		return p
+	}
+	pm := startPM()
+	em := shared.startExemgr(t, []string{url}, "tcp")
+	conn := em.conn(t)
+	ctx := context.Background()
+	if _, err := conn.ExecContext(ctx, "show tables"); err != nil {
+		t.Fatalf("with the primproc up: %s", errorText(err))
+	}
+	pm.kill()
+	em.waitLog(t, `exemgr: primproc down`, 5*time.Second)
+	start := time.Now()
+	_, err := conn.ExecContext(ctx, "show tables")
+	took := time.Since(start)
+	if got := errorText(err); err == nil || !strings.Contains(got, url) || !strings.Contains(got, "down") {
+		t.Errorf("with the primproc down: %v, want an error naming %s", got, url)
+	}
+	t.Logf("with the primproc down, after %v: %s", took.Round(time.Millisecond), errorText(err))
+	if took > 3*time.Second {
+		t.Errorf("the failure took %v", took)
+	}
+	var comment string
+	if err := conn.QueryRowContext(ctx, "select @@version_comment").Scan(&comment); err != nil || comment != "colink" {
+		t.Fatalf("exemgr itself: %q, %v", comment, err)
+	}
+	startPM()
+	em.waitLog(t, `(?s)primproc down.*exemgr: primproc up`, 10*time.Second)
+	if !waitFor(5*time.Second, func() bool { _, err := conn.ExecContext(ctx, "show tables"); return err == nil }) {
+		_, err := conn.ExecContext(ctx, "show tables")
+		t.Fatalf("with the primproc back: %s", errorText(err))
+	}
+}
+
+// TestShutdownDuringQuery checks a clean shutdown: SIGTERM while a query runs cancels it,
+// closes the sessions and exits 0.
+func TestShutdownDuringQuery(t *testing.T) {
+	needDaemons(t)
+	c := shared.cluster(t, "one-primproc", 1, "0.01")
+	em := shared.startExemgr(t, c.tcpURLs(), "tcp")
+	conn := em.conn(t)
+	done := make(chan error, 1)
+	go func() {
+		var n int64
+		done <- conn.QueryRowContext(context.Background(), longQuery).Scan(&n)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	em.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the query survived the shutdown")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the query did not end within 10s of SIGTERM")
+	}
+	if code := em.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM\n%s", code, em.logText())
 	}
 }
