@@ -426,15 +426,24 @@ func nonNegativeInt(v types.Value) (int64, bool) {
 	}
 	switch v.Type.Kind {
 	case types.Int32, types.Int64:
-		return v.Int, v.Int >= 0
+		if v.Int < 0 {
+			return 0, false
+		}
+		return v.Int, true
 	case types.Decimal:
 		if v.Dec == nil || v.Type.Scale != 0 || !v.Dec.IsInt64() {
 			return 0, false
 		}
-		return v.Dec.Int64(), v.Dec.Sign() >= 0
+		if v.Dec.Sign() < 0 {
+			return 0, false
+		}
+		return v.Dec.Int64(), true
 	case types.Char, types.Varchar:
 		n, err := strconv.ParseInt(strings.TrimSpace(v.Str), 10, 64)
-		return n, err == nil && n >= 0
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		return n, true
 	}
 	return 0, false
 }

@@ -1,0 +1,178 @@
+package exemgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/colinkdb/colink/exec"
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/internal/rusage"
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/sql/sqlerr"
+	"github.com/colinkdb/colink/sql/types"
+)
+
+func TestParseSQLType(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want types.Type
+		ok   bool
+	}{
+		{"int", types.Int32Type, true},
+		{"INTEGER", types.Int32Type, true},
+		{"bigint", types.Int64Type, true},
+		{"decimal(15,2)", types.Dec(15, 2), true},
+		{"decimal( 15 , 2 )", types.Dec(15, 2), true},
+		{"decimal(10)", types.Dec(10, 0), true},
+		{"date", types.DateType, true},
+		{"char(25)", types.CharType(25), true},
+		{"varchar(152)", types.VarcharType(152), true},
+		{"varchar", types.VarcharType(0), true},
+		{"double", types.Float64Type, true},
+		{"boolean", types.BoolType, true},
+		{"decimal(2,5)", types.Type{}, false},
+		{"char(x)", types.Type{}, false},
+		{"blob", types.Type{}, false},
+		{"", types.Type{}, false},
+	} {
+		got, ok := parseSQLType(tc.in)
+		if ok != tc.ok || (ok && !got.Equal(tc.want)) {
+			t.Errorf("parseSQLType(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+	// A column without a known SQL type falls back on its engine type.
+	got, err := sqlType(wire.Column{Name: "x", SQLType: "mystery", Type: vec.Decimal(12, 3)})
+	if err != nil || !got.Equal(types.Dec(12, 3)) {
+		t.Errorf("fallback: %v, %v", got, err)
+	}
+}
+
+func TestColumnStats(t *testing.T) {
+	i32 := func(n int64) *vec.Datum { d := vec.Datum{Type: vec.Int32Type, Int: n}; return &d }
+	lineitem := wire.Table{Name: "lineitem", Rows: 6_001_215}
+	for _, c := range []string{"l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice",
+		"l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate", "l_commitdate", "l_receiptdate",
+		"l_shipinstruct", "l_shipmode", "l_comment"} {
+		lineitem.Columns = append(lineitem.Columns, wire.Column{Name: c})
+	}
+	if !isTPCHTable(lineitem) {
+		t.Fatal("lineitem's columns are not recognised as TPC-H's")
+	}
+	if sf := tpchScale([]wire.Table{lineitem}); sf != 1 {
+		t.Fatalf("scale factor of 6001215 lineitem rows: %v", sf)
+	}
+	// A TPC-H column takes dbgen's distribution; the range is the zone maps'.
+	ln := wire.Column{Name: "l_linenumber", Min: i32(1), Max: i32(7)}
+	cs := columnStats(lineitem, ln, types.Int32Type, 1)
+	if cs.Distinct != 7 || !cs.HasRange || cs.Min != 1 || cs.Max != 7 {
+		t.Errorf("l_linenumber: %+v", cs)
+	}
+	// Another table's integer column is bounded by its range.
+	other := wire.Table{Name: "events", Rows: 1000, Columns: []wire.Column{{Name: "kind", Min: i32(10), Max: i32(19)}}}
+	if cs := columnStats(other, other.Columns[0], types.Int32Type, 1); cs.Distinct != 10 {
+		t.Errorf("kind in [10,19]: %+v", cs)
+	}
+	// Strings of other tables stay unknown.
+	if cs := columnStats(other, wire.Column{Name: "name"}, types.VarcharType(10), 1); cs.Distinct != 0 || cs.HasRange {
+		t.Errorf("a string column: %+v", cs)
+	}
+}
+
+func TestLinkDelta(t *testing.T) {
+	before := ipc.ClientStats{Conns: []ipc.ConnStats{
+		{ID: 1, Transport: "unix", BytesIn: 100, BytesOut: 10, FramesIn: 3, FramesOut: 2, BatchesIn: 1, ReadSyscalls: 5, WriteSyscalls: 4},
+		{ID: 2, Transport: "unix", BytesIn: 50},
+	}}
+	after := ipc.ClientStats{Conns: []ipc.ConnStats{
+		{ID: 1, Transport: "unix", BytesIn: 1100, BytesOut: 60, FramesIn: 13, FramesOut: 4, BatchesIn: 6, BatchesOut: 1, ReadSyscalls: 9, WriteSyscalls: 6},
+		{ID: 3, Transport: "unix", BytesIn: 7, FramesIn: 1, ReadSyscalls: 1}, // reconnected: counts from zero
+	}}
+	var p ProcessStats
+	linkDelta(&p, before, after)
+	want := ProcessStats{Transport: "unix", BytesIn: 1007, BytesOut: 50, BatchesIn: 5, BatchesOut: 1, Frames: 13, Syscalls: 7}
+	if p != want {
+		t.Errorf("got %+v\nwant %+v", p, want)
+	}
+}
+
+func TestQueryStatsRecord(t *testing.T) {
+	if rec := queryStatsRecord(nil); rec.NumRows() != 0 || int(rec.NumCols()) != len(queryStatsColumns) {
+		t.Fatalf("no statistics yet: %d rows, %d columns", rec.NumRows(), rec.NumCols())
+	}
+	qs := &QueryStats{Statement: "select 1", Elapsed: 1500 * time.Microsecond, Rows: 3, Processes: []ProcessStats{
+		{Process: "exemgr", Usage: rusage.Usage{User: 2 * time.Millisecond, Sys: time.Millisecond}, BytesIn: 10},
+		{Process: "primproc0", Peer: "tcp://127.0.0.1:8620", Transport: "tcp", Usage: rusage.Usage{User: 5 * time.Millisecond, Voluntary: 4}, BytesIn: 10, RowGroupsEliminated: 2},
+	}}
+	rec := queryStatsRecord(qs)
+	defer rec.Release()
+	if rec.NumRows() != 2 {
+		t.Fatalf("%d rows", rec.NumRows())
+	}
+	col := func(name string) int {
+		for i, f := range rec.Schema().Fields() {
+			if f.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return -1
+	}
+	str := func(name string, row int) string { return rec.Column(col(name)).(*array.String).Value(row) }
+	num := func(name string, row int) int64 { return rec.Column(col(name)).(*array.Int64).Value(row) }
+	if str("process", 0) != "exemgr" || str("process", 1) != "primproc0" || str("transport", 1) != "tcp" || str("peer", 1) != "tcp://127.0.0.1:8620" {
+		t.Errorf("names: %v", rec)
+	}
+	if num("elapsed_us", 0) != 1500 || num("elapsed_us", 1) != 1500 || num("user_us", 0) != 2000 || num("sys_us", 0) != 1000 ||
+		num("user_us", 1) != 5000 || num("nvcsw", 1) != 4 || num("rows", 0) != 3 || num("rows", 1) != 0 || num("row_groups_eliminated", 1) != 2 {
+		t.Errorf("figures: %v", rec)
+	}
+}
+
+func TestMySQLError(t *testing.T) {
+	mem := &vec.Error{Code: vec.CodeOutOfResources, SQLState: "HY000", Err: exec.ErrMemoryLimit, Msg: "query memory limit exceeded: hash join needs 1 MiB more"}
+	for _, tc := range []struct {
+		err   error
+		code  uint16
+		state string
+	}{
+		{sqlerr.New(sqlerr.ErNoSuchTable, "Table 'tpch.x' doesn't exist"), 1146, "42S02"},
+		{fmt.Errorf("fragment 2: %w", mem), 1041, "HY000"},
+		{fmt.Errorf("primproc x: fragment: %w", vec.OutOfRange("DECIMAL", "a*b")), 1690, "22003"},
+		{&peerError{peer: "tcp://h:1", err: ipc.ErrPeerDown}, 1105, "HY000"},
+		{fmt.Errorf("stream 3: %w: %w", ipc.ErrCanceled, frontend.ErrKilled), 1317, "70100"},
+		{context.Canceled, 1317, "70100"},
+		{errors.New("something odd"), 1105, "HY000"},
+	} {
+		code, state, msg := frontend.AsMySQL(mysqlError(tc.err))
+		if code != tc.code || state != tc.state {
+			t.Errorf("%v: got %d (%s) %q, want %d (%s)", tc.err, code, state, msg, tc.code, tc.state)
+		}
+	}
+}
+
+func TestNonNegativeInt(t *testing.T) {
+	for _, tc := range []struct {
+		v    types.Value
+		want int64
+		ok   bool
+	}{
+		{types.IntValue(1 << 20), 1 << 20, true},
+		{types.IntValue(-1), 0, false},
+		{types.StringValue("4096"), 4096, true},
+		{types.StringValue("lots"), 0, false},
+		{types.NullValue(types.Int64Type), 0, false},
+		{types.FloatValue(1.5), 0, false},
+	} {
+		got, ok := nonNegativeInt(tc.v)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%+v: %d, %v; want %d, %v", tc.v, got, ok, tc.want, tc.ok)
+		}
+	}
+}
