@@ -257,10 +257,10 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 		_ = bar.Finish()
 	}
 	if cerr != nil {
-		keepRunDir = true
 		if errors.Is(cerr, context.Canceled) {
 			return errors.New("interrupted; the daemons are stopped")
 		}
+		keepRunDir = true // the daemons' logs tell what went wrong
 		var se *daemons.StartError
 		if errors.As(cerr, &se) {
 			return daemonError(cerr)
