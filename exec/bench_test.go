@@ -153,3 +153,85 @@ func BenchmarkJoinProbe(b *testing.B) {
 	b.ReportMetric(float64(rows)*float64(b.N)/(float64(cpu)/1e9)/1e6, "Mrows/cpu-s")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkTopNString is `select l_comment from lineitem order by 1 limit 100` (CS2): a
+// top-N over strings of 10 to 43 characters.
+func BenchmarkTopNString(b *testing.B) {
+	recs := commentRecords(benchRows(), 65536, 7)
+	f := &Fragment{Scan: Scan{Table: "lineitem", Columns: []string{"l_comment"}, Types: []vec.Type{vec.StringType}},
+		Steps: []Step{{TopN: &TopNStep{Keys: []SortKey{{Col: 0}}, Limit: 100}}}}
+	benchFragment(b, f, recs, 1)
+}
+
+// commentRecords makes records of one string column like l_comment: lower-case words,
+// 10 to 43 bytes.
+func commentRecords(rows, perRecord int, seed uint64) []arrow.RecordBatch {
+	words := []string{"furiously", "quickly", "carefully", "blithely", "slyly", "final", "regular",
+		"express", "pending", "ironic", "deposits", "packages", "requests", "accounts", "ideas"}
+	types := []vec.Type{vec.StringType}
+	schema := vec.SchemaOf([]string{"l_comment"}, types)
+	x := seed
+	rnd := func() uint64 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return x
+	}
+	var out []arrow.RecordBatch
+	for start := 0; start < rows; start += perRecord {
+		n := min(perRecord, rows-start)
+		v := vec.NewVec(vec.StringType)
+		var s []byte
+		for range n {
+			s = s[:0]
+			limit := 10 + int(rnd()%34)
+			for len(s) < limit {
+				if len(s) > 0 {
+					s = append(s, ' ')
+				}
+				s = append(s, words[rnd()%uint64(len(words))]...)
+			}
+			v.AppendDatum(vec.StringDatum(string(s[:limit])))
+		}
+		rb := vec.NewRecordBuilder(schema, types, nil)
+		rb.Append(&vec.Batch{Cols: []*vec.Vec{v}, N: n})
+		out = append(out, rb.Finish())
+	}
+	return out
+}
+
+// BenchmarkJoinBuild hashes a 1.5M-row build side with unique BIGINT keys (Q9's orders
+// broadcast at SF 1) and reports build rows per second.
+func BenchmarkJoinBuild(b *testing.B) {
+	const rows = 1_500_000
+	types := []vec.Type{vec.Int64Type, vec.DateType}
+	schema := vec.SchemaOf([]string{"o_orderkey", "o_orderdate"}, types)
+	var recs []arrow.RecordBatch
+	for start := 0; start < rows; start += 65536 {
+		n := min(65536, rows-start)
+		k, d := vec.NewVec(vec.Int64Type), vec.NewVec(vec.DateType)
+		for i := range n {
+			r := start + i
+			k.AppendDatum(vec.Int64Datum(int64(r/8*32 + r%8 + 1)))
+			d.AppendDatum(vec.Datum{Type: vec.DateType, Int: int64(8000 + r%2400)})
+		}
+		rb := vec.NewRecordBuilder(schema, types, nil)
+		rb.Append(&vec.Batch{Cols: []*vec.Vec{k, d}, N: n})
+		recs = append(recs, rb.Finish())
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t, err := NewJoinTable(types, []int{0}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := t.AddRecords(recs); err != nil {
+			b.Fatal(err)
+		}
+		if t.Rows() != rows {
+			b.Fatalf("%d rows", t.Rows())
+		}
+		t.Release()
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+}

@@ -3,45 +3,109 @@ package exec
 import (
 	"bytes"
 	"hash/maphash"
+	"math/bits"
 
 	"github.com/colinkdb/colink/exec/vec"
 )
 
 // hashTable maps distinct key tuples to dense ids 0..n-1, in insertion order. Keys are
-// stored column-wise; collisions chain through next. It serves hash aggregation (ids are
-// groups), DISTINCT, and the build side of hash joins.
+// stored column-wise. It serves hash aggregation (ids are groups), DISTINCT, and the build
+// side of hash joins.
 //
-// Lookups are vectorized: all rows of a batch walk their chains together, comparing one
-// key column at a time with typed loops. NULL keys are equal to each other here (GROUP BY
-// semantics); joins drop NULL keys before looking up.
+// The index is open addressing with linear probing over one array of 64-bit slots: a slot
+// holds the upper 32 bits of its key's hash (a tag) and id+1 in the lower 32 (0: empty).
+// A lookup touches one slot line and, only when the tag matches, the key itself, so a
+// probe costs about one cache miss where a chained table costs three (bucket, chain entry,
+// key). The load factor stays at most 1/2.
+//
+// Lookups are vectorized: all rows of a batch find their candidate slots first, then the
+// candidates' keys are compared one key column at a time with typed loops. NULL keys are
+// equal to each other here (GROUP BY semantics); joins drop NULL keys before looking up.
 type hashTable struct {
-	types   []vec.Type
-	keys    []*vec.Vec // append-mode, one row per id
-	hashes  []uint64   // per id
-	next    []int32    // per id: next id in the chain + 1 (0 ends it)
-	buckets []int32    // head id + 1 (0: empty)
-	mask    uint64
-	seed    maphash.Seed
-	acct    *Account
+	types  []vec.Type
+	keys   []*vec.Vec // append-mode, one row per id
+	hashes []uint64   // per id
+	slots  []uint64   // tag<<32 | id+1, 0 for an empty slot
+	mask   uint64
+	seed   maphash.Seed
+	acct   *Account
 }
+
+const (
+	slotIDBits = 1<<32 - 1 // the id+1 half of a slot
+	minSlots   = 1024
+)
 
 func newHashTable(types []vec.Type, acct *Account) *hashTable {
 	t := &hashTable{types: types, seed: maphash.MakeSeed(), acct: acct}
 	for _, ty := range types {
 		t.keys = append(t.keys, vec.NewVec(ty))
 	}
-	t.buckets = make([]int32, 1024)
-	t.mask = 1023
+	t.rehash(minSlots)
 	return t
 }
 
 // len is the number of distinct keys.
 func (t *hashTable) len() int { return len(t.hashes) }
 
+// reserve makes room for n more keys without regrowing the index or the key columns.
+func (t *hashTable) reserve(n int) {
+	want := len(t.hashes) + n
+	if 2*want > len(t.slots) {
+		t.rehash(slotsFor(want))
+	}
+	if cap(t.hashes) < want {
+		t.hashes = append(make([]uint64, 0, want), t.hashes...)
+	}
+	for _, k := range t.keys {
+		k.Reserve(n)
+	}
+}
+
+// slotsFor is the index size for n keys: a power of two at least 2n.
+func slotsFor(n int) int {
+	s := minSlots
+	for s < 2*n {
+		s *= 2
+	}
+	return s
+}
+
+// regionSlots is the size of the index regions partitionRows groups rows by: 32 K slots,
+// 256 KiB, which stay in a core's cache while their rows are inserted.
+const regionSlots = 1 << 15
+
+// partitionRows returns rows reordered by the region of the index their hash starts
+// probing in (a stable counting sort), so that inserting them in that order touches one
+// region at a time. Rows are unchanged when the index is a single region.
+func (t *hashTable) partitionRows(rows []int32, h []uint64) []int32 {
+	nparts := len(t.slots) / regionSlots
+	if nparts <= 1 {
+		return rows
+	}
+	shift := uint(bits.TrailingZeros(regionSlots))
+	counts := make([]int32, nparts+1)
+	for _, r := range rows {
+		counts[(h[r]&t.mask)>>shift+1]++
+	}
+	for p := 1; p <= nparts; p++ {
+		counts[p] += counts[p-1]
+	}
+	out := make([]int32, len(rows))
+	for _, r := range rows {
+		p := (h[r] & t.mask) >> shift
+		out[counts[p]] = r
+		counts[p]++
+	}
+	return out
+}
+
 // probeScratch is per-caller working memory for lookups (a table may be probed by many
 // workers at once; the table itself is then read-only).
 type probeScratch struct {
 	h       []uint64
+	pos     []uint64 // per row: the slot of its current candidate
+	home    []uint64 // per row: the contents of its home slot
 	diff    []uint8
 	toCheck []int32
 	misses  []int32
@@ -49,30 +113,46 @@ type probeScratch struct {
 
 func (s *probeScratch) prepare(n int) {
 	if cap(s.h) < n {
-		s.h = make([]uint64, n, max(n, 2*cap(s.h)))
-		s.diff = make([]uint8, n, max(n, 2*cap(s.diff)))
+		c := max(n, 2*cap(s.h))
+		s.h = make([]uint64, n, c)
+		s.pos = make([]uint64, n, c)
+		s.diff = make([]uint8, n, c)
+		s.home = make([]uint64, n, c)
 	}
-	s.h, s.diff = s.h[:n], s.diff[:n]
+	s.h, s.pos, s.diff, s.home = s.h[:n], s.pos[:n], s.diff[:n], s.home[:n]
 }
 
 // find sets ids[i], for each listed row, to the id of its key or -1; s.h must hold the rows'
 // hashes (hashRows with t.seed).
 func (t *hashTable) find(keys []*vec.Vec, rows []int32, ids []int32, s *probeScratch) {
-	h, diff := s.h, s.diff
-	hashes, next := t.hashes, t.next
-	// Walk each row's chain to the first id with an equal hash; only those candidates have
-	// their keys compared (with typed loops, one column at a time).
+	h, pos, diff := s.h, s.pos, s.diff
+	slots, mask := t.slots, t.mask
+	// Each row probes to the first slot with its tag (or an empty slot: absent); only those
+	// candidates have their keys compared.
+	// The home slots are loaded first by a loop without branches, so that their cache
+	// misses overlap instead of waiting behind mispredicted branches.
+	home := s.home
+	for _, i := range rows {
+		home[i] = slots[h[i]&mask]
+	}
 	toCheck := s.toCheck[:0]
 	for _, i := range rows {
 		hi := h[i]
-		g := t.buckets[hi&t.mask] - 1
-		for g >= 0 && hashes[g] != hi {
-			g = next[g] - 1
-		}
-		ids[i] = g
-		if g >= 0 {
-			diff[i] = 0
-			toCheck = append(toCheck, i)
+		tag := hi &^ slotIDBits
+		p := hi & mask
+		for sl := home[i]; ; sl = slots[p] {
+			if sl == 0 {
+				ids[i] = -1
+				break
+			}
+			if sl&^slotIDBits == tag {
+				ids[i] = int32(sl&slotIDBits) - 1
+				pos[i] = p
+				diff[i] = 0
+				toCheck = append(toCheck, i)
+				break
+			}
+			p = (p + 1) & mask
 		}
 	}
 	for len(toCheck) > 0 {
@@ -84,16 +164,23 @@ func (t *hashTable) find(keys []*vec.Vec, rows []int32, ids []int32, s *probeScr
 			if diff[i] == 0 {
 				continue
 			}
-			// Equal hashes, different keys: continue down the chain.
-			hi := h[i]
-			g := next[ids[i]] - 1
-			for g >= 0 && hashes[g] != hi {
-				g = next[g] - 1
-			}
-			ids[i] = g
-			if g >= 0 {
-				diff[i] = 0
-				again = append(again, i)
+			// Equal tags, different keys: probe on.
+			tag := h[i] &^ slotIDBits
+			p := (pos[i] + 1) & mask
+			ids[i] = -1
+			for {
+				sl := slots[p]
+				if sl == 0 {
+					break
+				}
+				if sl&^slotIDBits == tag {
+					ids[i] = int32(sl&slotIDBits) - 1
+					pos[i] = p
+					diff[i] = 0
+					again = append(again, i)
+					break
+				}
+				p = (p + 1) & mask
 			}
 		}
 		toCheck = again
@@ -184,9 +271,8 @@ func (t *hashTable) findOrInsert(keys []*vec.Vec, rows []int32, ids []int32, s *
 			continue
 		}
 		// An earlier row of this batch may have inserted the key.
-		g := t.lookupOne(keys, i, h[i])
-		if g < 0 {
-			g = t.insertOne(keys, i, h[i])
+		g, added := t.lookupOrInsert(keys, i, h[i])
+		if added {
 			grew = true
 			if inserted != nil {
 				*inserted = append(*inserted, i)
@@ -200,78 +286,88 @@ func (t *hashTable) findOrInsert(keys []*vec.Vec, rows []int32, ids []int32, s *
 	return nil
 }
 
-func (t *hashTable) lookupOne(keys []*vec.Vec, i int32, h uint64) int32 {
-	if len(keys) == 1 && keys[0].Nulls == nil && t.keys[0].Nulls == nil {
-		// One key column without NULLs: compare typed payloads directly.
-		k, st := keys[0], t.keys[0]
-		switch k.Type.ID {
-		case vec.Int64, vec.Decimal64:
-			v := k.I64[i]
-			for g := t.buckets[h&t.mask] - 1; g >= 0; g = t.next[g] - 1 {
-				if t.hashes[g] == h && st.I64[g] == v {
-					return g
-				}
-			}
-			return -1
-		case vec.Int32, vec.Date32:
-			v := k.I32[i]
-			for g := t.buckets[h&t.mask] - 1; g >= 0; g = t.next[g] - 1 {
-				if t.hashes[g] == h && st.I32[g] == v {
-					return g
-				}
-			}
-			return -1
+// lookupOrInsert returns the id of row i's key, inserting it if absent.
+func (t *hashTable) lookupOrInsert(keys []*vec.Vec, i int32, h uint64) (int32, bool) {
+	tag := h &^ slotIDBits
+	p := h & t.mask
+	single := len(keys) == 1 && keys[0].Nulls == nil && t.keys[0].Nulls == nil
+	for {
+		sl := t.slots[p]
+		if sl == 0 {
+			break
 		}
+		if sl&^slotIDBits == tag {
+			g := int32(sl&slotIDBits) - 1
+			if t.keyEqual(keys, i, g, single) {
+				return g, false
+			}
+		}
+		p = (p + 1) & t.mask
 	}
-	for g := t.buckets[h&t.mask] - 1; g >= 0; g = t.next[g] - 1 {
-		if t.hashes[g] != h {
-			continue
-		}
-		eq := true
-		for c, k := range keys {
-			if !vec.RowsEqual(k, int(i), t.keys[c], int(g)) {
-				eq = false
-				break
-			}
-		}
-		if eq {
-			return g
-		}
+	g := t.appendKey(keys, i, h)
+	t.slots[p] = tag | uint64(g+1)
+	if 2*len(t.hashes) > len(t.slots) {
+		t.rehash(2 * len(t.slots))
 	}
-	return -1
+	return g, true
 }
 
-func (t *hashTable) insertOne(keys []*vec.Vec, i int32, h uint64) int32 {
+// appendKey stores row i's key as the next id and returns that id.
+func (t *hashTable) appendKey(keys []*vec.Vec, i int32, h uint64) int32 {
 	g := int32(len(t.hashes))
-	if len(keys) == 1 && keys[0].Nulls == nil && t.keys[0].Nulls == nil && keys[0].Type.ID == vec.Int64 {
-		t.keys[0].I64 = append(t.keys[0].I64, keys[0].I64[i])
+	if k := keys[0]; len(keys) == 1 && k.Nulls == nil && t.keys[0].Nulls == nil && (k.Type.ID == vec.Int64 || k.Type.ID == vec.Decimal64) {
+		t.keys[0].I64 = append(t.keys[0].I64, k.I64[i])
 	} else {
 		for c, k := range keys {
 			t.keys[c].AppendRow(k, int(i))
 		}
 	}
 	t.hashes = append(t.hashes, h)
-	b := h & t.mask
-	t.next = append(t.next, t.buckets[b])
-	t.buckets[b] = g + 1
-	if len(t.hashes) > len(t.buckets)*3/4 {
-		t.rehash(2 * len(t.buckets))
-	}
 	return g
 }
 
+// keyEqual compares row i of keys with stored key g; single says there is one key column
+// and neither side has NULLs.
+func (t *hashTable) keyEqual(keys []*vec.Vec, i, g int32, single bool) bool {
+	if single {
+		k, st := keys[0], t.keys[0]
+		switch k.Type.ID {
+		case vec.Int64, vec.Decimal64:
+			return k.I64[i] == st.I64[g]
+		case vec.Int32, vec.Date32:
+			return k.I32[i] == st.I32[g]
+		}
+	}
+	for c, k := range keys {
+		if !vec.RowsEqual(k, int(i), t.keys[c], int(g)) {
+			return false
+		}
+	}
+	return true
+}
+
+// rehash rebuilds the index with n slots (a power of two) from the stored hashes.
 func (t *hashTable) rehash(n int) {
-	t.buckets = make([]int32, n)
 	t.mask = uint64(n - 1)
+	mask := t.mask
+	if cap(t.slots) >= n {
+		t.slots = t.slots[:n]
+		clear(t.slots)
+	} else {
+		t.slots = make([]uint64, n)
+	}
+	slots := t.slots
 	for g, h := range t.hashes {
-		b := h & t.mask
-		t.next[g] = t.buckets[b]
-		t.buckets[b] = int32(g) + 1
+		p := h & mask
+		for slots[p] != 0 {
+			p = (p + 1) & mask
+		}
+		slots[p] = h&^slotIDBits | uint64(g+1)
 	}
 }
 
 func (t *hashTable) memSize() int64 {
-	n := int64(cap(t.hashes))*8 + int64(cap(t.next))*4 + int64(cap(t.buckets))*4
+	n := int64(cap(t.hashes))*8 + int64(cap(t.slots))*8
 	for _, k := range t.keys {
 		n += k.MemSize()
 	}

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -201,6 +202,86 @@ func (t *JoinTable) AddRecord(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// AddRecords appends Arrow records of build rows. A large build side is hashed in bulk:
+// every row is stored and hashed first (on two threads), then the rows are inserted
+// partition by partition of the hash index, so that each partition's slots stay in cache
+// instead of every insert missing it.
+func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
+	var n int
+	for _, rec := range recs {
+		n += int(rec.NumRows())
+	}
+	t.reserve(n)
+	if n < bulkBuildRows {
+		for _, rec := range recs {
+			if err := t.AddRecord(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	base := t.store.len()
+	var b vec.Batch
+	for _, rec := range recs {
+		for start := 0; start < int(rec.NumRows()); start += 64 * vec.DefaultBatchRows {
+			end := min(start+64*vec.DefaultBatchRows, int(rec.NumRows()))
+			if err := b.ViewRecord(rec, t.types, start, end); err != nil {
+				return fmt.Errorf("join build side: %w", err)
+			}
+			t.store.appendBatch(&b)
+		}
+	}
+	total := t.store.len()
+	for k, c := range t.keyCols {
+		t.keyVecs[k] = t.store.cols[c]
+	}
+	rows := make([]int32, 0, n)
+	nulls := anyNulls(t.keyVecs)
+	for r := int32(base); r < int32(total); r++ {
+		if nulls && rowHasNull(t.keyVecs, r) {
+			t.nullRows = append(t.nullRows, r)
+			continue
+		}
+		rows = append(rows, r)
+	}
+	h := make([]uint64, total)
+	hashParallel(t.keyVecs, rows, h, t.ht.seed)
+	order := t.ht.partitionRows(rows, h)
+	t.first = growZero(t.first, t.ht.len()+len(rows))
+	t.last = growZero(t.last, t.ht.len()+len(rows))
+	t.nextRow = growTo(t.nextRow, total)
+	for r := base; r < total; r++ {
+		t.nextRow[r] = -1
+	}
+	for _, r := range order {
+		g, _ := t.ht.lookupOrInsert(t.keyVecs, r, h[r])
+		if t.first[g] == 0 {
+			t.first[g] = r + 1
+		} else {
+			t.nextRow[t.last[g]-1] = r
+			t.unique = false
+		}
+		t.last[g] = r + 1
+	}
+	t.first, t.last = t.first[:t.ht.len()], t.last[:t.ht.len()]
+	return t.acct.Resize(t.memSize())
+}
+
+// bulkBuildRows is the build side size from which AddRecords hashes in bulk.
+const bulkBuildRows = 1 << 16
+
+// hashParallel is hashRows over two halves of rows at once.
+func hashParallel(keys []*vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
+	half := len(rows) / 2
+	done := make(chan struct{})
+	go func() {
+		hashRows(keys, rows[half:], h, seed)
+		close(done)
+	}()
+	hashRows(keys, rows[:half], h, seed)
+	<-done
+}
+
 // AddOperator appends every row of an operator (initialising and closing it).
 func (t *JoinTable) AddOperator(ctx context.Context, op Operator) error {
 	if err := op.Init(ctx); err != nil {
@@ -222,6 +303,26 @@ func (t *JoinTable) AddOperator(ctx context.Context, op Operator) error {
 		}
 	}
 	return op.Close()
+}
+
+// reserve makes room for n more build rows: the hash index, key and row columns, and the
+// per-key and per-row chains are sized once instead of regrown while adding.
+func (t *JoinTable) reserve(n int) {
+	t.ht.reserve(n)
+	for _, c := range t.store.cols {
+		c.Reserve(n)
+	}
+	rows := t.store.len() + n
+	t.first = reserve(t.first, rows)
+	t.last = reserve(t.last, rows)
+	t.nextRow = reserve(t.nextRow, rows)
+}
+
+func reserve[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	return append(make([]T, 0, n), s...)
 }
 
 // Release returns the table's memory charge to the budget.

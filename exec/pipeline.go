@@ -125,11 +125,9 @@ func BuildPipeline(f *Fragment, scan RecordStream, builds [][]arrow.RecordBatch,
 			return nil, fmt.Errorf("fragment step %d (join): %w", i, err)
 		}
 		p.tables[i] = t
-		for r, rec := range builds[j.Build] {
-			if err := t.AddRecord(rec); err != nil {
-				p.Close()
-				return nil, fmt.Errorf("fragment step %d (join): build side %d record %d: %w", i, j.Build, r, err)
-			}
+		if err := t.AddRecords(builds[j.Build]); err != nil {
+			p.Close()
+			return nil, fmt.Errorf("fragment step %d (join): build side %d: %w", i, j.Build, err)
 		}
 	}
 	return p, nil

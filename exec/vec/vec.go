@@ -381,6 +381,35 @@ func (v *Vec) appendNullsFrom(src *Vec, sel []int32, n int, before int) {
 	}
 }
 
+// Reserve makes room to append n more rows to an append-mode Vec without reallocating
+// (for strings, room for n offsets; the bytes grow as they come).
+func (v *Vec) Reserve(n int) {
+	switch v.Type.ID {
+	case Bool:
+		v.Bool = reserve(v.Bool, n)
+	case Int32, Date32:
+		v.I32 = reserve(v.I32, n)
+	case Int64, Decimal64:
+		v.I64 = reserve(v.I64, n)
+	case Decimal128:
+		v.D128 = reserve(v.D128, n)
+	case Float64:
+		v.F64 = reserve(v.F64, n)
+	case String:
+		v.Offsets = reserve(v.Offsets, n)
+	}
+	if v.Nulls != nil {
+		v.Nulls = reserve(v.Nulls, n)
+	}
+}
+
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	return append(make([]T, 0, len(s)+n), s...)
+}
+
 // AppendRow appends src's row i.
 func (v *Vec) AppendRow(src *Vec, i int) {
 	if src.IsNull(i) {
