@@ -46,6 +46,7 @@ func DefaultRules() []Rule {
 		FoldConstants{},
 		PushDownPredicates{},
 		ReorderJoins{},
+		ReduceGroupedJoins{},
 		PruneColumns{},
 		ChooseJoinStrategy{},
 	}
