@@ -520,12 +520,13 @@ func (b *bench) runRaw(t *trial) error {
 		t.setHist(h)
 	case "stream":
 		per := b.streamBatches()
-		if _, err := rawStream(url, b.opt.synth, max(2, per/10), nil); err != nil {
+		if _, err := rawStream(url, b.opt.synth, 1, max(2, per/10), nil); err != nil {
 			return err
 		}
 		// The link multiplexes --streams streams over --conns-per-peer connections; a plain
 		// socket carries one stream at a time, so the same batches go over
-		// min(streams, conns) sockets, each carrying its share of the streams back to back.
+		// min(streams, conns) sockets, each carrying its share of the streams back to back,
+		// from as many distinct copies of the message as it carries streams.
 		socks := min(b.opt.streams, b.opt.conns)
 		hs := make([]*hist, socks)
 		err := b.measure(t, func() error {
@@ -541,7 +542,7 @@ func (b *bench) runRaw(t *trial) error {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					counts[i], errs[i] = rawStream(url, b.opt.synth, share*per, hs[i])
+					counts[i], errs[i] = rawStream(url, b.opt.synth, share, share*per, hs[i])
 				}()
 			}
 			wg.Wait()
@@ -753,14 +754,14 @@ const rawStreamBuffers = 4
 // as the link's background reader does) and hands it over; the consumer (this goroutine)
 // checks the message's framing, records its arrival and gives the buffer back. The bytes land
 // whole in buffers a consumer could decode in place, as the link's do.
-func rawStream(url string, a primproc.SynthArgs, batches int, h *hist) (int64, error) {
+func rawStream(url string, a primproc.SynthArgs, streams, batches int, h *hist) (int64, error) {
 	nc, err := dialRaw(url, 'T')
 	if err != nil {
 		return 0, err
 	}
 	defer nc.Close()
 	a.Batches = batches
-	req, _ := msgpack.Marshal(a)
+	req, _ := msgpack.Marshal(rawStreamRequest{Synth: a, Copies: streams})
 	if _, err := nc.Write(append(binary.LittleEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
 		return 0, err
 	}

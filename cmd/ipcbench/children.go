@@ -159,7 +159,7 @@ func (c *child) stop() {
 //	'E' echo: messages [u32 length][payload]; each is answered with itself. Replies are
 //	    buffered and flushed whenever no further request is buffered, so pipelined requests
 //	    share writes as the link's do.
-//	'T' stream: one request [u32 length][msgpack SynthArgs]; the answer is Batches copies of
+//	'T' stream: one request [u32 length][msgpack rawStreamRequest]; the answer is Batches copies of
 //	    the synth batch's Arrow IPC message, each [u64 length][message] written with one
 //	    write, then a zero length.
 func serveRaw(ctx context.Context, urls []string, ready chan<- []string) error {
@@ -234,24 +234,37 @@ func rawConn(nc net.Conn) {
 		if _, err := io.ReadFull(r, req); err != nil {
 			return
 		}
-		var a primproc.SynthArgs
-		if msgpack.Unmarshal(req, &a) != nil {
+		var q rawStreamRequest
+		if msgpack.Unmarshal(req, &q) != nil || q.Copies < 0 || q.Copies > 1024 {
 			return
 		}
+		a := q.Synth
 		a.Defaults()
 		msg, err := synthMessage(a)
 		if err != nil {
 			return
 		}
-		framed := binary.LittleEndian.AppendUint64(nil, uint64(len(msg)))
-		framed = append(framed, msg...)
+		// As many distinct copies of the message as the link's server would have batches
+		// in memory (one per stream), so both move data from the same amount of memory.
+		framed := make([][]byte, max(q.Copies, 1))
+		for i := range framed {
+			framed[i] = binary.LittleEndian.AppendUint64(nil, uint64(len(msg)))
+			framed[i] = append(framed[i], msg...)
+		}
 		for i := 0; i < a.Batches; i++ {
-			if _, err := nc.Write(framed); err != nil {
+			if _, err := nc.Write(framed[i%len(framed)]); err != nil {
 				return
 			}
 		}
 		nc.Write(make([]byte, 8))
 	}
+}
+
+// rawStreamRequest asks the raw server for Synth.Batches messages cycling through Copies
+// distinct copies of the synth message.
+type rawStreamRequest struct {
+	Synth  primproc.SynthArgs `msgpack:"synth"`
+	Copies int                `msgpack:"copies"`
 }
 
 // synthMessage returns the Arrow IPC encapsulated message of the synth batch: exactly the

@@ -19,7 +19,9 @@
 // (pipelined requests share writes, as the link's do); stream: the same Arrow IPC message
 // the link's synth sends, [u64 length][message] in one write each, read by a goroutine into
 // a few recycled buffers ahead of a consumer that takes each whole message. async and stream
-// use as many sockets as the link has connections (stream: min(--streams, connections)).
+// use as many sockets as the link has connections (stream: min(--streams, connections), each
+// socket cycling through one distinct copy of the message per stream it stands for, as the
+// link's server holds one batch per stream).
 //
 // ipcbench starts primproc itself (re-executing itself as a primproc child) or uses a
 // running one (--connect). The raw baseline's server is always a child.
