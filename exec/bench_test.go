@@ -235,3 +235,57 @@ func BenchmarkJoinBuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 }
+
+// BenchmarkSort sorts 1M rows by one key (exemgr's ORDER BY without LIMIT): BIGINT keys
+// in a random order, and l_comment-like strings.
+func BenchmarkSort(b *testing.B) {
+	const rows = 1 << 20
+	strs := commentRecords(rows, 65536, 11)
+	types := []vec.Type{vec.Int64Type}
+	schema := vec.SchemaOf([]string{"k"}, types)
+	var ints []arrow.RecordBatch
+	x := uint64(1)
+	for start := 0; start < rows; start += 65536 {
+		v := vec.NewVec(vec.Int64Type)
+		for range 65536 {
+			x = x*6364136223846793005 + 1442695040888963407
+			v.AppendDatum(vec.Int64Datum(int64(x >> 20)))
+		}
+		rb := vec.NewRecordBuilder(schema, types, nil)
+		rb.Append(&vec.Batch{Cols: []*vec.Vec{v}, N: 65536})
+		ints = append(ints, rb.Finish())
+	}
+	for _, c := range []struct {
+		name string
+		recs []arrow.RecordBatch
+		t    vec.Type
+	}{{"bigint", ints, vec.Int64Type}, {"string", strs, vec.StringType}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s, err := NewSort(NewSource(&sharedSource{recs: c.recs}, []vec.Type{c.t}, 0), []SortKey{{Col: 0}}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Init(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					bt, err := s.Next(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if bt == nil {
+						break
+					}
+					n += bt.N
+				}
+				s.Close()
+				if n != rows {
+					b.Fatalf("%d rows", n)
+				}
+			}
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+		})
+	}
+}

@@ -88,7 +88,13 @@ func newRowOrder(keys []SortKey, types []vec.Type) (*rowOrder, error) {
 
 // compare orders row i of columns a against row j of columns b.
 func (o *rowOrder) compare(a []*vec.Vec, i int, b []*vec.Vec, j int) int {
-	for k, key := range o.keys {
+	return o.compareFrom(0, a, i, b, j)
+}
+
+// compareFrom compares by the keys from the k-th on.
+func (o *rowOrder) compareFrom(from int, a []*vec.Vec, i int, b []*vec.Vec, j int) int {
+	for k := from; k < len(o.keys); k++ {
+		key := o.keys[k]
 		c := o.cmps[k](a[key.Col], i, b[key.Col], j)
 		if c != 0 {
 			if key.Desc {
@@ -98,6 +104,188 @@ func (o *rowOrder) compare(a []*vec.Vec, i int, b []*vec.Vec, j int) int {
 		}
 	}
 	return 0
+}
+
+// rowsCmp returns a comparison of rows a and b of cols by the order, specialised for the
+// first key: without NULLs in its column, that key is compared on the typed slice directly
+// (no per-value closure or NULL checks); only ties go on to the other keys.
+func (o *rowOrder) rowsCmp(cols []*vec.Vec) func(a, b int32) int {
+	generic := func(a, b int32) int { return o.compare(cols, int(a), cols, int(b)) }
+	key := o.keys[0]
+	col := cols[key.Col]
+	if col.Nulls != nil {
+		return generic
+	}
+	var rest func(a, b int32) int
+	if len(o.keys) > 1 {
+		rest = func(a, b int32) int { return o.compareFrom(1, cols, int(a), cols, int(b)) }
+	}
+	switch col.Type.ID {
+	case vec.Int64, vec.Decimal64:
+		return typedCmp(col.I64, key.Desc, rest)
+	case vec.Int32, vec.Date32:
+		return typedCmp(col.I32, key.Desc, rest)
+	case vec.Float64:
+		return typedCmp(col.F64, key.Desc, rest)
+	case vec.String:
+		offs, data := col.Offsets, col.Bytes
+		sign := 1
+		if key.Desc {
+			sign = -1
+		}
+		return func(a, b int32) int {
+			c := bytes.Compare(data[offs[a]:offs[a+1]], data[offs[b]:offs[b+1]])
+			if c != 0 || rest == nil {
+				return sign * c
+			}
+			return rest(a, b)
+		}
+	}
+	return generic
+}
+
+func typedCmp[T int32 | int64 | float64](x []T, desc bool, rest func(a, b int32) int) func(a, b int32) int {
+	if desc {
+		return func(a, b int32) int {
+			if c := cmpOrdered(x[b], x[a]); c != 0 || rest == nil {
+				return c
+			}
+			return rest(a, b)
+		}
+	}
+	return func(a, b int32) int {
+		if c := cmpOrdered(x[a], x[b]); c != 0 || rest == nil {
+			return c
+		}
+		return rest(a, b)
+	}
+}
+
+// sortRows sorts perm, ascending row numbers of cols, by the order, ties kept in row order
+// (a stable result from pdqsort: ties compare by row). Without NULLs in the first key's
+// column, the rows are sorted as (key, row) pairs — the key a number, or a string's first
+// 16 bytes — so that most comparisons read one small array instead of the columns.
+func (o *rowOrder) sortRows(perm []int32, cols []*vec.Vec) {
+	key := o.keys[0]
+	col := cols[key.Col]
+	var rest func(a, b int32) int
+	if len(o.keys) > 1 {
+		rest = func(a, b int32) int { return o.compareFrom(1, cols, int(a), cols, int(b)) }
+	}
+	if col.Nulls == nil {
+		switch col.Type.ID {
+		case vec.Int64, vec.Decimal64:
+			sortPairs(perm, col.I64, key.Desc, rest)
+			return
+		case vec.Int32, vec.Date32:
+			sortPairs(perm, col.I32, key.Desc, rest)
+			return
+		case vec.Float64:
+			sortPairs(perm, col.F64, key.Desc, rest)
+			return
+		case vec.String:
+			sortStrings(perm, col, key.Desc, rest)
+			return
+		}
+	}
+	cmp := o.rowsCmp(cols)
+	slices.SortFunc(perm, func(a, b int32) int {
+		if c := cmp(a, b); c != 0 {
+			return c
+		}
+		return int(a) - int(b)
+	})
+}
+
+type keyedRow[T int32 | int64 | float64] struct {
+	k T
+	r int32
+}
+
+// sortPairs sorts ascending rows perm by x[row] (then rest, then row).
+func sortPairs[T int32 | int64 | float64](perm []int32, x []T, desc bool, rest func(a, b int32) int) {
+	pairs := make([]keyedRow[T], len(perm))
+	for p, r := range perm {
+		pairs[p] = keyedRow[T]{x[r], r}
+	}
+	sign := 1
+	if desc {
+		sign = -1
+	}
+	slices.SortFunc(pairs, func(a, b keyedRow[T]) int {
+		if c := sign * cmpOrdered(a.k, b.k); c != 0 {
+			return c
+		}
+		if rest != nil {
+			if c := rest(a.r, b.r); c != 0 {
+				return c
+			}
+		}
+		return int(a.r) - int(b.r)
+	})
+	for p := range pairs {
+		perm[p] = pairs[p].r
+	}
+}
+
+// sortStrings sorts ascending rows perm by a string column: each row with its string's
+// first 16 bytes as two big-endian words (which order as the bytes do); only equal
+// prefixes compare the whole strings.
+func sortStrings(perm []int32, col *vec.Vec, desc bool, rest func(a, b int32) int) {
+	offs, data := col.Offsets, col.Bytes
+	type prefixed struct {
+		hi, lo uint64
+		r      int32
+	}
+	word := func(s []byte) uint64 {
+		var w uint64
+		for k := 0; k < 8; k++ {
+			w <<= 8
+			if k < len(s) {
+				w |= uint64(s[k])
+			}
+		}
+		return w
+	}
+	pairs := make([]prefixed, len(perm))
+	for p, r := range perm {
+		s := data[offs[r]:offs[r+1]]
+		var lo uint64
+		if len(s) > 8 {
+			lo = word(s[8:])
+		}
+		pairs[p] = prefixed{word(s), lo, r}
+	}
+	sign := 1
+	if desc {
+		sign = -1
+	}
+	slices.SortFunc(pairs, func(a, b prefixed) int {
+		switch {
+		case a.hi != b.hi:
+			if a.hi < b.hi {
+				return -sign
+			}
+			return sign
+		case a.lo != b.lo:
+			if a.lo < b.lo {
+				return -sign
+			}
+			return sign
+		}
+		if c := sign * bytes.Compare(data[offs[a.r]:offs[a.r+1]], data[offs[b.r]:offs[b.r+1]]); c != 0 {
+			return c
+		}
+		if rest != nil {
+			if c := rest(a.r, b.r); c != 0 {
+				return c
+			}
+		}
+		return int(a.r) - int(b.r)
+	})
+	for p := range pairs {
+		perm[p] = pairs[p].r
+	}
 }
 
 // rowStore buffers rows column-wise (append-mode vectors).
@@ -220,8 +408,7 @@ func (s *Sort) Next(ctx context.Context) (*vec.Batch, error) {
 		if err := s.acct.Resize(s.store.memSize() + int64(n)*4); err != nil {
 			return nil, err
 		}
-		cols := s.store.cols
-		slices.SortStableFunc(perm, func(a, b int32) int { return s.order.compare(cols, int(a), cols, int(b)) })
+		s.order.sortRows(perm, s.store.cols)
 		s.em.order = perm
 	}
 	return s.em.next(s.store, s.batchRows), nil
@@ -251,6 +438,9 @@ type TopN struct {
 	batchRows int
 	ident     []int32
 	cand      []int32
+	idx, perm []int32   // compaction's identity and permutation
+	spare     *rowStore // the store compaction writes the kept rows to
+	tmp       vec.Vec   // compaction's gathered column
 	haveCut   bool
 	cutRow    int // the cutoff's row in store (valid when haveCut)
 	done      bool
@@ -303,6 +493,14 @@ func (t *TopN) prefilter(b *vec.Batch, rows []int32) []int32 {
 		cand = prefilterTyped(col.I32, cut.I32[t.cutRow], sign, rows, cand, full)
 	case vec.Float64:
 		cand = prefilterTyped(col.F64, cut.F64[t.cutRow], sign, rows, cand, full)
+	case vec.String:
+		c := cut.String(t.cutRow)
+		offs, data := col.Offsets, col.Bytes
+		for _, i := range rows {
+			if r := sign * bytes.Compare(data[offs[i]:offs[i+1]], c); r < 0 || (r == 0 && full(i)) {
+				cand = append(cand, i)
+			}
+		}
 	default:
 		for _, i := range rows {
 			if full(i) {
@@ -347,7 +545,11 @@ func (t *TopN) add(b *vec.Batch) error {
 	if int64(t.store.len()) >= 2*k+int64(t.batchRows) {
 		t.compact(false)
 	}
-	return t.acct.Resize(t.store.memSize())
+	n := t.store.memSize()
+	if t.spare != nil {
+		n += t.spare.memSize()
+	}
+	return t.acct.Resize(n)
 }
 
 // compact keeps the store's best Offset+Limit rows (sorted when final), the worst of them
@@ -355,24 +557,28 @@ func (t *TopN) add(b *vec.Batch) error {
 func (t *TopN) compact(final bool) {
 	n := t.store.len()
 	k := int(min(int64(n), t.limit+t.offset))
-	idx := make([]int32, n)
-	for i := range idx {
-		idx[i] = int32(i)
-	}
+	idx := identity(&t.idx, n)
+	idx = append(t.perm[:0], idx...)
+	t.perm = idx
 	cols := t.store.cols
-	cmp := func(a, b int32) int { return t.order.compare(cols, int(a), cols, int(b)) }
+	cmp := t.order.rowsCmp(cols)
 	if final {
-		slices.SortStableFunc(idx, cmp)
+		t.order.sortRows(idx, cols)
 	} else if k < n {
 		nthElement(idx, k-1, cmp)
 	}
-	ns := newRowStore(t.store.types)
-	tmp := &vec.Vec{}
-	for c := range ns.cols {
-		tmp.Gather(cols[c], idx[:k])
-		ns.cols[c].AppendFrom(tmp, nil, k)
+	// The kept rows move to the spare store, which becomes the store; the old one is
+	// emptied to be the next spare (no allocation per compaction).
+	ns := t.spare
+	if ns == nil {
+		ns = newRowStore(t.store.types)
 	}
-	t.store = ns
+	for c := range ns.cols {
+		ns.cols[c].Reset()
+		t.tmp.Gather(cols[c], idx[:k])
+		ns.cols[c].AppendFrom(&t.tmp, nil, k)
+	}
+	t.spare, t.store = t.store, ns
 	t.haveCut = int64(k) == t.limit+t.offset && k > 0
 	t.cutRow = k - 1
 }
