@@ -307,7 +307,7 @@ func (e *Engine) plan(ctx context.Context, ev env, view *catView, stmt sql.State
 	if err != nil {
 		return nil, nil, err
 	}
-	pl, err := physical.Build(q, physical.Options{Catalog: view})
+	pl, err := physical.Build(q, physical.Options{Catalog: view, Primprocs: len(e.cl)})
 	if err != nil {
 		return nil, nil, err
 	}

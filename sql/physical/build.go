@@ -25,6 +25,12 @@ type Options struct {
 	// Catalog describes the stored tables; it is needed only for a scan that reads no
 	// column (SELECT COUNT(*) FROM t), which then reads the table's narrowest column.
 	Catalog catalog.Catalog
+	// Primprocs is the number of primprocs the plan will run on (0: unknown). With exactly
+	// one, every group of an aggregate over a fragment's rows is complete on it: the
+	// aggregate finishes there (its workers' partial states merged), and what follows it
+	// (HAVING, projections, further aggregates) stays in the fragment, so only the final
+	// rows cross the link instead of every partial group.
+	Primprocs int
 }
 
 // Build cuts an optimised query into its physical plan. It adds the columns it computes
@@ -506,6 +512,14 @@ func (b *builder) aggregate(a *plan.Aggregate) (*rel, error) {
 	if err != nil {
 		return nil, b.errorf("aggregate %s: %w", label, err)
 	}
+	if r.frag != nil && b.opts.Primprocs == 1 {
+		// The one primproc holds every group's rows: it aggregates completely.
+		if err := b.addStep(r, exec.Step{Aggregate: &exec.AggStep{Spec: spec, Final: true}},
+			stepInfo{label: "Aggregate final " + label, build: -1}, out); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	if r.frag != nil && !distinct {
 		// Partial aggregation on every primproc, final in exemgr.
 		partial, err := spec.PartialTypes(raw)
@@ -582,6 +596,10 @@ func (b *builder) distinct(d *plan.Distinct) (*rel, error) {
 		spec := exec.AggSpec{}
 		for i := range want {
 			spec.GroupBy = append(spec.GroupBy, i)
+		}
+		if b.opts.Primprocs == 1 {
+			return r, b.addStep(r, exec.Step{Aggregate: &exec.AggStep{Spec: spec, Final: true}},
+				stepInfo{label: "Distinct", build: -1}, want)
 		}
 		if err := b.addStep(r, exec.Step{Aggregate: &exec.AggStep{Spec: spec}},
 			stepInfo{label: "Distinct partial", build: -1}, want); err != nil {

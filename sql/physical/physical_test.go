@@ -20,8 +20,9 @@ func (env) Database() string                                { return "tpch" }
 func (env) SystemVariable(string, bool) (types.Value, bool) { return types.Value{}, false }
 func (env) UserVariable(string) (types.Value, bool)         { return types.Value{}, false }
 
-// explain plans a script's statements (views are created, the last query explained).
-func explain(ctx context.Context, cat *catalog.Memory, sf float64, script string) (string, error) {
+// explain plans a script's statements (views are created, the last query explained) for
+// the given number of primprocs (0: unknown).
+func explain(ctx context.Context, cat *catalog.Memory, sf float64, primprocs int, script string) (string, error) {
 	planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHStats{SF: sf}}
 	stmts, err := sql.NewParser().Parse(script)
 	if err != nil {
@@ -47,7 +48,7 @@ func explain(ctx context.Context, cat *catalog.Memory, sf float64, script string
 			if err != nil {
 				return "", err
 			}
-			p, err := physical.Build(q, physical.Options{Catalog: cat})
+			p, err := physical.Build(q, physical.Options{Catalog: cat, Primprocs: primprocs})
 			if err != nil {
 				return "", err
 			}
@@ -58,7 +59,8 @@ func explain(ctx context.Context, cat *catalog.Memory, sf float64, script string
 }
 
 // TestExplain prints the physical plans of testdata/explain: the 22 TPC-H queries planned
-// with the statistics of SF 1 (tpch q=N [sf=F]) and other queries (explain [sf=F]).
+// with the statistics of SF 1 (tpch q=N [sf=F] [primprocs=N]) and other queries (explain
+// [sf=F] [primprocs=N]).
 func TestExplain(t *testing.T) {
 	datadriven.RunTest(t, "testdata/explain", func(t *testing.T, c *datadriven.TestData) string {
 		sf := 1.0
@@ -68,6 +70,14 @@ func TestExplain(t *testing.T) {
 				t.Fatalf("%s: sf: %v", c.Pos, err)
 			}
 			sf = f
+		}
+		primprocs := 0
+		if v, ok := c.Arg("primprocs"); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("%s: primprocs: %v", c.Pos, err)
+			}
+			primprocs = n
 		}
 		script := c.Input
 		if c.Cmd == "tpch" {
@@ -80,7 +90,7 @@ func TestExplain(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		out, err := explain(context.Background(), catalog.TPCH("tpch"), sf, script)
+		out, err := explain(context.Background(), catalog.TPCH("tpch"), sf, primprocs, script)
 		if err != nil {
 			return fmt.Sprintf("error: %v\n", err)
 		}

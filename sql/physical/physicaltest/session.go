@@ -24,6 +24,8 @@ type Session struct {
 	Exec physical.ExecOptions
 	// DB is the current database.
 	DB string
+	// Primprocs is the number of primprocs the Runner runs fragments on (physical.Options).
+	Primprocs int
 }
 
 // Output is the result of the last query of a script.
@@ -63,7 +65,7 @@ func (s *Session) plan(ctx context.Context, st sql.Statement) (*physical.Plan, e
 	if err != nil {
 		return nil, err
 	}
-	return physical.Build(q, physical.Options{Catalog: s.Catalog})
+	return physical.Build(q, physical.Options{Catalog: s.Catalog, Primprocs: s.Primprocs})
 }
 
 // Run runs every statement of a script and returns the output of its last query.

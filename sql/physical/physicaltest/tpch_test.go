@@ -93,10 +93,11 @@ func TestMain(m *testing.M) {
 
 func newSession(sf float64, st []*storage.Store) *Session {
 	return &Session{
-		Catalog: catalog.TPCH("tpch"),
-		Stats:   catalog.TPCHStats{SF: sf},
-		Runner:  &LocalRunner{Stores: st, Options: fragment.Options{Threads: 2}},
-		DB:      "tpch",
+		Catalog:   catalog.TPCH("tpch"),
+		Stats:     catalog.TPCHStats{SF: sf},
+		Runner:    &LocalRunner{Stores: st, Options: fragment.Options{Threads: 2}},
+		DB:        "tpch",
+		Primprocs: len(st),
 	}
 }
 
