@@ -31,10 +31,19 @@ const catalogFormat = 1
 // catalog is one immutable version of the store's contents. It is never modified after it
 // has been published; a commit copies what it changes (copy on write).
 type catalog struct {
-	Version       uint64       `json:"version"`
-	NextSegmentID uint64       `json:"next_segment_id"`
-	NextTableID   uint64       `json:"next_table_id"`
-	Tables        []*tableMeta `json:"tables"` // sorted by name
+	Version       uint64 `json:"version"`
+	NextSegmentID uint64 `json:"next_segment_id"`
+	NextTableID   uint64 `json:"next_table_id"`
+	// StoreID names the store for good (random, made when the store is created): a
+	// distributed transaction names the store that decides its outcome by it.
+	StoreID string       `json:"store_id,omitempty"`
+	Tables  []*tableMeta `json:"tables"` // sorted by name
+	// Prepared holds the transactions in the first phase of a two-phase commit: their files
+	// are durable and named here, their changes are not yet visible (sorted by ID).
+	Prepared []*preparedTxn `json:"prepared,omitempty"`
+	// Resolved remembers the outcome of the most recent prepared transactions (oldest
+	// first, at most maxResolved), so that a coordinator asking again gets the same answer.
+	Resolved []resolvedTxn `json:"resolved,omitempty"`
 }
 
 // tableMeta is one table in one catalog version.
@@ -188,7 +197,7 @@ func (c *catalog) setTable(name string, t *tableMeta) {
 	}
 }
 
-// files lists every file (relative path) the catalog names.
+// files lists every file (relative path) the catalog names, prepared transactions' included.
 func (c *catalog) files(yield func(string)) {
 	for _, t := range c.Tables {
 		for _, s := range t.Segments {
@@ -196,6 +205,16 @@ func (c *catalog) files(yield func(string)) {
 			if s.Deletes != nil {
 				yield(s.Deletes.File)
 			}
+		}
+	}
+	for _, p := range c.Prepared {
+		for _, a := range p.Appends {
+			for _, s := range a.Segments {
+				yield(s.File)
+			}
+		}
+		for _, d := range p.Deletes {
+			yield(d.File)
 		}
 	}
 }
@@ -252,6 +271,11 @@ func decodeCatalog(path string, data []byte) (*catalog, error) {
 		}
 		if err := t.decode(); err != nil {
 			return nil, bad("table %q: %v", t.Name, err)
+		}
+	}
+	for i, p := range c.Prepared {
+		if i > 0 && c.Prepared[i-1].ID >= p.ID {
+			return nil, bad("prepared transactions out of order at %q", p.ID)
 		}
 	}
 	return &c, nil

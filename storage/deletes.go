@@ -71,7 +71,20 @@ func (s *Store) deletes(sm *segmentMeta) (bitmap, error) {
 	if ok {
 		return b, nil
 	}
-	p := filepath.Join(s.dir, filepath.FromSlash(dm.File))
+	b, err := s.readBitmap(dm.File, dm.Size, dm.CRC, sm.Rows)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.dels[dm.File] = b
+	s.mu.Unlock()
+	return b, nil
+}
+
+// readBitmap reads and verifies a delete file (rel, relative to the store) of a segment of
+// rows rows whose catalog entry records size and crc.
+func (s *Store) readBitmap(rel string, size int64, crc uint32, rows int64) (bitmap, error) {
+	p := filepath.Join(s.dir, filepath.FromSlash(rel))
 	bad := func(format string, args ...any) error {
 		return &CorruptionError{File: p, Detail: fmt.Sprintf(format, args...)}
 	}
@@ -81,21 +94,18 @@ func (s *Store) deletes(sm *segmentMeta) (bitmap, error) {
 		return nil, bad("the file is missing")
 	case err != nil:
 		return nil, fmt.Errorf("storage: read delete file: %w", err)
-	case int64(len(data)) != dm.Size:
-		return nil, bad("size is %d bytes, the catalog records %d (truncated or overwritten)", len(data), dm.Size)
-	case crc32c(data) != dm.CRC:
-		return nil, bad("checksum mismatch (%08x, catalog records %08x)", crc32c(data), dm.CRC)
+	case int64(len(data)) != size:
+		return nil, bad("size is %d bytes, the catalog records %d (truncated or overwritten)", len(data), size)
+	case crc32c(data) != crc:
+		return nil, bad("checksum mismatch (%08x, catalog records %08x)", crc32c(data), crc)
 	case string(data[:4]) != deleteMagic || binary.LittleEndian.Uint32(data[4:]) != deleteFormat ||
-		int64(binary.LittleEndian.Uint64(data[8:])) != sm.Rows || len(data) != deleteHeaderSize+8*int((sm.Rows+63)/64):
-		return nil, bad("not a delete file for a segment of %d rows", sm.Rows)
+		int64(binary.LittleEndian.Uint64(data[8:])) != rows || len(data) != deleteHeaderSize+8*int((rows+63)/64):
+		return nil, bad("not a delete file for a segment of %d rows", rows)
 	}
-	b = make(bitmap, (sm.Rows+63)/64)
+	b := make(bitmap, (rows+63)/64)
 	for i := range b {
 		b[i] = binary.LittleEndian.Uint64(data[deleteHeaderSize+8*i:])
 	}
-	s.mu.Lock()
-	s.dels[dm.File] = b
-	s.mu.Unlock()
 	return b, nil
 }
 
@@ -144,49 +154,63 @@ type pendingDelete struct {
 // applyDeletes writes the union of each touched segment's committed and pending deletes to a
 // new delete file and points next's copy of the segment at it. Called under commitMu.
 func (tx *Txn) applyDeletes(next *catalog) error {
-	s := tx.store
 	for _, segID := range tx.deleteOrder {
 		pd := tx.deletes[segID]
-		t := next.table(pd.table)
-		if t == nil || t.ID != pd.baseID {
-			return fmt.Errorf("%w: table %q was replaced or dropped while rows were deleted from it", ErrConflict, pd.table)
+		written, err := tx.store.mergeDeletes(next, pd.table, pd.baseID, segID, pd.bits)
+		if written != "" {
+			tx.files = append(tx.files, written)
 		}
-		i := slices.IndexFunc(t.Segments, func(s *segmentMeta) bool { return s.ID == segID })
-		if i < 0 {
-			return fmt.Errorf("%w: segment %d of %q is gone", ErrConflict, segID, pd.table)
-		}
-		sm := t.Segments[i]
-		union := slices.Clone(pd.bits)
-		old, err := s.deletes(sm)
 		if err != nil {
 			return err
 		}
-		for w := range old {
-			union[w] |= old[w]
-		}
-		count := union.countRange(0, sm.Rows)
-		if old != nil && count == sm.Deletes.Count {
-			continue // nothing new
-		}
-		data := encodeDeletes(sm.Rows, union)
-		name := fmt.Sprintf("seg-%08d.del-%08d", segID, next.Version)
-		rel := path.Join(path.Dir(sm.File), name)
-		abs := filepath.Join(s.dir, filepath.FromSlash(rel))
-		tx.files = append(tx.files, abs)
-		if err := writeFileSynced(abs, data); err != nil {
-			return err
-		}
-		if err := syncDir(filepath.Dir(abs)); err != nil {
-			return err
-		}
-		nsm := *sm
-		nsm.Deletes = &deleteMeta{File: rel, Count: count, Size: int64(len(data)), CRC: crc32c(data)}
-		nt := *t
-		nt.Segments = slices.Clone(t.Segments)
-		nt.Segments[i] = &nsm
-		next.setTable(pd.table, &nt)
 	}
 	return nil
+}
+
+// mergeDeletes marks the rows of bits deleted in next's copy of segment segID of table
+// (incarnation tableID): it writes the union of the segment's committed deletes and bits to a
+// new delete file, named by next.Version, and points the segment at it. written is the
+// absolute path of the file it created, if any (for the caller to remove on failure). Called
+// under commitMu.
+func (s *Store) mergeDeletes(next *catalog, table string, tableID, segID uint64, bits bitmap) (written string, err error) {
+	t := next.table(table)
+	if t == nil || t.ID != tableID {
+		return "", fmt.Errorf("%w: table %q was replaced or dropped while rows were deleted from it", ErrConflict, table)
+	}
+	i := slices.IndexFunc(t.Segments, func(s *segmentMeta) bool { return s.ID == segID })
+	if i < 0 {
+		return "", fmt.Errorf("%w: segment %d of %q is gone (compacted?)", ErrConflict, segID, table)
+	}
+	sm := t.Segments[i]
+	union := slices.Clone(bits)
+	old, err := s.deletes(sm)
+	if err != nil {
+		return "", err
+	}
+	for w := range old {
+		union[w] |= old[w]
+	}
+	count := union.countRange(0, sm.Rows)
+	if (old == nil && count == 0) || (old != nil && count == sm.Deletes.Count) {
+		return "", nil // nothing new
+	}
+	data := encodeDeletes(sm.Rows, union)
+	name := fmt.Sprintf("seg-%08d.del-%08d", segID, next.Version)
+	rel := path.Join(path.Dir(sm.File), name)
+	abs := filepath.Join(s.dir, filepath.FromSlash(rel))
+	if err := writeFileSynced(abs, data); err != nil {
+		return "", err
+	}
+	if err := syncDir(filepath.Dir(abs)); err != nil {
+		return abs, err
+	}
+	nsm := *sm
+	nsm.Deletes = &deleteMeta{File: rel, Count: count, Size: int64(len(data)), CRC: crc32c(data)}
+	nt := *t
+	nt.Segments = slices.Clone(t.Segments)
+	nt.Segments[i] = &nsm
+	next.setTable(table, &nt)
+	return abs, nil
 }
 
 // writeFileSynced creates path (which must not exist) with data and fsyncs it.

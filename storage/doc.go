@@ -9,6 +9,7 @@
 //	DIR/CATALOG                               the current catalog (header line + JSON body)
 //	DIR/tables/<table>/seg-<id>.parquet       immutable segment files
 //	DIR/tables/<table>/seg-<id>.del-<version> immutable delete bitmaps (a newer one supersedes)
+//	DIR/tables/<table>/seg-<id>.pdel-<version> a prepared transaction's own deletes
 //
 // A segment is a plain Parquet file (INT64 DECIMAL for decimals, DATE, UTF8 strings, one
 // row group per RowGroupRows rows, min/max statistics on), so DuckDB and other tools read it
@@ -31,6 +32,16 @@
 // deleted only once no pinned snapshot names them. Every change goes through a Txn, whose
 // operations (replace a table, append segments, delete rows, drop) apply atomically, across
 // tables too.
+//
+// # Distributed writes, row IDs and compaction
+//
+// A change that spans several stores (several primprocs) commits in two phases
+// (Txn.Prepare, then Store.CommitPrepared or Store.AbortPrepared; see prepare.go): a
+// prepared transaction is durable and named in the catalog but invisible until its outcome
+// is applied, and survives restarts. A scan may ask for the RowIDColumn pseudo column, whose
+// values (segment and ordinal, plus a caller's tag) name rows for Txn.Delete. Store.Compact
+// rewrites a table's small segments and those with many deleted rows into full segments of
+// their live rows, atomically (compact.go).
 //
 // # Integrity
 //

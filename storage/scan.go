@@ -19,6 +19,8 @@ type ScanRequest struct {
 	Columns    []string    // output columns in order; may be empty (row counts only)
 	Segments   []uint64    // segment ids to read; nil reads all of the table's segments
 	Predicates []Predicate // conjunctive; used only for zone-map elimination
+	// RowIDTag goes into the row IDs of a RowIDColumn among Columns (see MakeRowID).
+	RowIDTag uint8
 }
 
 // RowGroupRef is one unit of scan work: a row group of a segment. Refs are independent; any
@@ -58,8 +60,9 @@ type Scan struct {
 	snap   *Snapshot
 	table  *tableMeta
 	schema *arrow.Schema
-	cols   []int // table column index of each output column
+	cols   []int // table column index of each output column; -1: the row ID
 	refs   []RowGroupRef
+	tag    uint8 // row ID tag
 
 	rowGroups, eliminated                  int
 	rowsRead, hits, misses                 atomic.Int64
@@ -74,9 +77,14 @@ func (sn *Snapshot) Scan(req ScanRequest) (*Scan, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", ErrNoTable, req.Table)
 	}
-	sc := &Scan{store: sn.store, table: t}
+	sc := &Scan{store: sn.store, table: t, tag: req.RowIDTag}
 	fields := make([]arrow.Field, len(req.Columns))
 	for i, name := range req.Columns {
+		if name == RowIDColumn {
+			sc.cols = append(sc.cols, -1)
+			fields[i] = arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Int64}
+			continue
+		}
 		idx := t.schema.FieldIndices(name)
 		if len(idx) != 1 {
 			return nil, fmt.Errorf("storage: table %q has no column %q", t.Name, name)
@@ -189,6 +197,15 @@ func (sc *Scan) ReadWithDeleted(ctx context.Context, ref RowGroupRef) (arrow.Rec
 		}
 	}
 	for i, c := range sc.cols {
+		if c < 0 {
+			arr, err := rowIDColumn(sc.tag, ref, sc.store.opts.Allocator)
+			if err != nil {
+				release()
+				return nil, fmt.Errorf("storage: read table %q: %w", sc.table.Name, err)
+			}
+			cols[i] = arr
+			continue
+		}
 		field, kind := sc.table.schema.Field(c), sc.table.kinds[c]
 		key := cacheKey{seg: ref.Segment, rg: int32(ref.RowGroup), col: int32(c)}
 		arr, hit, disk, err := sc.store.cache.get(ctx, key, func() (arrow.Array, int64, error) {

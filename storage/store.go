@@ -146,6 +146,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
+	if cat.StoreID == "" { // a new store, or one made before stores had identities
+		cat.StoreID = newStoreID()
+		if err := writeCatalog(dir, cat); err != nil {
+			lock.Close()
+			return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+		}
+	}
 	s := &Store{
 		dir:      dir,
 		opts:     opts,

@@ -181,6 +181,9 @@ func validateSchema(sc *arrow.Schema) ([]colKind, error) {
 		if seen[f.Name] {
 			return nil, fmt.Errorf("column %q appears twice", f.Name)
 		}
+		if f.Name == RowIDColumn {
+			return nil, fmt.Errorf("column %q: the name is reserved for the row ID", f.Name)
+		}
 		seen[f.Name] = true
 		k, err := kindOf(f.Type)
 		if err != nil {

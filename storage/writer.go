@@ -47,14 +47,16 @@ const (
 	opReplace opKind = iota + 1
 	opAppend
 	opDrop
+	opCompact
 )
 
 type txnOp struct {
-	kind   opKind
-	table  string
-	baseID uint64 // opAppend, opDrop: the incarnation the change applies to
-	writer *TableWriter
-	schema *arrow.Schema
+	kind    opKind
+	table   string
+	baseID  uint64 // opAppend, opDrop: the incarnation the change applies to
+	writer  *TableWriter
+	schema  *arrow.Schema
+	compact *compaction // opCompact: the segments the writer's rows replace
 }
 
 // Begin starts a transaction.
@@ -126,27 +128,9 @@ func (tx *Txn) Commit(ctx context.Context) error {
 	if err := tx.usable(); err != nil {
 		return err
 	}
-	for _, w := range tx.writers {
-		if err := w.Close(ctx); err != nil {
-			tx.Abort()
-			return err
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	if err := tx.finishWriters(ctx); err != nil {
 		tx.Abort()
 		return err
-	}
-	dirs := map[string]bool{}
-	for _, w := range tx.writers {
-		if len(w.segments) > 0 {
-			dirs[w.dir] = true
-		}
-	}
-	for d := range dirs {
-		if err := syncDir(d); err != nil {
-			tx.Abort()
-			return err
-		}
 	}
 
 	s := tx.store
@@ -176,12 +160,41 @@ func (tx *Txn) Commit(ctx context.Context) error {
 	return nil
 }
 
+// finishWriters closes every writer and makes its segment files' directory entries durable.
+func (tx *Txn) finishWriters(ctx context.Context) error {
+	for _, w := range tx.writers {
+		if err := w.Close(ctx); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dirs := map[string]bool{}
+	for _, w := range tx.writers {
+		if len(w.segments) > 0 {
+			dirs[w.dir] = true
+		}
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // apply builds the next catalog version from cur and the transaction's operations.
 func (tx *Txn) apply(cur *catalog) (*catalog, error) {
 	next := cur.clone()
 	next.Version = cur.Version + 1
 	for _, op := range tx.ops {
 		t := next.table(op.table)
+		if op.kind == opReplace || op.kind == opDrop {
+			if p := cur.preparedOn(op.table); p != nil {
+				return nil, fmt.Errorf("%w: table %q has a prepared transaction (%s) waiting for its outcome", ErrConflict, op.table, p.ID)
+			}
+		}
 		switch op.kind {
 		case opReplace:
 			nt := &tableMeta{Name: op.table, ID: next.NextTableID, Fields: schemaToJSON(op.schema),
@@ -200,6 +213,12 @@ func (tx *Txn) apply(cur *catalog) (*catalog, error) {
 				return nil, fmt.Errorf("%w: table %q was replaced or dropped concurrently", ErrConflict, op.table)
 			}
 			next.setTable(op.table, nil)
+		case opCompact:
+			nt, err := op.compact.apply(next, t, op.writer.segments)
+			if err != nil {
+				return nil, err
+			}
+			next.setTable(op.table, nt)
 		}
 	}
 	next.NextSegmentID = max(next.NextSegmentID, tx.store.nextSegmentID.Load())
