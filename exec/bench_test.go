@@ -289,3 +289,55 @@ func BenchmarkSort(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAggregateWorkers is exemgr's final aggregation of Q18's shape — 2M rows into
+// 1.5M groups of a BIGINT key — on one worker (HashAggregate) and on two.
+func BenchmarkAggregateWorkers(b *testing.B) {
+	const rows, groups = 2_000_000, 1_500_000
+	types := []vec.Type{vec.Int64Type, vec.Decimal(15, 2)}
+	schema := vec.SchemaOf([]string{"k", "q"}, types)
+	var recs []arrow.RecordBatch
+	x := uint64(7)
+	for start := 0; start < rows; start += 65536 {
+		n := min(65536, rows-start)
+		k, q := vec.NewVec(types[0]), vec.NewVec(types[1])
+		for range n {
+			x = x*6364136223846793005 + 1442695040888963407
+			k.AppendDatum(vec.Int64Datum(int64((x >> 20) % groups)))
+			q.AppendDatum(vec.Datum{Type: types[1], Int: int64(x>>50) + 100})
+		}
+		rb := vec.NewRecordBuilder(schema, types, nil)
+		rb.Append(&vec.Batch{Cols: []*vec.Vec{k, q}, N: n})
+		recs = append(recs, rb.Finish())
+	}
+	spec := AggSpec{GroupBy: []int{0}, Aggs: []Aggregate{{Func: AggSum, Col: 1}}}
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				a, err := NewParallelAggregate(NewSource(&sharedSource{recs: recs}, types, 0), spec, AggComplete, workers, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := a.Init(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					bt, err := a.Next(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if bt == nil {
+						break
+					}
+					n += bt.N
+				}
+				a.Close()
+				if n < groups/2 { // 2M draws of 1.5M keys: about 1.1M distinct
+					b.Fatalf("%d groups", n)
+				}
+			}
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+		})
+	}
+}

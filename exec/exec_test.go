@@ -372,7 +372,7 @@ func twoPhaseAgg(t *testing.T, d *datadriven.TestData, tables map[string]*vec.Ta
 	if err != nil {
 		return nil, nil, err
 	}
-	final, err := NewHashAggregate(merged, spec, AggFinal, budget)
+	final, err := NewParallelAggregate(merged, spec, AggFinal, 3, budget)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -353,7 +353,7 @@ func TestAggregateRandom(t *testing.T) {
 			t.Fatal(err)
 		}
 		all, _ := NewConcat(merged, parts[2])
-		final, err := NewHashAggregate(all, spec, AggFinal, nil)
+		final, err := NewParallelAggregate(all, spec, AggFinal, 1+r.IntN(3), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,335 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+// ParallelAggregate is a hash aggregation split by group over several workers: the calling
+// goroutine hashes each input row's group key and deals the rows into per-worker batches;
+// every worker aggregates its share of the groups in a HashAggregate of its own, on its
+// own goroutine. Each group lives in exactly one worker, so the workers' outputs together
+// are the aggregation's output: worker 0's groups first, then worker 1's, and so on (each
+// in the order its worker first saw them).
+//
+// It serves exemgr's final (and one-phase) aggregations, whose inputs have left the
+// primprocs' parallelism behind: Q18's final phase merges 1.9 M partial groups.
+type ParallelAggregate struct {
+	input   Operator
+	keyCols []int
+	types   []vec.Type
+	workers []*aggWorker
+	seed    maphash.Seed
+	budget  *Budget
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	started bool
+	cur     int // the worker whose output Next is reading
+
+	h     []uint64
+	ident []int32
+	parts [][]int32
+}
+
+// aggWorker is one share of a ParallelAggregate: batches in, the aggregation's batches out.
+type aggWorker struct {
+	agg  *HashAggregate
+	in   chan *vec.Batch // dealt rows (owned batches)
+	free chan *vec.Batch // batches the worker has consumed, for reuse
+	out  chan *vec.Batch // output copies
+	done chan *vec.Batch // output copies Next has passed on, for reuse
+	err  error           // set before out is closed
+	fill *vec.Batch      // the batch being dealt into
+	last *vec.Batch      // the output batch Next returned last
+}
+
+// parallelAggBatches is how many batches each worker's channels hold: enough to keep the
+// dealer and the worker from waiting on each other batch by batch.
+const parallelAggBatches = 4
+
+// NewParallelAggregate aggregates input as NewHashAggregate does, over workers workers.
+// With one worker, no GROUP BY or a DISTINCT aggregate it is a plain HashAggregate.
+func NewParallelAggregate(input Operator, spec AggSpec, phase AggPhase, workers int, budget *Budget) (Operator, error) {
+	distinct := false
+	for _, a := range spec.Aggs {
+		distinct = distinct || a.Distinct
+	}
+	if workers <= 1 || len(spec.GroupBy) == 0 || distinct {
+		return NewHashAggregate(input, spec, phase, budget)
+	}
+	in := input.Types()
+	p := &ParallelAggregate{input: input, seed: maphash.MakeSeed(), budget: budget}
+	if phase.rawInput() {
+		p.keyCols = spec.GroupBy
+	} else {
+		// Partial states: the group keys come first.
+		for k := range spec.GroupBy {
+			p.keyCols = append(p.keyCols, k)
+		}
+	}
+	for w := 0; w < workers; w++ {
+		aw := &aggWorker{in: make(chan *vec.Batch, parallelAggBatches), free: make(chan *vec.Batch, parallelAggBatches+2),
+			out: make(chan *vec.Batch, parallelAggBatches), done: make(chan *vec.Batch, parallelAggBatches+2)}
+		agg, err := NewHashAggregate(&chanSource{types: in, in: aw.in, free: aw.free}, spec, phase, budget)
+		if err != nil {
+			return nil, err
+		}
+		aw.agg = agg
+		p.workers = append(p.workers, aw)
+	}
+	p.types = p.workers[0].agg.Types()
+	p.parts = make([][]int32, workers)
+	return p, nil
+}
+
+// Types implements Operator.
+func (p *ParallelAggregate) Types() []vec.Type { return p.types }
+
+// Init implements Operator.
+func (p *ParallelAggregate) Init(ctx context.Context) error {
+	p.ctx, p.cancel = context.WithCancel(ctx)
+	return p.input.Init(ctx)
+}
+
+// Next implements Operator.
+func (p *ParallelAggregate) Next(ctx context.Context) (*vec.Batch, error) {
+	if !p.started {
+		p.started = true
+		for _, w := range p.workers {
+			p.wg.Add(1)
+			go p.runWorker(w)
+		}
+		if err := p.deal(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for p.cur < len(p.workers) {
+		w := p.workers[p.cur]
+		if w.last != nil {
+			w.done <- w.last
+			w.last = nil
+		}
+		select {
+		case b, ok := <-w.out:
+			if !ok {
+				if w.err != nil {
+					return nil, w.err
+				}
+				p.cur++
+				continue
+			}
+			w.last = b
+			return b, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return nil, nil
+}
+
+// deal reads the whole input and sends every row to the worker of its group.
+func (p *ParallelAggregate) deal(ctx context.Context) error {
+	n := len(p.workers)
+	keys := make([]*vec.Vec, len(p.keyCols))
+	for {
+		b, err := p.input.Next(ctx)
+		if err != nil {
+			p.stopInputs()
+			return err
+		}
+		if b == nil {
+			break
+		}
+		rows := activeRowsOf(b.Sel, b.N, &p.ident)
+		p.h = growTo(p.h[:0], b.N)
+		for k, c := range p.keyCols {
+			keys[k] = b.Cols[c]
+		}
+		hashRows(keys, rows, p.h, p.seed)
+		for w := range p.parts {
+			p.parts[w] = p.parts[w][:0]
+		}
+		for _, i := range rows {
+			w := int((p.h[i] >> 32) * uint64(n) >> 32)
+			p.parts[w] = append(p.parts[w], i)
+		}
+		for w, part := range p.parts {
+			if len(part) == 0 {
+				continue
+			}
+			if err := p.append(ctx, p.workers[w], b, part); err != nil {
+				p.stopInputs()
+				return err
+			}
+		}
+	}
+	for _, w := range p.workers {
+		if w.fill != nil && w.fill.N > 0 {
+			if err := p.send(ctx, w); err != nil {
+				p.stopInputs()
+				return err
+			}
+		}
+	}
+	p.stopInputs()
+	return nil
+}
+
+// append adds rows of b to w's batch being filled, sending it once it is full.
+func (p *ParallelAggregate) append(ctx context.Context, w *aggWorker, b *vec.Batch, rows []int32) error {
+	if w.fill == nil {
+		select {
+		case w.fill = <-w.free:
+			for _, v := range w.fill.Cols {
+				v.Reset()
+			}
+			w.fill.N = 0
+		default:
+			w.fill = &vec.Batch{}
+			for _, t := range p.input.Types() {
+				w.fill.Cols = append(w.fill.Cols, vec.NewVec(t))
+			}
+		}
+	}
+	for c, v := range w.fill.Cols {
+		v.AppendFrom(b.Cols[c], rows, b.N)
+	}
+	w.fill.N += len(rows)
+	if w.fill.N >= vec.DefaultBatchRows {
+		return p.send(ctx, w)
+	}
+	return nil
+}
+
+func (p *ParallelAggregate) send(ctx context.Context, w *aggWorker) error {
+	select {
+	case w.in <- w.fill:
+		w.fill = nil
+		return nil
+	case <-p.ctx.Done():
+		return p.workerErr(ctx)
+	}
+}
+
+// workerErr stops every worker after one failed (or the query was cancelled) and returns
+// the reason.
+func (p *ParallelAggregate) workerErr(ctx context.Context) error {
+	p.stopInputs()
+	p.cancel()
+	p.wg.Wait()
+	for _, w := range p.workers {
+		if w.err != nil {
+			return w.err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.New("aggregate: cancelled")
+}
+
+// stopInputs tells the workers their input has ended.
+func (p *ParallelAggregate) stopInputs() {
+	for _, w := range p.workers {
+		if w.in != nil {
+			close(w.in)
+			w.in = nil
+		}
+	}
+}
+
+func (p *ParallelAggregate) runWorker(w *aggWorker) {
+	defer p.wg.Done()
+	defer close(w.out)
+	fail := func(err error) {
+		w.err = err
+		p.cancel()
+	}
+	if err := w.agg.Init(p.ctx); err != nil {
+		fail(err)
+		return
+	}
+	for {
+		b, err := w.agg.Next(p.ctx)
+		if err != nil {
+			fail(fmt.Errorf("aggregate worker: %w", err))
+			return
+		}
+		if b == nil {
+			return
+		}
+		var c *vec.Batch
+		select {
+		case c = <-w.done:
+		default:
+			c = &vec.Batch{}
+			for range b.Cols {
+				c.Cols = append(c.Cols, &vec.Vec{})
+			}
+		}
+		for k, v := range c.Cols {
+			v.Copy(b.Cols[k], b.Sel, b.N)
+		}
+		c.N, c.Sel = b.N, nil
+		select {
+		case w.out <- c:
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// Close implements Operator.
+func (p *ParallelAggregate) Close() error {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.stopInputs()
+	p.wg.Wait()
+	var errs []error
+	for _, w := range p.workers {
+		errs = append(errs, w.agg.Close())
+	}
+	errs = append(errs, p.input.Close())
+	return errors.Join(errs...)
+}
+
+// chanSource is an Operator over batches received from a channel; each batch goes back on
+// free when the next is asked for.
+type chanSource struct {
+	types []vec.Type
+	in    <-chan *vec.Batch
+	free  chan<- *vec.Batch
+	last  *vec.Batch
+}
+
+func (s *chanSource) Types() []vec.Type          { return s.types }
+func (s *chanSource) Init(context.Context) error { return nil }
+func (s *chanSource) Close() error               { return nil }
+
+func (s *chanSource) Next(ctx context.Context) (*vec.Batch, error) {
+	if s.last != nil {
+		select {
+		case s.free <- s.last:
+		default:
+		}
+		s.last = nil
+	}
+	select {
+	case b, ok := <-s.in:
+		if !ok {
+			return nil, nil
+		}
+		s.last = b
+		return b, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
