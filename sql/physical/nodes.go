@@ -2,6 +2,7 @@ package physical
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/expr"
@@ -177,6 +178,11 @@ func (n *Aggregate) open(r *run) (exec.Operator, error) {
 	in, err := n.Input.open(r)
 	if err != nil {
 		return nil, err
+	}
+	if n.Phase == exec.AggFinal || n.Phase == exec.AggComplete {
+		// exemgr's aggregations run after the primprocs' parallel part: deal the groups
+		// over a worker per core.
+		return exec.NewParallelAggregate(in, n.Spec, n.Phase, runtime.GOMAXPROCS(0), r.budget)
 	}
 	return exec.NewHashAggregate(in, n.Spec, n.Phase, r.budget)
 }
