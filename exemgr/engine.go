@@ -39,7 +39,9 @@ type EngineConfig struct {
 	// primprocs for a PM join (ColumnStore's PmMaxMemorySmallSide); larger ones make a UM
 	// join in exemgr. 0: the planner's default.
 	PmMaxMemorySmallSide int64
-	// Threads is how many workers exemgr's own operators may use per query.
+	// Threads is how many build sides of one fragment exemgr computes at once per query
+	// (physical.ExecOptions.Threads): sibling broadcasts, each usually another fragment's
+	// rows gathered from the primprocs, overlap instead of running one after the other.
 	Threads int
 	// PrimProcTimeout bounds how long a statement waits for a primproc without a live
 	// connection before failing.
@@ -285,7 +287,7 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 			return nil, err
 		}
 		qm := e.queryMemory(st)
-		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL()}, physical.ExecOptions{QueryMemory: qm})
+		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL()}, physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads})
 		if err != nil {
 			return nil, err
 		}

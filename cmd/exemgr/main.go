@@ -49,7 +49,7 @@ func run(args []string) int {
 	fs.StringVar(&ecfg.Database, "database", exemgr.DefaultDatabase, "name of the database that holds the primprocs' tables (and the views)")
 	fs.Var(&queryMem, "query-memory", "memory bound of each query: exemgr's operators and build sides, and each primproc's share (e.g. 512MiB, 4GiB; 0 = unbounded); a query over it fails with error 1041")
 	fs.Var(&smallSide, "pm-max-memory-small-side", "largest estimated join build side broadcast to the primprocs (PM join); larger ones join in exemgr (UM join)")
-	fs.IntVar(&ecfg.Threads, "threads", runtime.GOMAXPROCS(0), "workers exemgr's own operators may use per query")
+	fs.IntVar(&ecfg.Threads, "threads", runtime.GOMAXPROCS(0), "build sides of one fragment exemgr computes at once (sibling broadcasts overlap); 1 computes them one after the other")
 	fs.DurationVar(&ecfg.PrimProcTimeout, "primproc-timeout", exemgr.DefaultPrimProcTimeout, "how long a statement waits for a primproc without a live connection before failing")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: exemgr [flags]\n\nRuns colink's execution manager. Compiled-in default transport: %s.\n\n%s", ipc.DefaultTransport, fs.FlagUsages())

@@ -27,6 +27,10 @@ type ExecOptions struct {
 	OutputRows int
 	// Alloc provides the result records' buffers (default: a recycling pool).
 	Alloc memory.Allocator
+	// Threads is how many build sides of one fragment exemgr computes at once (each is a
+	// plan of its own, usually another fragment's rows gathered from the primprocs); 1 or
+	// less computes them one after the other.
+	Threads int
 }
 
 // run is the state of one execution of a plan.
@@ -248,6 +252,44 @@ func (r *run) broadcast(ctx context.Context, b *Broadcast) (*bcastData, error) {
 	return d, nil
 }
 
+// broadcasts materializes build sides, up to opts.Threads at once. The first failure
+// cancels the others and is the one returned.
+func (r *run) broadcasts(ctx context.Context, bs []*Broadcast) ([]*bcastData, error) {
+	out := make([]*bcastData, len(bs))
+	if r.opts.Threads <= 1 || len(bs) < 2 {
+		for i, b := range bs {
+			d, err := r.broadcast(ctx, b)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = d
+		}
+		return out, nil
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errs := make([]error, len(bs))
+	sem := make(chan struct{}, r.opts.Threads)
+	var wg sync.WaitGroup
+	for i, b := range bs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i], errs[i] = r.broadcast(ctx, b)
+			if errs[i] != nil {
+				cancel(errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // withRowNumbers returns rec with a BIGINT column numbering its rows from first.
 func withRowNumbers(rec arrow.RecordBatch, first int64) arrow.RecordBatch {
 	n := int(rec.NumRows())
@@ -332,11 +374,11 @@ func (o *gatherOp) Types() []vec.Type { return o.g.types }
 func (o *gatherOp) Init(ctx context.Context) error {
 	f := o.g.Frag
 	builds := make([][]arrow.RecordBatch, len(f.Builds))
-	for i, b := range f.Builds {
-		d, err := o.r.broadcast(ctx, b)
-		if err != nil {
-			return err
-		}
+	ds, err := o.r.broadcasts(ctx, f.Builds)
+	if err != nil {
+		return err
+	}
+	for i, d := range ds {
 		builds[i] = d.recs
 		o.bytes += d.bytes
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/colinkdb/colink/dbt3/queries"
 	"github.com/colinkdb/colink/primproc/fragment"
 	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/physical"
 	"github.com/colinkdb/colink/storage"
 )
 
@@ -98,6 +99,7 @@ func newSession(sf float64, st []*storage.Store) *Session {
 		Runner:    &LocalRunner{Stores: st, Options: fragment.Options{Threads: 2}},
 		DB:        "tpch",
 		Primprocs: len(st),
+		Exec:      physical.ExecOptions{Threads: 2}, // sibling build sides at once
 	}
 }
 
