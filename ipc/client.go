@@ -329,7 +329,7 @@ func (c *Client) pickLocked() *Conn {
 		if s.conn == nil {
 			continue
 		}
-		if k := s.conn.ActiveStreams(); best == nil || k < bestN {
+		if k := s.conn.load(); best == nil || k < bestN {
 			best, bestN = s.conn, k
 		}
 	}

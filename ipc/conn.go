@@ -217,6 +217,16 @@ func (c *Conn) Remote() string { return c.remote }
 // Peer returns the peer's hello.
 func (c *Conn) Peer() Hello { return c.peer }
 
+// load is what a Client balances on: the streams open on the connection, or, if more, the
+// streams still holding a claim on its data buffer (ended by the peer, not yet closed), plus
+// pending calls.
+func (c *Conn) load() int {
+	c.mu.Lock()
+	n := max(len(c.streams), c.dataStreams)
+	c.mu.Unlock()
+	return n + int(c.calls.pending.Load())
+}
+
 // ActiveStreams returns the number of streams open on the connection.
 func (c *Conn) ActiveStreams() int {
 	c.mu.Lock()
