@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"time"
 
 	arrowipc "github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -105,6 +106,32 @@ func FuzzDecodeHello(f *testing.F) {
 		}
 		if h2.Name != h.Name || h2.Role != h.Role || h2.Version != h.Version || !bytes.Equal(h2.Nonce, h.Nonce) || len(h2.Unix) != len(h.Unix) {
 			t.Fatalf("round trip changed the hello: %+v vs %+v", h, h2)
+		}
+	})
+}
+
+// FuzzDecodeRequest checks the REQUEST decoder: no panic, errors are protocol errors, and
+// the fixed-layout fast path agrees with the general map walk on everything it accepts.
+func FuzzDecodeRequest(f *testing.F) {
+	f.Add(appendRequest(nil, "echo", nil, 0))
+	f.Add(appendRequest(nil, "synth", mpAppendMapHeader(nil, 0), 0))
+	f.Add(appendRequest(nil, "ipc.stats", mpAppendBin(nil, make([]byte, 64)), 1500*time.Millisecond))
+	f.Add([]byte("\x82\xa6method\xa4echo\xa4args\xc1"))
+	f.Add([]byte("\x82\xa4args\xc0\xa6method\xa4echo"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		slow, err := decodeRequestSlow(b)
+		if err != nil && !errors.Is(err, ErrProtocol) {
+			t.Fatalf("unclassified error %v", err)
+		}
+		fast, ok := decodeRequestFast(b)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("fast path accepted %x, the general path refused it: %v", b, err)
+		}
+		if !bytes.Equal(fast.method, slow.method) || !bytes.Equal(fast.args, slow.args) || fast.Timeout != slow.Timeout {
+			t.Fatalf("paths differ on %x: %q %x vs %q %x", b, fast.method, fast.args, slow.method, slow.args)
 		}
 	})
 }
