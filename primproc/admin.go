@@ -36,6 +36,8 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 	if d.store != nil {
 		snap := d.store.Snapshot()
 		rep.Version, rep.Tables = snap.Version(), len(snap.Tables())
+		rep.Prepared = len(snap.Prepared())
+		rep.Pins, rep.Compact = d.pins.count(), d.compactions.Load()
 		snap.Release()
 		rep.Cache = cacheStatsOf(d.store.CacheStats())
 	}

@@ -26,6 +26,7 @@ func (d *Daemon) catalog(ctx context.Context, st *ipc.Stream) error {
 		return err
 	}
 	cat.Name = d.cfg.Name
+	cat.StoreID = d.store.ID()
 	cat.Layout = wire.Layout{RowGroupRows: d.layout.RowGroupRows, SegmentRows: d.layout.SegmentRows, Compression: d.layout.Compression}
 	b, err := msgpack.Marshal(cat)
 	if err != nil {

@@ -43,8 +43,20 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 		threads = a.Threads
 	}
 
-	snap := d.store.Snapshot()
-	defer snap.Release()
+	if a.Member < 0 || a.Member > 255 {
+		return invalidf("fragment", "member %d outside 0..255", a.Member)
+	}
+	var snap *storage.Snapshot
+	if a.Pin != 0 {
+		var ok bool
+		if snap, ok = d.pins.acquire(a.Pin, time.Now()); !ok {
+			return invalidf("fragment", "snapshot pin %d is unknown (unpinned, or unused for longer than %s)", a.Pin, d.pins.ttl)
+		}
+		defer d.pins.release(a.Pin, time.Now())
+	} else {
+		snap = d.store.Snapshot()
+		defer snap.Release()
+	}
 	if err := checkScan(snap, &f.Scan); err != nil {
 		return err
 	}
@@ -69,7 +81,7 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 	if limit > 0 {
 		runLimit = max(limit-buildBytes, 1)
 	}
-	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, QueryMemory: runLimit})
+	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, QueryMemory: runLimit, RowIDTag: uint8(a.Member)})
 	if err != nil {
 		return fragmentError(ctx, err)
 	}
@@ -123,6 +135,12 @@ func checkScan(snap *storage.Snapshot, sc *exec.Scan) error {
 		return ipc.Errorf(ipc.CodeInternal, "fragment: %v", err)
 	}
 	for i, name := range sc.Columns {
+		if name == storage.RowIDColumn {
+			if sc.Types[i] != vec.Int64Type {
+				return invalidf("fragment", "the row ID column %s is BIGINT, the fragment reads it as %s", name, sc.Types[i])
+			}
+			continue
+		}
 		idx := ti.Schema.FieldIndices(name)
 		if len(idx) != 1 {
 			return invalidf("fragment", "table %s has no column %q (columns: %s)", sc.Table, name, columnNames(ti.Schema))

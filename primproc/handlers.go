@@ -23,6 +23,10 @@ func (d *Daemon) register() {
 	d.handle(wire.MethodCatalog, d.needStore(d.catalog))
 	d.handle(wire.MethodFragment, d.needStore(d.fragment))
 	d.handle(wire.MethodDropCache, d.needStore(d.dropCache))
+	d.handle(wire.MethodWrite, d.needStore(d.write))
+	d.handle(wire.MethodResolve, d.needStore(d.resolve))
+	d.handle(wire.MethodPin, d.needStore(d.pinSnapshot))
+	d.handle(wire.MethodUnpin, d.needStore(d.unpinSnapshots))
 }
 
 // handle registers h for method, counting its requests for stats.

@@ -6,13 +6,18 @@
 //	catalog    tables, Arrow schemas, row counts, segments and zone-map summaries
 //	fragment   run an exec.Fragment next to the data (package primproc/fragment), with
 //	           join build sides uploaded on the same stream; stream the output batches
+//	write      one statement's rows to insert, or row IDs to delete, in one table; committed
+//	           at once or prepared for a two-phase commit
+//	resolve    commit or abort a prepared write, or ask for its state
+//	pin, unpin hold a snapshot for a query, so that all its fragments read one version
 //	dropcache  empty the column cache (and optionally the OS page cache of the segments)
 //	stats      the process's CPU, context switches, memory, cache, link and per-method counters
 //	echo, synth  the link's own test and benchmark primitives
 //
 // The messages are defined in package primproc/wire and specified in PROTOCOL.md beside
 // this file; package primproc/pmclient is the client side. A malformed request fails its own
-// stream with an ERROR naming the problem; the daemon serves on.
+// stream with an ERROR naming the problem; the daemon serves on. After writes, a background
+// compactor rewrites a table's small and delete-heavy segments (storage.Compact).
 package primproc
 
 import (
@@ -70,6 +75,13 @@ type Config struct {
 	Logger          *slog.Logger
 	// Ready, if set, is called with the bound endpoints once every listener is up.
 	Ready func(endpoints []string)
+	// PinTTL is how long a query's snapshot pin may go unused before it is dropped
+	// (DefaultPinTTL if 0).
+	PinTTL time.Duration
+	// Compaction is the policy of the background compactor, which rewrites a table's small
+	// and delete-heavy segments after writes; NoCompaction turns it off.
+	Compaction   storage.CompactionPolicy
+	NoCompaction bool
 }
 
 // DefaultListen returns the default endpoints: loopback TCP on DefaultPort and a unix socket
@@ -95,6 +107,19 @@ type Daemon struct {
 
 	loadMu  sync.Mutex
 	loading map[string]uint32 // table → stream id of the load writing it
+
+	pins *pins // snapshots pinned for queries
+
+	// bg is canceled when the daemon stops: background work (compaction) ends.
+	bg       context.Context
+	bgCancel context.CancelFunc
+
+	compactMu      sync.Mutex
+	compactDue     map[string]bool // tables to look at
+	compacting     bool            // the compactor goroutine runs
+	compactStopped bool
+	compactWG      sync.WaitGroup
+	compactions    atomic.Int64
 }
 
 // methodCounter counts one method's requests.
@@ -131,7 +156,9 @@ func New(cfg Config) (*Daemon, error) {
 			return nil, err
 		}
 	}
-	d := &Daemon{cfg: cfg, log: cfg.Logger, started: time.Now(), methods: map[string]*methodCounter{}, loading: map[string]uint32{}}
+	d := &Daemon{cfg: cfg, log: cfg.Logger, started: time.Now(), methods: map[string]*methodCounter{}, loading: map[string]uint32{},
+		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}}
+	d.bg, d.bgCancel = context.WithCancel(context.Background())
 	d.srv = ipc.NewServer(ipc.ServerConfig{
 		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger,
 	})
@@ -190,6 +217,8 @@ func (d *Daemon) Store() *storage.Store { return d.store }
 // Close releases a daemon that New returned but Run never served: its listeners and store.
 func (d *Daemon) Close() error {
 	d.closeListeners()
+	d.stopCompaction()
+	d.pins.closeAll()
 	if d.store != nil {
 		return d.store.Close()
 	}
@@ -229,13 +258,22 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.cfg.Ready(d.Endpoints())
 	}
 	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-errc:
-		if serveErr == nil {
-			serveErr = errors.New("listeners closed")
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
+serve:
+	for {
+		select {
+		case <-ctx.Done():
+			break serve
+		case now := <-sweep.C:
+			d.pins.sweep(now)
+		case serveErr = <-errc:
+			if serveErr == nil {
+				serveErr = errors.New("listeners closed")
+			}
+			d.log.Error("primproc: serving failed", "err", serveErr)
+			break serve
 		}
-		d.log.Error("primproc: serving failed", "err", serveErr)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownTimeout)
 	defer cancel()
@@ -246,6 +284,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if serveErr == nil {
 		<-errc
 	}
+	d.stopCompaction()
+	d.pins.closeAll()
 	if d.store != nil {
 		if err := d.store.Close(); err != nil {
 			d.log.Warn("primproc: closing the store", "err", err)

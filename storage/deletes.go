@@ -126,6 +126,10 @@ func (tx *Txn) Delete(table string, segment uint64, rows []int64) error {
 		return fmt.Errorf("storage: table %q has no segment %d", table, segment)
 	}
 	sm := t.Segments[i]
+	base, err := tx.store.deletes(sm)
+	if err != nil {
+		return err
+	}
 	if tx.deletes == nil {
 		tx.deletes = map[uint64]*pendingDelete{}
 	}
@@ -139,10 +143,20 @@ func (tx *Txn) Delete(table string, segment uint64, rows []int64) error {
 		if r < 0 || r >= sm.Rows {
 			return fmt.Errorf("storage: delete of row %d of segment %d, which has %d rows", r, segment, sm.Rows)
 		}
+		if pd.bits.has(r) {
+			continue
+		}
 		pd.bits[r>>6] |= 1 << (uint(r) & 63)
+		if base == nil || !base.has(r) {
+			tx.deleted++
+		}
 	}
 	return nil
 }
+
+// Deleted counts the rows the transaction's deletes mark that were live in the version it
+// began from.
+func (tx *Txn) Deleted() int64 { return tx.deleted }
 
 type pendingDelete struct {
 	table  string

@@ -39,6 +39,7 @@ type Txn struct {
 
 	deletes     map[uint64]*pendingDelete // by segment id
 	deleteOrder []uint64
+	deleted     int64 // rows newly marked by Delete
 }
 
 type opKind uint8

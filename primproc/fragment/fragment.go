@@ -35,6 +35,8 @@ type Options struct {
 	BatchRows, OutputRows int
 	// Alloc provides the output records' buffers (default: a recycling pool).
 	Alloc memory.Allocator
+	// RowIDTag goes into the row IDs of a storage.RowIDColumn the scan reads.
+	RowIDTag uint8
 }
 
 // Stream is a running fragment: Next yields its output records, Stats its counters.
@@ -66,6 +68,7 @@ func Run(ctx context.Context, snap *storage.Snapshot, segments []uint64, frag *e
 		Columns:    frag.Scan.Columns,
 		Segments:   segments,
 		Predicates: zonePredicates(&frag.Scan),
+		RowIDTag:   opts.RowIDTag,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fragment: %w", err)
@@ -154,6 +157,12 @@ func (r *rowGroupStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 // that a mismatch is an error naming the column rather than a misread.
 func checkColumns(info storage.TableInfo, sc *exec.Scan) error {
 	for i, name := range sc.Columns {
+		if name == storage.RowIDColumn {
+			if sc.Types[i] != vec.Int64Type {
+				return fmt.Errorf("fragment: the row ID column %s is BIGINT, the fragment reads it as %s", name, sc.Types[i])
+			}
+			continue
+		}
 		idx := info.Schema.FieldIndices(name)
 		if len(idx) != 1 {
 			return fmt.Errorf("fragment: table %s has no column %s", info.Name, name)

@@ -98,8 +98,9 @@ type CatalogArgs struct {
 // consistent catalog version. A client builds its whole-system catalog as the union over
 // all primprocs: row counts, segments and NULL counts add up, ranges widen.
 type Catalog struct {
-	Name    string  `msgpack:"name"`    // the primproc's name
-	Version uint64  `msgpack:"version"` // catalog version
+	Name    string  `msgpack:"name"`     // the primproc's name
+	Version uint64  `msgpack:"version"`  // catalog version
+	StoreID string  `msgpack:"store_id"` // the store's permanent identity
 	Layout  Layout  `msgpack:"layout"`
 	Tables  []Table `msgpack:"tables"` // sorted by name
 }
@@ -151,6 +152,12 @@ type FragmentArgs struct {
 	MemoryLimit int64 `msgpack:"memory_limit,omitempty"`
 	// Query optionally identifies the query in primproc's logs.
 	Query string `msgpack:"query,omitempty"`
+	// Pin, if not 0, runs the fragment on the snapshot a pin call returned, so that every
+	// fragment of a query reads the same catalog version.
+	Pin uint64 `msgpack:"pin,omitempty"`
+	// Member is the tag of the row IDs a scan of RowIDColumn produces: the primproc's
+	// position in the client's cluster (0 to 255).
+	Member int `msgpack:"member,omitempty"`
 }
 
 // FragmentEnd is the END payload of fragment.
@@ -207,6 +214,9 @@ type Stats struct {
 	DataDir    string           `msgpack:"data_dir" json:"data_dir"`
 	Version    uint64           `msgpack:"version" json:"version"` // catalog version
 	Tables     int              `msgpack:"tables" json:"tables"`
+	Prepared   int              `msgpack:"prepared" json:"prepared"`       // transactions waiting for their outcome
+	Pins       int              `msgpack:"pins" json:"pins"`               // snapshots pinned for queries
+	Compact    int64            `msgpack:"compactions" json:"compactions"` // compactions since start
 	Cache      CacheStats       `msgpack:"cache" json:"cache"`
 	// Methods counts requests per method since start.
 	Methods map[string]MethodCounts `msgpack:"methods" json:"methods"`

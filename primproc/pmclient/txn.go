@@ -1,0 +1,421 @@
+package pmclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/colinkdb/colink/primproc/wire"
+)
+
+// Distributed writes. One statement's INSERT or DELETE may touch several primprocs; it must
+// take effect on all of them or on none, whatever crashes, and no query may see it on some
+// and not on others. A Txn does this with a two-phase commit whose decision is recorded by a
+// participant rather than by the coordinator, so that the coordinator (exemgr) keeps no
+// state of its own:
+//
+//  1. Each participant receives its rows (or row IDs) on a write stream. The END asks it to
+//     prepare: its files become durable and the transaction is recorded in its catalog,
+//     invisible, naming the decider (the participant of lowest position).
+//  2. If every participant prepared, the coordinator commits the decider: that commit is
+//     the decision. It then commits the others. If any failed to prepare, it aborts all.
+//
+// A participant that prepared keeps the transaction across restarts until told its
+// outcome. Whoever finds it prepared later with no coordinator running it (Recover) asks the
+// decider: committed there means commit, anything else means abort (aborting at the decider
+// first, so that a late prepare there cannot commit it). A statement that touches one
+// primproc commits it in one phase.
+//
+// Visibility across primprocs is the coordinator's: Commit holds gate's lock from the
+// decider's commit until the last participant's, and queries pin their snapshots under the
+// same gate's read lock (Cluster.Pin), so a query sees a transaction everywhere or nowhere.
+// A transaction left half committed by a crash is prepared on some primprocs; the pins report
+// it and Recover completes it before the query runs.
+
+// Txn is one statement's write of one table across the cluster.
+type Txn struct {
+	cl       Cluster
+	ctx      context.Context
+	id       string
+	args     wire.WriteArgs
+	storeIDs []string // per member
+
+	mu      sync.Mutex
+	members []*member // per position; nil until rows go there
+	failed  error
+	closed  bool // the uploads were closed (Commit or Abort)
+}
+
+// member is one participant's upload.
+type member struct {
+	ws   *WriteStream
+	ch   chan arrow.RecordBatch
+	done chan struct{}
+	err  error
+}
+
+// TxnResult is what a committed Txn did.
+type TxnResult struct {
+	ID           string
+	Participants int
+	Affected     int64 // rows inserted, or live rows deleted
+	Ends         []*wire.WriteEnd
+	// Pending lists the participants whose commit did not complete after the decision (the
+	// transaction is committed; Recover finishes them).
+	Pending []error
+}
+
+// NewTxnID returns a fresh transaction ID.
+func NewTxnID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("pmclient: no randomness for a transaction ID: %v", err))
+	}
+	return "tx-" + hex.EncodeToString(b[:])
+}
+
+// Begin starts a write (wire.OpInsert or wire.OpDelete) of table. storeIDs are the members'
+// store IDs (from their catalogs or pins), in cluster order. ctx bounds the uploads.
+func (cl Cluster) Begin(ctx context.Context, table, op string, storeIDs []string) (*Txn, error) {
+	if len(storeIDs) != len(cl) {
+		return nil, fmt.Errorf("write %s: %d store IDs for %d primprocs", table, len(storeIDs), len(cl))
+	}
+	for i, id := range storeIDs {
+		if id == "" {
+			return nil, fmt.Errorf("write %s: primproc %s has no store ID", table, cl[i].Peer())
+		}
+	}
+	return &Txn{cl: cl, ctx: ctx, id: NewTxnID(), args: wire.WriteArgs{Table: table, Op: op},
+		storeIDs: storeIDs, members: make([]*member, len(cl))}, nil
+}
+
+// ID is the transaction's ID.
+func (t *Txn) ID() string { return t.id }
+
+// Send queues rec (retained; the caller keeps its reference) for member m. Each member's
+// stream opens on its first batch and is fed by a goroutine of its own, so that one slow
+// primproc does not hold the others back. Send is called from one goroutine.
+func (t *Txn) Send(m int, rec arrow.RecordBatch) error {
+	if m < 0 || m >= len(t.cl) {
+		return fmt.Errorf("write %s: member %d of %d", t.args.Table, m, len(t.cl))
+	}
+	t.mu.Lock()
+	if t.failed != nil {
+		err := t.failed
+		t.mu.Unlock()
+		return err
+	}
+	mb := t.members[m]
+	t.mu.Unlock()
+	if mb == nil {
+		args := t.args
+		args.Txn, args.Member = t.id, m
+		ws, err := t.cl[m].Write(t.ctx, args)
+		if err != nil {
+			t.fail(err)
+			return err
+		}
+		mb = &member{ws: ws, ch: make(chan arrow.RecordBatch, 4), done: make(chan struct{})}
+		t.mu.Lock()
+		t.members[m] = mb
+		t.mu.Unlock()
+		go t.feed(mb)
+	}
+	rec.Retain()
+	select {
+	case mb.ch <- rec:
+		return nil
+	case <-mb.done: // the sender stopped on an error
+		rec.Release()
+		return mb.err
+	case <-t.ctx.Done():
+		rec.Release()
+		return context.Cause(t.ctx)
+	}
+}
+
+func (t *Txn) feed(mb *member) {
+	defer close(mb.done)
+	for rec := range mb.ch {
+		if mb.err == nil {
+			if mb.err = mb.ws.Send(rec); mb.err != nil {
+				t.fail(mb.err)
+			}
+		}
+		rec.Release()
+		if mb.err != nil {
+			for r := range mb.ch { // drain so Send never blocks
+				r.Release()
+			}
+			return
+		}
+	}
+}
+
+func (t *Txn) fail(err error) {
+	t.mu.Lock()
+	if t.failed == nil {
+		t.failed = err
+	}
+	t.mu.Unlock()
+}
+
+// participants closes the uploads, waits for them, and returns the members with rows.
+func (t *Txn) participants() ([]int, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("write %s: the transaction has ended", t.args.Table)
+	}
+	t.closed = true
+	t.mu.Unlock()
+	var ps []int
+	for i, mb := range t.members {
+		if mb == nil {
+			continue
+		}
+		close(mb.ch)
+		<-mb.done
+		ps = append(ps, i)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return ps, t.failed
+}
+
+// Abort abandons the write on every member (before Commit; Commit aborts by itself on
+// failure).
+func (t *Txn) Abort(reason string) {
+	for _, mb := range t.members {
+		if mb != nil {
+			mb.ws.Abort(reason)
+		}
+	}
+	t.participants()
+}
+
+// Commit ends the uploads and commits the write everywhere it went, in one phase on a
+// single participant, in two otherwise; gate (may be nil) is locked around the second phase
+// (see the package comment on visibility). On error, the write took effect nowhere — unless
+// the error says the outcome is unknown (the decider could not be told or did not answer),
+// in which case Recover settles it — or, for a single participant, its connection failed
+// while it committed.
+func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) {
+	ps, err := t.participants()
+	res := &TxnResult{ID: t.id, Participants: len(ps), Ends: make([]*wire.WriteEnd, len(t.cl))}
+	if err != nil {
+		for _, m := range ps {
+			t.members[m].ws.Abort("the write failed")
+		}
+		return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
+	}
+	switch len(ps) {
+	case 0:
+		return res, nil
+	case 1:
+		end, err := t.members[ps[0]].ws.Finish(wire.WriteClientEnd{Commit: true})
+		if err != nil {
+			return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
+		}
+		res.Ends[ps[0]] = end
+		res.Affected = end.Affected
+		return res, nil
+	}
+	decider := ps[0]
+	errs := make([]error, len(t.cl))
+	var wg sync.WaitGroup
+	for _, m := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res.Ends[m], errs[m] = t.members[m].ws.Finish(wire.WriteClientEnd{Decider: t.storeIDs[decider]})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		// Abort everywhere (a participant whose answer was lost may have prepared); the
+		// decider's abort makes the outcome definite. Failures here leave prepared
+		// transactions that Recover aborts.
+		t.resolveAll(ctx, ps, wire.ResolveAbort)
+		return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
+	}
+	for _, m := range ps {
+		res.Affected += res.Ends[m].Affected
+	}
+	if gate != nil {
+		gate.Lock()
+		defer gate.Unlock()
+	}
+	if _, err := t.cl[decider].Resolve(ctx, t.id, wire.ResolveCommit); err != nil {
+		if isRefusal(err) { // the decider says it is aborted or unknown: definitely not committed
+			t.resolveAll(ctx, ps, wire.ResolveAbort)
+			return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
+		}
+		return nil, fmt.Errorf("write %s: the outcome of transaction %s is unknown until primproc %s answers (recovery settles it): %w",
+			t.args.Table, t.id, t.cl[decider].Peer(), err)
+	}
+	for i, err := range t.resolveAll(ctx, ps[1:], wire.ResolveCommit) {
+		if err != nil {
+			res.Pending = append(res.Pending, fmt.Errorf("primproc %s: %w", t.cl[ps[1+i]].Peer(), err))
+		}
+	}
+	return res, nil
+}
+
+// resolveAll applies action to transaction t on the members ms at once.
+func (t *Txn) resolveAll(ctx context.Context, ms []int, action string) []error {
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = t.cl[m].Resolve(ctx, t.id, action)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// Pins is a query's snapshot on every primproc.
+type Pins struct {
+	Ends []*wire.PinEnd // per member
+}
+
+// IDs returns the pin IDs, per member.
+func (p *Pins) IDs() []uint64 {
+	out := make([]uint64, len(p.Ends))
+	for i, e := range p.Ends {
+		out[i] = e.Pin
+	}
+	return out
+}
+
+// StoreIDs returns the members' store IDs.
+func (p *Pins) StoreIDs() []string {
+	out := make([]string, len(p.Ends))
+	for i, e := range p.Ends {
+		out[i] = e.StoreID
+	}
+	return out
+}
+
+// InDoubt lists the prepared transactions the pins report that live (if not nil) does not
+// claim as running.
+func (p *Pins) InDoubt(live func(txn string) bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range p.Ends {
+		for _, pt := range e.Prepared {
+			if !seen[pt.Txn] && (live == nil || !live(pt.Txn)) {
+				seen[pt.Txn] = true
+				out = append(out, pt.Txn)
+			}
+		}
+	}
+	return out
+}
+
+// Pin pins every primproc's current snapshot (at once). On error the pins made are
+// dropped.
+func (cl Cluster) Pin(ctx context.Context, query string) (*Pins, error) {
+	p := &Pins{Ends: make([]*wire.PinEnd, len(cl))}
+	err := cl.each(func(i int, c *Client) error {
+		e, err := c.Pin(ctx, query)
+		p.Ends[i] = e
+		return err
+	})
+	if err != nil {
+		cl.Unpin(context.WithoutCancel(ctx), p)
+		return nil, err
+	}
+	return p, nil
+}
+
+// Unpin drops a query's pins; errors are ignored (a pin nobody uses expires).
+func (cl Cluster) Unpin(ctx context.Context, p *Pins) {
+	cl.each(func(i int, c *Client) error {
+		if p.Ends[i] != nil {
+			return c.Unpin(ctx, p.Ends[i].Pin)
+		}
+		return nil
+	})
+}
+
+// RecoverResult counts what Recover settled.
+type RecoverResult struct {
+	Committed, Aborted int
+}
+
+// Recover settles every prepared transaction the pins report that live (if not nil) does
+// not claim as running: it asks the transaction's decider, and commits it where it is
+// prepared if the decider committed it, else aborts it (at the decider first). It fails if
+// a decider cannot be reached or is not in the cluster; the transactions it could not settle
+// stay prepared.
+func (cl Cluster) Recover(ctx context.Context, pins *Pins, live func(txn string) bool) (RecoverResult, error) {
+	var res RecoverResult
+	byStore := map[string]int{}
+	for i, e := range pins.Ends {
+		byStore[e.StoreID] = i
+	}
+	type txnInfo struct {
+		decider string
+		holders []int
+	}
+	txns := map[string]*txnInfo{}
+	var order []string
+	for i, e := range pins.Ends {
+		for _, pt := range e.Prepared {
+			if live != nil && live(pt.Txn) {
+				continue
+			}
+			ti := txns[pt.Txn]
+			if ti == nil {
+				ti = &txnInfo{decider: pt.Decider}
+				txns[pt.Txn] = ti
+				order = append(order, pt.Txn)
+			}
+			ti.holders = append(ti.holders, i)
+		}
+	}
+	var errs []error
+	for _, id := range order {
+		ti := txns[id]
+		d, ok := byStore[ti.decider]
+		if !ok {
+			errs = append(errs, fmt.Errorf("transaction %s: its decider, store %q, is none of the primprocs", id, ti.decider))
+			continue
+		}
+		st, err := cl[d].Resolve(ctx, id, wire.ResolveStatus)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("transaction %s: ask its decider: %w", id, err))
+			continue
+		}
+		action := wire.ResolveAbort
+		if st.State == wire.TxnCommitted {
+			action = wire.ResolveCommit
+		} else if _, err := cl[d].Resolve(ctx, id, wire.ResolveAbort); err != nil {
+			errs = append(errs, fmt.Errorf("transaction %s: abort at its decider: %w", id, err))
+			continue
+		}
+		for _, m := range ti.holders {
+			if m == d && action == wire.ResolveAbort {
+				continue // done above
+			}
+			if _, err := cl[m].Resolve(ctx, id, action); err != nil {
+				errs = append(errs, fmt.Errorf("transaction %s: %s on %s: %w", id, action, cl[m].Peer(), err))
+			}
+		}
+		if action == wire.ResolveCommit {
+			res.Committed++
+		} else {
+			res.Aborted++
+		}
+	}
+	return res, errors.Join(errs...)
+}

@@ -1,0 +1,126 @@
+package wire
+
+import "time"
+
+// Methods of the refresh functions: writes in two phases, their outcomes, and snapshot pins.
+const (
+	MethodWrite   = "write"
+	MethodResolve = "resolve"
+	MethodPin     = "pin"
+	MethodUnpin   = "unpin"
+)
+
+// Write operations.
+const (
+	OpInsert = "insert" // the upload holds rows of the table
+	OpDelete = "delete" // the upload holds row IDs (one BIGINT column) of rows to delete
+)
+
+// CodeConflict is the ERROR code of a write that collided with a concurrent change: its rows
+// were compacted away or its table replaced since the statement read them. Running the
+// statement again is the remedy.
+const CodeConflict = "conflict"
+
+// RowIDColumn is the row ID column's name: in a fragment's scan (storage's pseudo column)
+// and in a delete's upload.
+const RowIDColumn = "_rowid"
+
+// WriteArgs are the arguments of write: one statement's share of rows to insert into, or
+// delete from, one table on this primproc.
+type WriteArgs struct {
+	Table string `msgpack:"table"`
+	Op    string `msgpack:"op"` // OpInsert or OpDelete
+	// Txn names the distributed transaction (1 to 128 of A-Z a-z 0-9 . _ : -). Required
+	// unless the client's END commits at once.
+	Txn string `msgpack:"txn,omitempty"`
+	// Member is the tag this primproc's row IDs carry (its position in the client's cluster,
+	// as passed in FragmentArgs.Member); a delete checks every uploaded ID against it.
+	Member int `msgpack:"member,omitempty"`
+}
+
+// WriteClientEnd is the client's END on a write stream: what to do with the uploaded rows.
+type WriteClientEnd struct {
+	// Rows, if set, must equal the rows uploaded.
+	Rows *int64 `msgpack:"rows,omitempty"`
+	// Commit commits at once (the statement touches only this primproc). Otherwise the
+	// write is prepared under WriteArgs.Txn and waits for resolve.
+	Commit bool `msgpack:"commit,omitempty"`
+	// Decider is the store ID of the primproc whose commit decides the transaction's
+	// outcome; it is recorded with the prepared transaction for recovery.
+	Decider string `msgpack:"decider,omitempty"`
+}
+
+// Transaction states, as resolve and pin report them.
+const (
+	TxnPrepared  = "prepared"
+	TxnCommitted = "committed"
+	TxnAborted   = "aborted"
+	TxnUnknown   = "unknown"
+)
+
+// WriteEnd is the END payload of write.
+type WriteEnd struct {
+	Table string `msgpack:"table"`
+	Op    string `msgpack:"op"`
+	Txn   string `msgpack:"txn,omitempty"`
+	State string `msgpack:"state"` // TxnPrepared or TxnCommitted
+	Rows  int64  `msgpack:"rows"`  // rows (or row IDs) received
+	// Affected counts rows inserted, or rows deleted that were live.
+	Affected  int64            `msgpack:"affected"`
+	Version   uint64           `msgpack:"version"` // catalog version that prepared or committed it
+	ElapsedNs int64            `msgpack:"elapsed_ns"`
+	CommitNs  int64            `msgpack:"commit_ns"` // prepare or commit (fsyncs, catalog)
+	Rusage    map[string]int64 `msgpack:"rusage"`
+}
+
+// Elapsed returns ElapsedNs as a duration.
+func (e *WriteEnd) Elapsed() time.Duration { return time.Duration(e.ElapsedNs) }
+
+// Resolve actions.
+const (
+	ResolveCommit = "commit"
+	ResolveAbort  = "abort"
+	ResolveStatus = "status"
+)
+
+// ResolveArgs are the arguments of resolve: apply a prepared transaction's outcome, or ask
+// what the primproc knows of it.
+type ResolveArgs struct {
+	Txn    string `msgpack:"txn"`
+	Action string `msgpack:"action"` // ResolveCommit, ResolveAbort or ResolveStatus
+}
+
+// ResolveEnd is the END payload of resolve.
+type ResolveEnd struct {
+	Txn     string `msgpack:"txn"`
+	State   string `msgpack:"state"` // after the action: TxnCommitted, TxnAborted, TxnPrepared or TxnUnknown
+	Version uint64 `msgpack:"version"`
+}
+
+// PinArgs are the arguments of pin.
+type PinArgs struct {
+	// Query optionally names the query in primproc's logs.
+	Query string `msgpack:"query,omitempty"`
+}
+
+// PinEnd is the END payload of pin: a snapshot held for the client until unpin (or until
+// it has gone unused for the primproc's pin TTL).
+type PinEnd struct {
+	Pin     uint64 `msgpack:"pin"`
+	Version uint64 `msgpack:"version"`
+	StoreID string `msgpack:"store_id"`
+	// Prepared lists the transactions prepared here and waiting for their outcome.
+	Prepared []PreparedTxn `msgpack:"prepared,omitempty"`
+}
+
+// PreparedTxn is a transaction waiting for its outcome.
+type PreparedTxn struct {
+	Txn     string   `msgpack:"txn"`
+	Decider string   `msgpack:"decider,omitempty"`
+	Tables  []string `msgpack:"tables"`
+}
+
+// UnpinArgs are the arguments of unpin.
+type UnpinArgs struct {
+	Pins []uint64 `msgpack:"pins"`
+}
