@@ -208,6 +208,11 @@ func (b *builder) scan(s *plan.Scan, need plan.ColSet) (*rel, error) {
 	r := &rel{frag: f, cols: ids}
 	for _, id := range ids {
 		c := b.md.Column(id)
+		if isRowID(s, id) {
+			sc.Columns = append(sc.Columns, RowIDColumn)
+			sc.Types = append(sc.Types, vec.Int64Type)
+			continue
+		}
 		if c.BaseColumn == "" {
 			return nil, b.errorf("scan of %s: column %s is not a stored column", s.Table, c.Name)
 		}
