@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -22,7 +23,13 @@ func TestSlicedNullsSurvive(t *testing.T) {
 		}
 		pool.Put(b)
 	}
-	srv := NewServer(ServerConfig{Pool: pool})
+	lg, _ := newTestLogger()
+	srv := NewServer(ServerConfig{Pool: pool, Logger: lg})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	srv.Handle("sliced", func(ctx context.Context, st *Stream) error {
 		ib := array.NewInt64Builder(memory.DefaultAllocator)
