@@ -22,9 +22,11 @@
 //	for { rec, err := st.Recv(); ...; rec.Release() }
 //
 // Unary calls without waiting: cl.Go(method, args, flush, done) queues a REQUEST with FIN and
-// calls done from the goroutine reading the connection; a server answers FIN requests for a
-// method registered with HandleUnary inline on its reading goroutine, and writes the replies
-// to a burst of requests with one writev.
+// calls done from the goroutine reading the connection; Call is the same call waited for. A
+// server answers FIN requests for a method registered with HandleUnary (or, building the
+// reply in place without allocating, HandleUnaryAppend) inline on its reading goroutine, and
+// writes the replies to a burst of requests with one writev. Every server also answers the
+// reserved methods ipc.echo and ipc.stats.
 //
 // Counters: Conn.Stats, Client.Snapshot (this side's), and the built-in ipc.stats request
 // that every server answers (Client.RemoteStats, Server.Snapshot to embed in a daemon's own
