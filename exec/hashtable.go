@@ -14,21 +14,24 @@ import (
 //
 // The index is open addressing with linear probing over one array of 64-bit slots: a slot
 // holds the upper 32 bits of its key's hash (a tag) and id+1 in the lower 32 (0: empty).
-// A lookup touches one slot line and, only when the tag matches, the key itself, so a
-// probe costs about one cache miss where a chained table costs three (bucket, chain entry,
-// key). The load factor stays at most 1/2.
+// A key's home slot is given by the top bits of its hash, so the tag alone places it: the
+// index grows by reading its slots in order and writing the larger one almost in order,
+// without the keys' hashes (which are not kept). A lookup touches one slot line and, only
+// when the tag matches, the key itself, so a probe costs about one cache miss where a
+// chained table costs three (bucket, chain entry, key). The load factor stays at most 1/2.
 //
 // Lookups are vectorized: all rows of a batch find their candidate slots first, then the
 // candidates' keys are compared one key column at a time with typed loops. NULL keys are
 // equal to each other here (GROUP BY semantics); joins drop NULL keys before looking up.
 type hashTable struct {
-	types  []vec.Type
-	keys   []*vec.Vec // append-mode, one row per id
-	hashes []uint64   // per id
-	slots  []uint64   // tag<<32 | id+1, 0 for an empty slot
-	mask   uint64
-	seed   maphash.Seed
-	acct   *Account
+	types []vec.Type
+	keys  []*vec.Vec // append-mode, one row per id
+	n     int        // keys (ids) so far
+	slots []uint64   // tag<<32 | id+1, 0 for an empty slot
+	mask  uint64     // len(slots)-1
+	shift uint       // a hash's home slot is h >> shift
+	seed  maphash.Seed
+	acct  *Account
 }
 
 const (
@@ -46,16 +49,13 @@ func newHashTable(types []vec.Type, acct *Account) *hashTable {
 }
 
 // len is the number of distinct keys.
-func (t *hashTable) len() int { return len(t.hashes) }
+func (t *hashTable) len() int { return t.n }
 
 // reserve makes room for n more keys without regrowing the index or the key columns.
 func (t *hashTable) reserve(n int) {
-	want := len(t.hashes) + n
+	want := t.n + n
 	if 2*want > len(t.slots) {
 		t.rehash(slotsFor(want))
-	}
-	if cap(t.hashes) < want {
-		t.hashes = append(make([]uint64, 0, want), t.hashes...)
 	}
 	for _, k := range t.keys {
 		k.Reserve(n)
@@ -83,17 +83,17 @@ func (t *hashTable) partitionRows(rows []int32, h []uint64) []int32 {
 	if nparts <= 1 {
 		return rows
 	}
-	shift := uint(bits.TrailingZeros(regionSlots))
+	shift := t.shift + uint(bits.TrailingZeros(regionSlots))
 	counts := make([]int32, nparts+1)
 	for _, r := range rows {
-		counts[(h[r]&t.mask)>>shift+1]++
+		counts[h[r]>>shift+1]++
 	}
 	for p := 1; p <= nparts; p++ {
 		counts[p] += counts[p-1]
 	}
 	out := make([]int32, len(rows))
 	for _, r := range rows {
-		p := (h[r] & t.mask) >> shift
+		p := h[r] >> shift
 		out[counts[p]] = r
 		counts[p]++
 	}
@@ -126,20 +126,20 @@ func (s *probeScratch) prepare(n int) {
 // hashes (hashRows with t.seed).
 func (t *hashTable) find(keys []*vec.Vec, rows []int32, ids []int32, s *probeScratch) {
 	h, pos, diff := s.h, s.pos, s.diff
-	slots, mask := t.slots, t.mask
+	slots, mask, shift := t.slots, t.mask, t.shift
 	// Each row probes to the first slot with its tag (or an empty slot: absent); only those
-	// candidates have their keys compared.
-	// The home slots are loaded first by a loop without branches, so that their cache
-	// misses overlap instead of waiting behind mispredicted branches.
+	// candidates have their keys compared. The home slots are loaded first by a loop without
+	// branches, so that their cache misses overlap instead of waiting behind mispredicted
+	// branches.
 	home := s.home
 	for _, i := range rows {
-		home[i] = slots[h[i]&mask]
+		home[i] = slots[h[i]>>shift]
 	}
 	toCheck := s.toCheck[:0]
 	for _, i := range rows {
 		hi := h[i]
 		tag := hi &^ slotIDBits
-		p := hi & mask
+		p := hi >> shift
 		for sl := home[i]; ; sl = slots[p] {
 			if sl == 0 {
 				ids[i] = -1
@@ -289,7 +289,7 @@ func (t *hashTable) findOrInsert(keys []*vec.Vec, rows []int32, ids []int32, s *
 // lookupOrInsert returns the id of row i's key, inserting it if absent.
 func (t *hashTable) lookupOrInsert(keys []*vec.Vec, i int32, h uint64) (int32, bool) {
 	tag := h &^ slotIDBits
-	p := h & t.mask
+	p := h >> t.shift
 	single := len(keys) == 1 && keys[0].Nulls == nil && t.keys[0].Nulls == nil
 	for {
 		sl := t.slots[p]
@@ -304,17 +304,17 @@ func (t *hashTable) lookupOrInsert(keys []*vec.Vec, i int32, h uint64) (int32, b
 		}
 		p = (p + 1) & t.mask
 	}
-	g := t.appendKey(keys, i, h)
+	g := t.appendKey(keys, i)
 	t.slots[p] = tag | uint64(g+1)
-	if 2*len(t.hashes) > len(t.slots) {
+	if 2*t.n > len(t.slots) {
 		t.rehash(2 * len(t.slots))
 	}
 	return g, true
 }
 
 // appendKey stores row i's key as the next id and returns that id.
-func (t *hashTable) appendKey(keys []*vec.Vec, i int32, h uint64) int32 {
-	g := int32(len(t.hashes))
+func (t *hashTable) appendKey(keys []*vec.Vec, i int32) int32 {
+	g := int32(t.n)
 	if k := keys[0]; len(keys) == 1 && k.Nulls == nil && t.keys[0].Nulls == nil && (k.Type.ID == vec.Int64 || k.Type.ID == vec.Decimal64) {
 		t.keys[0].I64 = append(t.keys[0].I64, k.I64[i])
 	} else {
@@ -322,7 +322,7 @@ func (t *hashTable) appendKey(keys []*vec.Vec, i int32, h uint64) int32 {
 			t.keys[c].AppendRow(k, int(i))
 		}
 	}
-	t.hashes = append(t.hashes, h)
+	t.n++
 	return g
 }
 
@@ -346,28 +346,29 @@ func (t *hashTable) keyEqual(keys []*vec.Vec, i, g int32, single bool) bool {
 	return true
 }
 
-// rehash rebuilds the index with n slots (a power of two) from the stored hashes.
+// rehash rebuilds the index with n slots (a power of two, at most 2^32). The old slots are
+// read in order; their homes in the new index ascend with them (the tags' top bits), so
+// the writes sweep through it instead of scattering.
 func (t *hashTable) rehash(n int) {
+	old := t.slots
+	t.slots = make([]uint64, n)
 	t.mask = uint64(n - 1)
-	mask := t.mask
-	if cap(t.slots) >= n {
-		t.slots = t.slots[:n]
-		clear(t.slots)
-	} else {
-		t.slots = make([]uint64, n)
-	}
-	slots := t.slots
-	for g, h := range t.hashes {
-		p := h & mask
+	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
+	slots, mask, shift := t.slots, t.mask, t.shift
+	for _, sl := range old {
+		if sl == 0 {
+			continue
+		}
+		p := sl >> shift
 		for slots[p] != 0 {
 			p = (p + 1) & mask
 		}
-		slots[p] = h&^slotIDBits | uint64(g+1)
+		slots[p] = sl
 	}
 }
 
 func (t *hashTable) memSize() int64 {
-	n := int64(cap(t.hashes))*8 + int64(cap(t.slots))*8
+	n := int64(cap(t.slots)) * 8
 	for _, k := range t.keys {
 		n += k.MemSize()
 	}

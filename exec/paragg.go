@@ -50,6 +50,9 @@ type aggWorker struct {
 	last *vec.Batch      // the output batch Next returned last
 }
 
+// dealSalt decorrelates the dealing from the hashes the workers' tables use.
+const dealSalt = 0x2545f4914f6cdd1d
+
 // parallelAggBatches is how many batches each worker's channels hold: enough to keep the
 // dealer and the worker from waiting on each other batch by batch.
 const parallelAggBatches = 4
@@ -157,7 +160,9 @@ func (p *ParallelAggregate) deal(ctx context.Context) error {
 			p.parts[w] = p.parts[w][:0]
 		}
 		for _, i := range rows {
-			w := int((p.h[i] >> 32) * uint64(n) >> 32)
+			// Remixed: the workers' tables index by the same hash's top bits, which
+			// must not be the bits that chose the worker.
+			w := int((mix64(p.h[i]^dealSalt) >> 32) * uint64(n) >> 32)
 			p.parts[w] = append(p.parts[w], i)
 		}
 		for w, part := range p.parts {
