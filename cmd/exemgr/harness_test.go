@@ -281,8 +281,8 @@ func (h *harness) cluster(t testing.TB, layout string, n int, sf string) *cluste
 // loadTPCH generates the TPC-H tables at scale factor sf into the primprocs, as "dbt3 load
 // --sf" does but in process: each table is cut into chunks of about segRows rows (dbgen's
 // chunks), dealt round robin across the primprocs, lineitem and orders clustered by their
-// dates within each segment.
-func loadTPCH(ctx context.Context, urls []string, sf string, segRows int64) error {
+// dates within each segment. Only the named tables, if any are named.
+func loadTPCH(ctx context.Context, urls []string, sf string, segRows int64, tables ...string) error {
 	sc, err := tpch.ParseScale(sf)
 	if err != nil {
 		return err
@@ -302,7 +302,10 @@ func loadTPCH(ctx context.Context, urls []string, sf string, segRows int64) erro
 	}
 	clusterBy := map[string][]string{"lineitem": {"l_shipdate"}, "orders": {"o_orderdate"}}
 	var loads []pmclient.TableLoad
-	for _, name := range tpch.TableNames() {
+	if tables == nil {
+		tables = tpch.TableNames()
+	}
+	for _, name := range tables {
 		def, _ := tpch.LookupTable(name)
 		rows, err := sc.EstimatedRows(name)
 		if err != nil {
@@ -474,6 +477,9 @@ func runScript(ctx context.Context, c *dsql.Conn, script, null string) (*answers
 
 // errorText formats a MySQL error as the mariadb client prints it.
 func errorText(err error) string {
+	if err == nil {
+		return "no error"
+	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		return fmt.Sprintf("ERROR %d (%s): %s", me.Number, string(me.SQLState[:]), me.Message)

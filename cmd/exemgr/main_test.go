@@ -42,9 +42,9 @@ func TestBuildTagSetsDefaultTransport(t *testing.T) {
 	}
 }
 
-// TestPrimprocDown checks that a statement fails fast, with an error naming the primproc,
-// when a primproc is down; that exemgr stays up meanwhile; and that statements work again
-// once the primproc is back.
+// TestPrimprocDown checks that exemgr sees tables loaded while it runs; that a statement
+// fails fast, with an error naming the primproc, when a primproc is down; that exemgr stays
+// up meanwhile; and that statements work again once the primproc is back.
 func TestPrimprocDown(t *testing.T) {
 	needDaemons(t)
 	dir := testbin.TempDir(t)
@@ -61,6 +61,15 @@ func TestPrimprocDown(t *testing.T) {
 	ctx := context.Background()
 	if _, err := conn.ExecContext(ctx, "show tables"); err != nil {
 		t.Fatalf("with the primproc up: %s", errorText(err))
+	}
+	// A load while exemgr runs changes the primproc's catalog version; the next statement
+	// sees the new tables.
+	if err := loadTPCH(ctx, []string{url}, "0.01", 1024, "nation", "region"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, "select count(*) from nation, region where n_regionkey = r_regionkey").Scan(&n); err != nil || n != 25 {
+		t.Fatalf("after a load: %d, %v", n, err)
 	}
 	pm.kill()
 	em.waitLog(t, `exemgr: primproc down`, 5*time.Second)
