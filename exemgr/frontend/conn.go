@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -29,6 +30,10 @@ type conn struct {
 	// multiStatements is whether one COM_QUERY may hold several statements: the client's
 	// CLIENT_MULTI_STATEMENTS, changed by COM_SET_OPTION.
 	multiStatements bool
+	// unwatch stops watching the peer for a hang-up during the running statement (before
+	// reading a LOCAL file from it); local is the statement's LOCAL file, if it opened one.
+	unwatch   func()
+	localFile *localFile
 }
 
 // errQuit ends the command loop without an error worth logging.
@@ -176,10 +181,22 @@ func (c *conn) statement(ctx context.Context, st statement, more bool) (ok bool,
 	}
 	c.sess.beginQuery(st.text, cancel)
 	defer c.sess.endQuery()
-	stop := watchPeer(c.nc, func() { cancel(ErrClientGone) })
-	defer stop()
-
+	c.unwatch = sync.OnceFunc(watchPeer(c.nc, func() { cancel(ErrClientGone) }))
+	defer c.unwatch()
+	c.localFile = nil
+	c.sess.setLocalOpener(c.openLocalFile)
 	res, err := c.srv.engine.Query(qctx, c.sess, st.text)
+	c.sess.setLocalOpener(nil)
+	if c.localFile != nil {
+		// The engine is done with the file (or failed before reading it all): read the rest,
+		// so that the answer follows the client's last packet.
+		if lerr := c.localFile.Close(); lerr != nil {
+			if res != nil && res.Rows != nil {
+				res.Rows.Close()
+			}
+			return false, lerr
+		}
+	}
 	if err != nil {
 		if errors.Is(context.Cause(qctx), ErrClientGone) {
 			return false, ErrClientGone

@@ -11,9 +11,10 @@ import (
 // any capability the server does not advertise, so without these its multiStatements=true
 // would be silently ignored.
 const (
+	capLocalFiles      = 1 << 7  // CLIENT_LOCAL_FILES: LOAD DATA LOCAL INFILE
 	capMultiStatements = 1 << 16 // CLIENT_MULTI_STATEMENTS
 	capMultiResults    = 1 << 17 // CLIENT_MULTI_RESULTS
-	extraCapabilities  = capMultiStatements | capMultiResults
+	extraCapabilities  = capLocalFiles | capMultiStatements | capMultiResults
 )
 
 // capabilityPatchConn is the connection handed to go-mysql for the connection phase. It
@@ -42,10 +43,13 @@ func patchHandshakeCapabilities(p []byte) {
 	if nul < 0 {
 		return
 	}
-	upper := 5 + nul + 1 + 4 + 8 + 1 + 2 + 1 + 2
+	lower := 5 + nul + 1 + 4 + 8 + 1
+	upper := lower + 2 + 1 + 2
 	if upper+2 > len(p) {
 		return
 	}
+	p[lower] |= byte(extraCapabilities & 0xff)
+	p[lower+1] |= byte(extraCapabilities >> 8 & 0xff)
 	p[upper] |= byte(extraCapabilities >> 16)
 	p[upper+1] |= byte(extraCapabilities >> 24)
 }

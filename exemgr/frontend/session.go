@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ type Session struct {
 	closeConn    func() // ends the session's connection (KILL CONNECTION)
 	stats        any
 	warnings     []Warning
+	openLocal    func(string) (io.ReadCloser, error) // LOAD DATA LOCAL, while a statement runs
 }
 
 // NewSession returns a session with connection id id for user connected from host. The
