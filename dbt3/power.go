@@ -10,15 +10,15 @@ import (
 )
 
 // Refresher runs TPC-H's refresh functions on a session: RF1 inserts a refresh set's new
-// orders and their lineitems, RF2 deletes a set's old orders and their lineitems. They
-// arrive with issue 7; until then drivers are given none and say so in their notes.
+// orders and their lineitems, RF2 deletes a set's old orders and their lineitems.
+// SQLRefresher runs them through exemgr; a driver given none says so in its notes.
 type Refresher interface {
 	RF1(ctx context.Context, c *Conn, set int) error
 	RF2(ctx context.Context, c *Conn, set int) error
 }
 
 // noRefreshNote is the note every power and throughput run carries while Refresher is nil.
-const noRefreshNote = "refresh functions RF1 and RF2 were not run (colink has no INSERT/DELETE yet, issue 7); " +
+const noRefreshNote = "refresh functions RF1 and RF2 were not run (no --refresh directory of refresh sets); " +
 	"as DBT3 does with the intervals it has, the power metric is the geometric mean of the 22 query intervals"
 
 // SessionConfig is where and how a driver reaches exemgr.
@@ -38,6 +38,7 @@ type PowerConfig struct {
 	Seed       int64 // qgen seed of stream 0
 	Validation bool  // the validation parameters instead of seeded ones
 	Refresh    Refresher
+	RefreshSet int // the refresh set RF1 and RF2 use (default 1)
 	Verifier   *Verifier
 	// OnSample, if set, is called after each sample (progress).
 	OnSample func(measure.Sample)
@@ -86,9 +87,10 @@ func Power(ctx context.Context, cfg PowerConfig) (*measure.Run, error) {
 			cfg.OnSample(s)
 		}
 	}
+	set := max(cfg.RefreshSet, 1)
 	refresh := func(name string, fn func(context.Context, *Conn, int) error) {
 		start := time.Now()
-		err := fn(ctx, conn, 1)
+		err := fn(ctx, conn, set)
 		s := measure.Sample{Query: name, Elapsed: time.Since(start).Seconds()}
 		if err != nil {
 			s.Error = err.Error()
@@ -96,6 +98,7 @@ func Power(ctx context.Context, cfg PowerConfig) (*measure.Run, error) {
 		record(s)
 	}
 	if cfg.Refresh != nil {
+		run.Notes = append(run.Notes, fmt.Sprintf("RF1 and RF2 of refresh set %d", set))
 		refresh("RF1", cfg.Refresh.RF1)
 	} else {
 		run.Notes = append(run.Notes, noRefreshNote)

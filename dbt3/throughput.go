@@ -19,10 +19,12 @@ type ThroughputConfig struct {
 	Streams    int
 	Validation bool
 	// Refresh, if set, runs one RF1/RF2 pair per query stream, one pair after another,
-	// in a refresh stream beside the query streams.
-	Refresh  Refresher
-	Verifier *Verifier
-	OnSample func(measure.Sample) // called from the streams' goroutines, one at a time
+	// in a refresh stream beside the query streams, on refresh sets FirstRefreshSet,
+	// FirstRefreshSet+1, … (default 1; after a power test on the same data, 2).
+	Refresh         Refresher
+	FirstRefreshSet int
+	Verifier        *Verifier
+	OnSample        func(measure.Sample) // called from the streams' goroutines, one at a time
 }
 
 // Throughput runs DBT3's throughput test: Streams query streams at once, each on its own
@@ -69,6 +71,8 @@ func Throughput(ctx context.Context, cfg ThroughputConfig) (*measure.Run, error)
 		}
 		refreshConn = c
 		defer c.Close()
+		first := max(cfg.FirstRefreshSet, 1)
+		run.Notes = append(run.Notes, fmt.Sprintf("refresh stream: RF1 and RF2 of sets %d to %d", first, first+cfg.Streams-1))
 	} else {
 		run.Notes = append(run.Notes, noRefreshNote)
 	}
@@ -118,7 +122,8 @@ func Throughput(ctx context.Context, cfg ThroughputConfig) (*measure.Run, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for set := 1; set <= cfg.Streams && ctx.Err() == nil; set++ {
+			first := max(cfg.FirstRefreshSet, 1)
+			for set := first; set < first+cfg.Streams && ctx.Err() == nil; set++ {
 				for _, rf := range []struct {
 					name string
 					fn   func(context.Context, *Conn, int) error

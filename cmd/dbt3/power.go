@@ -22,6 +22,9 @@ type streamFlags struct {
 	seed                             int64
 	validation, noStats              bool
 	pids                             []string
+	refreshDir                       string
+	refreshLocal                     bool
+	refreshSet, deleteKeys           int
 }
 
 func (f *streamFlags) register(fs *pflag.FlagSet) {
@@ -34,6 +37,26 @@ func (f *streamFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "write the run's JSON record here")
 	fs.BoolVar(&f.noStats, "no-stats", false, "do not read SHOW QUERY STATS after each statement")
 	fs.StringArrayVar(&f.pids, "pid", nil, "a local daemon as name=PID (exemgr=123, primproc0=456), repeatable: cross-check its CPU in /proc")
+	fs.StringVar(&f.refreshDir, "refresh", "", "directory of the refresh sets (dbt3 gen --refresh N): run RF1 and RF2 from them")
+	fs.BoolVar(&f.refreshLocal, "refresh-local", false, "RF1 sends the files over the MySQL connection (LOAD DATA LOCAL INFILE) instead of exemgr reading them on its host")
+	fs.IntVar(&f.deleteKeys, "refresh-delete-keys", dbt3.DefaultDeleteKeys, "order keys per RF2 DELETE statement")
+}
+
+// refresher returns the refresh functions the flags ask for (nil without --refresh).
+func (f *streamFlags) refresher() (dbt3.Refresher, error) {
+	if f.refreshDir == "" {
+		return nil, nil
+	}
+	if st, err := os.Stat(f.refreshDir); err != nil || !st.IsDir() {
+		return nil, usagef("--refresh %s: not a directory of refresh sets (dbt3 gen --refresh N --out DIR writes them)", f.refreshDir)
+	}
+	if f.refreshSet < 1 {
+		return nil, usagef("--refresh-set %d: sets are numbered from 1", f.refreshSet)
+	}
+	if f.deleteKeys < 1 {
+		return nil, usagef("--refresh-delete-keys %d: need at least one", f.deleteKeys)
+	}
+	return &dbt3.SQLRefresher{Dir: f.refreshDir, Local: f.refreshLocal, DeleteKeys: f.deleteKeys}, nil
 }
 
 // session validates the shared flags and returns the session configuration, the scale factor and
@@ -119,16 +142,20 @@ func printSamples(e *env, run *measure.Run) {
 func runPower(ctx context.Context, e *env, args []string) error {
 	fs := pflag.NewFlagSet("power", pflag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: dbt3 power [--mysql ADDR] [--sf F] [--seed N | --validation [--answers DIR]] [--out FILE.json]")
+		fmt.Fprintln(e.stderr, "usage: dbt3 power [--mysql ADDR] [--sf F] [--seed N | --validation [--answers DIR]] [--refresh DIR [--refresh-set K]] [--out FILE.json]")
 		fmt.Fprintln(e.stderr, `
 DBT3's power test against a running exemgr: stream 0's 22 queries in TPC-H's order for
 stream 0, one at a time on one session, then the power metric as DBT3 computes it,
-3600·SF / (geometric mean of the intervals). The refresh functions RF1 and RF2 are not run
-yet (issue 7): the mean is then over the 22 query intervals, and the report says so.`)
+3600·SF / (geometric mean of the intervals). With --refresh DIR, RF1 runs first and RF2
+last, from refresh set --refresh-set of DIR (written by dbt3 gen --refresh N): 24 intervals.
+RF1 loads the set's orders and lineitem files with LOAD DATA [LOCAL] INFILE, RF2 deletes its
+orders and their lineitems by key. Without it the mean is over the 22 query intervals, and
+the report says so.`)
 		fs.PrintDefaults()
 	}
 	var f streamFlags
 	f.register(fs)
+	fs.IntVar(&f.refreshSet, "refresh-set", 1, "the refresh set RF1 and RF2 use")
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
 	}
@@ -136,8 +163,13 @@ yet (issue 7): the mean is then over the 22 query intervals, and the report says
 	if err != nil {
 		return err
 	}
+	rf, err := f.refresher()
+	if err != nil {
+		return err
+	}
 	started := time.Now()
-	run, runErr := dbt3.Power(ctx, dbt3.PowerConfig{Session: sess, SF: sf, Seed: f.seed, Validation: f.validation, Verifier: v})
+	run, runErr := dbt3.Power(ctx, dbt3.PowerConfig{Session: sess, SF: sf, Seed: f.seed, Validation: f.validation, Verifier: v,
+		Refresh: rf, RefreshSet: f.refreshSet})
 	if run == nil {
 		return runErr
 	}
@@ -159,16 +191,20 @@ yet (issue 7): the mean is then over the 22 query intervals, and the report says
 func runThroughput(ctx context.Context, e *env, args []string) error {
 	fs := pflag.NewFlagSet("throughput", pflag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: dbt3 throughput --streams S [--mysql ADDR] [--sf F] [--seed N | --validation] [--out FILE.json]")
+		fmt.Fprintln(e.stderr, "usage: dbt3 throughput --streams S [--mysql ADDR] [--sf F] [--seed N | --validation] [--refresh DIR [--refresh-set K]] [--out FILE.json]")
 		fmt.Fprintln(e.stderr, `
 DBT3's throughput test against a running exemgr: S query streams at once, each on its own
 session; stream s runs TPC-H's permutation s with qgen parameters drawn from seed+s, as
 DBT3 seeds its streams. The metric is DBT3's: S·22·3600 / Ts · SF, Ts from the first
-stream's start to the last one's end. No refresh stream runs yet (issue 7).`)
+stream's start to the last one's end. With --refresh DIR, a refresh stream runs beside the
+query streams: one RF1/RF2 pair per query stream, on refresh sets --refresh-set,
+--refresh-set+1, … of DIR (dbt3 gen --refresh N writes them; the default 2 leaves set 1 to
+a power test run before).`)
 		fs.PrintDefaults()
 	}
 	var f streamFlags
 	f.register(fs)
+	fs.IntVar(&f.refreshSet, "refresh-set", 2, "the first refresh set the refresh stream uses")
 	streams := fs.Int("streams", 2, "concurrent query streams")
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
@@ -180,8 +216,13 @@ stream's start to the last one's end. No refresh stream runs yet (issue 7).`)
 	if err != nil {
 		return err
 	}
+	rf, err := f.refresher()
+	if err != nil {
+		return err
+	}
 	started := time.Now()
-	run, runErr := dbt3.Throughput(ctx, dbt3.ThroughputConfig{Session: sess, SF: sf, Seed: f.seed, Streams: *streams, Validation: f.validation, Verifier: v})
+	run, runErr := dbt3.Throughput(ctx, dbt3.ThroughputConfig{Session: sess, SF: sf, Seed: f.seed, Streams: *streams, Validation: f.validation, Verifier: v,
+		Refresh: rf, FirstRefreshSet: f.refreshSet})
 	if run == nil {
 		return runErr
 	}
