@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	dsql "database/sql"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -90,5 +91,55 @@ func checkTransport(t *testing.T, conn *dsql.Conn, transport string) {
 		if row["transport"] != transport {
 			t.Errorf("%s: transport %q, want %q", row["process"], row["transport"], transport)
 		}
+	}
+}
+
+// TestConcurrentSessions runs the validation queries (but Q15, whose view name every
+// session would share) from several sessions at once, each in its own order, and checks
+// every answer.
+func TestConcurrentSessions(t *testing.T) {
+	needDaemons(t)
+	needAnswers(t, "0.01")
+	c := shared.cluster(t, "two-primprocs", 2, "0.01")
+	em := shared.exemgr(t, c, "unix")
+	const sessions = 6
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions*queries.Count)
+	for s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := em.db(t, s%2 == 0).Conn(context.Background())
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close()
+			for i := range queries.Count {
+				n := (i+5*s)%queries.Count + 1
+				if n == 15 {
+					continue
+				}
+				text, _ := queries.Get(n)
+				want, err := answers.ReadFile(expectedFile("0.01", n))
+				if err != nil {
+					errs <- err
+					return
+				}
+				got, err := runScript(context.Background(), conn, text, "")
+				if err != nil {
+					errs <- fmt.Errorf("session %d, Q%d: %s", s, n, errorText(err))
+					continue
+				}
+				if err := answers.Compare(got, want); err != nil {
+					errs <- fmt.Errorf("session %d, Q%d: %w", s, n, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
