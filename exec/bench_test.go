@@ -266,22 +266,7 @@ func BenchmarkSort(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := s.Init(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for {
-					bt, err := s.Next(context.Background())
-					if err != nil {
-						b.Fatal(err)
-					}
-					if bt == nil {
-						break
-					}
-					n += bt.N
-				}
-				s.Close()
-				if n != rows {
+				if n := drainRows(b, s); n != rows {
 					b.Fatalf("%d rows", n)
 				}
 			}
@@ -318,26 +303,34 @@ func BenchmarkAggregateWorkers(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := a.Init(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for {
-					bt, err := a.Next(context.Background())
-					if err != nil {
-						b.Fatal(err)
-					}
-					if bt == nil {
-						break
-					}
-					n += bt.N
-				}
-				a.Close()
-				if n < groups/2 { // 2M draws of 1.5M keys: about 1.1M distinct
+				if n := drainRows(b, a); n < groups/2 { // 2M draws of 1.5M keys: about 1.1M distinct
 					b.Fatalf("%d groups", n)
 				}
 			}
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 		})
 	}
+}
+
+// drainRows runs an operator to its end and returns the rows it produced.
+func drainRows(b *testing.B, op Operator) int {
+	ctx := context.Background()
+	if err := op.Init(ctx); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for {
+		bt, err := op.Next(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if bt == nil {
+			break
+		}
+		n += bt.N
+	}
+	if err := op.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

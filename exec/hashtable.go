@@ -137,22 +137,9 @@ func (t *hashTable) find(keys []*vec.Vec, rows []int32, ids []int32, s *probeScr
 	}
 	toCheck := s.toCheck[:0]
 	for _, i := range rows {
-		hi := h[i]
-		tag := hi &^ slotIDBits
-		p := hi >> shift
-		for sl := home[i]; ; sl = slots[p] {
-			if sl == 0 {
-				ids[i] = -1
-				break
-			}
-			if sl&^slotIDBits == tag {
-				ids[i] = int32(sl&slotIDBits) - 1
-				pos[i] = p
-				diff[i] = 0
-				toCheck = append(toCheck, i)
-				break
-			}
-			p = (p + 1) & mask
+		if t.probe(i, h[i], h[i]>>shift, home[i], ids, pos) {
+			diff[i] = 0
+			toCheck = append(toCheck, i)
 		}
 	}
 	for len(toCheck) > 0 {
@@ -165,27 +152,35 @@ func (t *hashTable) find(keys []*vec.Vec, rows []int32, ids []int32, s *probeScr
 				continue
 			}
 			// Equal tags, different keys: probe on.
-			tag := h[i] &^ slotIDBits
 			p := (pos[i] + 1) & mask
-			ids[i] = -1
-			for {
-				sl := slots[p]
-				if sl == 0 {
-					break
-				}
-				if sl&^slotIDBits == tag {
-					ids[i] = int32(sl&slotIDBits) - 1
-					pos[i] = p
-					diff[i] = 0
-					again = append(again, i)
-					break
-				}
-				p = (p + 1) & mask
+			if t.probe(i, h[i], p, slots[p], ids, pos) {
+				diff[i] = 0
+				again = append(again, i)
 			}
 		}
 		toCheck = again
 	}
 	s.toCheck = toCheck
+}
+
+// probe walks row i's probe sequence from slot p (whose contents are sl) to the first slot
+// with the tag of hash h, setting ids[i] and pos[i] to its id and position and reporting
+// true, or to an empty slot, setting ids[i] to -1.
+func (t *hashTable) probe(i int32, h, p, sl uint64, ids []int32, pos []uint64) bool {
+	tag := h &^ slotIDBits
+	for {
+		if sl == 0 {
+			ids[i] = -1
+			return false
+		}
+		if sl&^slotIDBits == tag {
+			ids[i] = int32(sl&slotIDBits) - 1
+			pos[i] = p
+			return true
+		}
+		p = (p + 1) & t.mask
+		sl = t.slots[p]
+	}
 }
 
 // compareColumn sets diff[i] for rows whose key column c differs from id ids[i]'s.

@@ -174,14 +174,7 @@ func (t *JoinTable) Add(b *vec.Batch) error {
 		t.nextRow[r] = -1
 		if k < len(live) && live[k] == i {
 			k++
-			g := t.ids[i]
-			if t.first[g] == 0 {
-				t.first[g] = r + 1
-			} else {
-				t.nextRow[t.last[g]-1] = r
-				t.unique = false
-			}
-			t.last[g] = r + 1
+			t.chain(t.ids[i], r)
 		}
 	}
 	return t.acct.Resize(t.memSize())
@@ -255,16 +248,21 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 	}
 	for _, r := range order {
 		g, _ := t.ht.lookupOrInsert(t.keyVecs, r, h[r])
-		if t.first[g] == 0 {
-			t.first[g] = r + 1
-		} else {
-			t.nextRow[t.last[g]-1] = r
-			t.unique = false
-		}
-		t.last[g] = r + 1
+		t.chain(g, r)
 	}
 	t.first, t.last = t.first[:t.ht.len()], t.last[:t.ht.len()]
 	return t.acct.Resize(t.memSize())
+}
+
+// chain appends build row r to key g's rows.
+func (t *JoinTable) chain(g, r int32) {
+	if t.first[g] == 0 {
+		t.first[g] = r + 1
+	} else {
+		t.nextRow[t.last[g]-1] = r
+		t.unique = false
+	}
+	t.last[g] = r + 1
 }
 
 // bulkBuildRows is the build side size from which AddRecords hashes in bulk.

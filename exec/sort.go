@@ -202,6 +202,16 @@ type keyedRow[T int32 | int64 | float64] struct {
 	r int32
 }
 
+// tieBreak orders rows a and b whose first keys are equal: by the other keys, then by row.
+func tieBreak(a, b int32, rest func(a, b int32) int) int {
+	if rest != nil {
+		if c := rest(a, b); c != 0 {
+			return c
+		}
+	}
+	return int(a) - int(b)
+}
+
 // sortPairs sorts ascending rows perm by x[row] (then rest, then row).
 func sortPairs[T int32 | int64 | float64](perm []int32, x []T, desc bool, rest func(a, b int32) int) {
 	pairs := make([]keyedRow[T], len(perm))
@@ -216,12 +226,7 @@ func sortPairs[T int32 | int64 | float64](perm []int32, x []T, desc bool, rest f
 		if c := sign * cmpOrdered(a.k, b.k); c != 0 {
 			return c
 		}
-		if rest != nil {
-			if c := rest(a.r, b.r); c != 0 {
-				return c
-			}
-		}
-		return int(a.r) - int(b.r)
+		return tieBreak(a.r, b.r, rest)
 	})
 	for p := range pairs {
 		perm[p] = pairs[p].r
@@ -276,12 +281,7 @@ func sortStrings(perm []int32, col *vec.Vec, desc bool, rest func(a, b int32) in
 		if c := sign * bytes.Compare(data[offs[a.r]:offs[a.r+1]], data[offs[b.r]:offs[b.r+1]]); c != 0 {
 			return c
 		}
-		if rest != nil {
-			if c := rest(a.r, b.r); c != 0 {
-				return c
-			}
-		}
-		return int(a.r) - int(b.r)
+		return tieBreak(a.r, b.r, rest)
 	})
 	for p := range pairs {
 		perm[p] = pairs[p].r

@@ -427,12 +427,7 @@ func roundDecKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
 	d := n.digits
 	truncate := n.src.Op == OpTruncate
 	for _, i := range live {
-		var v vec.Int128
-		if in.Type.ID == vec.Decimal128 {
-			v = in.D128[i]
-		} else {
-			v = vec.I128(in.I64[i])
-		}
+		v := decimalAt(in, i)
 		if d < int64(s) {
 			var ok bool
 			if v, ok = roundUnit(v, s, d, truncate); !ok {
@@ -452,6 +447,14 @@ func roundDecKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
 		out.I64[i] = int64(v.Lo)
 	}
 	return nil
+}
+
+// decimalAt is row i of a decimal or BIGINT vector as a 128-bit unscaled value.
+func decimalAt(v *vec.Vec, i int32) vec.Int128 {
+	if v.Type.ID == vec.Decimal128 {
+		return v.D128[i]
+	}
+	return vec.I128(v.I64[i])
 }
 
 func checkPrecision64Out(n *funcNode, out *vec.Vec, live []int32) error {
@@ -546,12 +549,7 @@ func floorDecKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
 	}
 	unit := vec.Pow10(s)
 	for _, i := range live {
-		var v vec.Int128
-		if in.Type.ID == vec.Decimal128 {
-			v = in.D128[i]
-		} else {
-			v = vec.I128(in.I64[i])
-		}
+		v := decimalAt(in, i)
 		q, _ := v.QuoTrunc(unit)
 		back, _ := q.Mul(unit)
 		r, _ := v.Sub(back)

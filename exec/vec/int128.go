@@ -159,7 +159,14 @@ func Mul64x64(a, b int64) Int128 {
 
 // QuoRound returns v/w rounded half away from zero (MySQL's rounding of decimal division)
 // and ok=false if w is zero or the quotient overflows.
-func (v Int128) QuoRound(w Int128) (Int128, bool) {
+func (v Int128) QuoRound(w Int128) (Int128, bool) { return v.quo(w, true) }
+
+// QuoTrunc returns v/w truncated toward zero and ok=false if w is zero or on overflow.
+func (v Int128) QuoTrunc(w Int128) (Int128, bool) { return v.quo(w, false) }
+
+// quo divides the magnitudes, rounding half away from zero when round is set, and signs
+// the quotient.
+func (v Int128) quo(w Int128, round bool) (Int128, bool) {
 	if w.Hi == 0 && w.Lo == 0 {
 		return Int128{}, false
 	}
@@ -171,7 +178,7 @@ func (v Int128) QuoRound(w Int128) (Int128, bool) {
 		r := ah % bl
 		ql, r := bits.Div64(r, al, bl)
 		// Round half away from zero: r >= bl - r  <=>  2r >= bl, without overflowing 2r.
-		if r >= bl-r {
+		if round && r >= bl-r {
 			var c uint64
 			ql, c = bits.Add64(ql, 1, 0)
 			qh += c
@@ -184,8 +191,7 @@ func (v Int128) QuoRound(w Int128) (Int128, bool) {
 	b := new(big.Int).SetUint64(bh)
 	b.Lsh(b, 64).Or(b, new(big.Int).SetUint64(bl))
 	q, r := new(big.Int).QuoRem(a, b, new(big.Int))
-	r.Lsh(r, 1)
-	if r.Cmp(b) >= 0 {
+	if round && r.Lsh(r, 1).Cmp(b) >= 0 {
 		q.Add(q, big.NewInt(1))
 	}
 	if q.BitLen() > 128 {
@@ -194,28 +200,6 @@ func (v Int128) QuoRound(w Int128) (Int128, bool) {
 	lo := q.Uint64()
 	hi := new(big.Int).Rsh(q, 64).Uint64()
 	return fromMag(hi, lo, neg && q.Sign() != 0)
-}
-
-// QuoTrunc returns v/w truncated toward zero and ok=false if w is zero or on overflow.
-func (v Int128) QuoTrunc(w Int128) (Int128, bool) {
-	if w.Hi == 0 && w.Lo == 0 {
-		return Int128{}, false
-	}
-	neg := (v.Hi < 0) != (w.Hi < 0)
-	ah, al := v.uabs()
-	bh, bl := w.uabs()
-	if bh == 0 {
-		qh := ah / bl
-		r := ah % bl
-		ql, _ := bits.Div64(r, al, bl)
-		return fromMag(qh, ql, neg && (qh|ql) != 0)
-	}
-	a := new(big.Int).SetUint64(ah)
-	a.Lsh(a, 64).Or(a, new(big.Int).SetUint64(al))
-	b := new(big.Int).SetUint64(bh)
-	b.Lsh(b, 64).Or(b, new(big.Int).SetUint64(bl))
-	q := new(big.Int).Quo(a, b)
-	return fromMag(new(big.Int).Rsh(q, 64).Uint64(), q.Uint64(), neg && q.Sign() != 0)
 }
 
 // pow10 holds 10^0 .. 10^38 as Int128 values; it is read-only after package initialisation.

@@ -34,6 +34,19 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return out, nil
 	}
+	// numArgs binds the arguments of a numeric function of lo..hi arguments, the first a
+	// number (returned apart).
+	numArgs := func(lo, hi int) (plan.Expr, []plan.Expr, error) {
+		if err := argc(lo, hi); err != nil {
+			return nil, nil, err
+		}
+		a, err := args(0)
+		if err != nil {
+			return nil, nil, err
+		}
+		v, err := b.numeric(a[0], strings.ToUpper(name), text)
+		return v, a, err
+	}
 	switch name {
 	case ast.DateLiteral:
 		v, ok := x.Args[0].(ast.ValueExpr)
@@ -161,28 +174,28 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		call.T = types.VarcharType(n)
 		return call, nil
-	case ast.Coalesce, ast.Ifnull:
-		if name == ast.Ifnull {
-			if err := argc(2, 2); err != nil {
-				return nil, err
-			}
-		} else if err := argc(1, 1<<16); err != nil {
+	case ast.Coalesce, ast.Ifnull, ast.Greatest, ast.Least:
+		lo, hi := 1, 1<<16
+		switch name {
+		case ast.Ifnull:
+			lo, hi = 2, 2
+		case ast.Greatest, ast.Least:
+			lo = 2
+		}
+		if err := argc(lo, hi); err != nil {
 			return nil, err
 		}
 		a, err := args(0)
 		if err != nil {
 			return nil, err
 		}
-		t, err := b.commonType(a, strings.ToUpper(name), text)
+		t, err := b.unify(a, strings.ToUpper(name), text)
 		if err != nil {
 			return nil, err
 		}
-		for i := range a {
-			if a[i], err = b.castTo(a[i], t, text); err != nil {
-				return nil, err
-			}
-		}
-		return &plan.Call{Fn: plan.FnCoalesce, Args: a, T: t}, nil
+		fn := map[string]plan.Func{ast.Coalesce: plan.FnCoalesce, ast.Ifnull: plan.FnCoalesce,
+			ast.Greatest: plan.FnGreatest, ast.Least: plan.FnLeast}[name]
+		return &plan.Call{Fn: fn, Args: a, T: t}, nil
 	case ast.Nullif:
 		if err := argc(2, 2); err != nil {
 			return nil, err
@@ -222,14 +235,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return &plan.Case{Whens: []plan.When{{Cond: cond, Then: then}}, Else: els, T: t}, nil
 	case ast.Abs:
-		if err := argc(1, 1); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
-		if err != nil {
-			return nil, err
-		}
-		v, err := b.numeric(a[0], "ABS", text)
+		v, _, err := numArgs(1, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -239,20 +245,11 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return &plan.Call{Fn: plan.FnAbs, Args: []plan.Expr{v}, T: t}, nil
 	case ast.Round, ast.Truncate:
-		fn := plan.FnRound
+		fn, lo := plan.FnRound, 1
 		if name == ast.Truncate {
-			fn = plan.FnTruncate
-			if err := argc(2, 2); err != nil {
-				return nil, err
-			}
-		} else if err := argc(1, 2); err != nil {
-			return nil, err
+			fn, lo = plan.FnTruncate, 2
 		}
-		a, err := args(0)
-		if err != nil {
-			return nil, err
-		}
-		v, err := b.numeric(a[0], strings.ToUpper(name), text)
+		v, a, err := numArgs(lo, 2)
 		if err != nil {
 			return nil, err
 		}
@@ -282,14 +279,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return &plan.Call{Fn: fn, Args: []plan.Expr{v, plan.Lit(types.IntValue(int64(digits)))}, T: t}, nil
 	case ast.Floor, ast.Ceil, ast.Ceiling:
-		if err := argc(1, 1); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
-		if err != nil {
-			return nil, err
-		}
-		v, err := b.numeric(a[0], strings.ToUpper(name), text)
+		v, _, err := numArgs(1, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -325,28 +315,6 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			}
 		}
 		return &plan.Call{Fn: plan.FnDateDiff, Args: a, T: types.Int64Type}, nil
-	case ast.Greatest, ast.Least:
-		if err := argc(2, 1<<16); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
-		if err != nil {
-			return nil, err
-		}
-		t, err := b.commonType(a, strings.ToUpper(name), text)
-		if err != nil {
-			return nil, err
-		}
-		for i := range a {
-			if a[i], err = b.castTo(a[i], t, text); err != nil {
-				return nil, err
-			}
-		}
-		fn := plan.FnGreatest
-		if name == ast.Least {
-			fn = plan.FnLeast
-		}
-		return &plan.Call{Fn: fn, Args: a, T: t}, nil
 	case ast.Database, ast.Schema:
 		if err := argc(0, 0); err != nil {
 			return nil, err
@@ -369,6 +337,20 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
 	}
 	return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s.%s does not exist", db, x.FnName.O)
+}
+
+// unify converts every value of es to their common type (in place) and returns it.
+func (b *Binder) unify(es []plan.Expr, what, text string) (types.Type, error) {
+	t, err := b.commonType(es, what, text)
+	if err != nil {
+		return types.Type{}, err
+	}
+	for i := range es {
+		if es[i], err = b.castTo(es[i], t, text); err != nil {
+			return types.Type{}, err
+		}
+	}
+	return t, nil
 }
 
 // trim binds TRIM([BOTH|LEADING|TRAILING] [remstr] FROM s), LTRIM(s) and RTRIM(s).
