@@ -452,6 +452,7 @@ type minMaxFn[T int32 | int64 | float64] struct {
 	put   func(*vec.Vec) []T
 	vals  []T
 	seen  []bool
+	live  []int32 // merge's non-NULL rows
 }
 
 func (f *minMaxFn[T]) resize(n int) {
@@ -480,17 +481,23 @@ func (f *minMaxFn[T]) add(v *vec.Vec, rows []int32, gids []int32) error {
 }
 
 func (f *minMaxFn[T]) merge(st []*vec.Vec, rows []int32, gids []int32) error {
-	x := st[0]
+	return f.add(st[0], nonNullRows(st[0], rows, &f.live), gids)
+}
+
+// nonNullRows returns the rows where x is not NULL (rows itself when x has no NULLs),
+// keeping the list in *scratch.
+func nonNullRows(x *vec.Vec, rows []int32, scratch *[]int32) []int32 {
 	if x.Nulls == nil {
-		return f.add(x, rows, gids)
+		return rows
 	}
-	live := make([]int32, 0, len(rows))
+	live := (*scratch)[:0]
 	for _, i := range rows {
 		if !x.Nulls[i] {
 			live = append(live, i)
 		}
 	}
-	return f.add(x, live, gids)
+	*scratch = live
+	return live
 }
 
 func (f *minMaxFn[T]) partial(out []*vec.Vec, start, end int) error {
@@ -501,15 +508,20 @@ func (f *minMaxFn[T]) final(o *vec.Vec, start, end int) error {
 	n := end - start
 	o.Prepare(f.t, n)
 	copy(f.put(o), f.vals[start:end])
-	for k := 0; k < n; k++ {
-		if !f.seen[start+k] {
+	markUnseen(o, f.seen[start:end])
+	return nil
+}
+
+// markUnseen makes row k of o NULL where seen[k] is false (a group without a value).
+func markUnseen(o *vec.Vec, seen []bool) {
+	for k, s := range seen {
+		if !s {
 			if o.Nulls == nil {
-				o.PrepareNulls(n)
+				o.PrepareNulls(len(seen))
 			}
 			o.Nulls[k] = true
 		}
 	}
-	return nil
 }
 
 func (f *minMaxFn[T]) memSize() int64 { return int64(cap(f.vals))*8 + int64(cap(f.seen)) }
@@ -520,6 +532,7 @@ type minMax128Fn struct {
 	t     vec.Type
 	vals  []vec.Int128
 	seen  []bool
+	live  []int32 // merge's non-NULL rows
 }
 
 func (f *minMax128Fn) resize(n int) {
@@ -539,16 +552,7 @@ func (f *minMax128Fn) add(v *vec.Vec, rows []int32, gids []int32) error {
 }
 
 func (f *minMax128Fn) merge(st []*vec.Vec, rows []int32, gids []int32) error {
-	x := st[0]
-	for _, i := range rows {
-		if x.IsNull(int(i)) {
-			continue
-		}
-		if err := f.add(x, []int32{i}, gids); err != nil {
-			return err
-		}
-	}
-	return nil
+	return f.add(st[0], nonNullRows(st[0], rows, &f.live), gids)
 }
 
 func (f *minMax128Fn) partial(out []*vec.Vec, start, end int) error {
@@ -559,14 +563,7 @@ func (f *minMax128Fn) final(o *vec.Vec, start, end int) error {
 	n := end - start
 	o.Prepare(f.t, n)
 	copy(o.D128, f.vals[start:end])
-	for k := 0; k < n; k++ {
-		if !f.seen[start+k] {
-			if o.Nulls == nil {
-				o.PrepareNulls(n)
-			}
-			o.Nulls[k] = true
-		}
-	}
+	markUnseen(o, f.seen[start:end])
 	return nil
 }
 
@@ -579,6 +576,7 @@ type minMaxStrFn struct {
 	vals  [][]byte
 	seen  []bool
 	bytes int64
+	live  []int32 // merge's non-NULL rows
 }
 
 func (f *minMaxStrFn) resize(n int) {
@@ -605,15 +603,7 @@ func (f *minMaxStrFn) add(v *vec.Vec, rows []int32, gids []int32) error {
 }
 
 func (f *minMaxStrFn) merge(st []*vec.Vec, rows []int32, gids []int32) error {
-	x := st[0]
-	for _, i := range rows {
-		if !x.IsNull(int(i)) {
-			if err := f.add(x, []int32{i}, gids); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return f.add(st[0], nonNullRows(st[0], rows, &f.live), gids)
 }
 
 func (f *minMaxStrFn) partial(out []*vec.Vec, start, end int) error {

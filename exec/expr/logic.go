@@ -276,6 +276,16 @@ func (n *branchNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 	return n.gather(b.N, rows, branch), nil
 }
 
+// pickBranch sets dst[i], for the rows that are not NULL, from the payload (col) of the
+// vector of the branch that produced row i.
+func pickBranch[T any](dst []T, vals []*vec.Vec, col func(*vec.Vec) []T, branch []int16, rows []int32, isNull func(int32) bool) {
+	for _, i := range rows {
+		if !isNull(i) {
+			dst[i] = col(vals[branch[i]])[i]
+		}
+	}
+}
+
 // gather copies each row's value from the vector of the branch that produced it.
 func (n *branchNode) gather(nrows int, rows []int32, branch []int16) *vec.Vec {
 	out := &n.out
@@ -291,35 +301,15 @@ func (n *branchNode) gather(nrows int, rows []int32, branch []int16) *vec.Vec {
 	}
 	switch payloadOf(n.t) {
 	case pI32:
-		for _, i := range rows {
-			if !isNull(i) {
-				out.I32[i] = vals[branch[i]].I32[i]
-			}
-		}
+		pickBranch(out.I32, vals, func(v *vec.Vec) []int32 { return v.I32 }, branch, rows, isNull)
 	case pI64:
-		for _, i := range rows {
-			if !isNull(i) {
-				out.I64[i] = vals[branch[i]].I64[i]
-			}
-		}
+		pickBranch(out.I64, vals, func(v *vec.Vec) []int64 { return v.I64 }, branch, rows, isNull)
 	case pF64:
-		for _, i := range rows {
-			if !isNull(i) {
-				out.F64[i] = vals[branch[i]].F64[i]
-			}
-		}
+		pickBranch(out.F64, vals, func(v *vec.Vec) []float64 { return v.F64 }, branch, rows, isNull)
 	case pD128:
-		for _, i := range rows {
-			if !isNull(i) {
-				out.D128[i] = vals[branch[i]].D128[i]
-			}
-		}
+		pickBranch(out.D128, vals, func(v *vec.Vec) []vec.Int128 { return v.D128 }, branch, rows, isNull)
 	case pBool:
-		for _, i := range rows {
-			if !isNull(i) {
-				out.Bool[i] = vals[branch[i]].Bool[i]
-			}
-		}
+		pickBranch(out.Bool, vals, func(v *vec.Vec) []bool { return v.Bool }, branch, rows, isNull)
 	case pStr:
 		var w strWriter
 		w.begin(out)
