@@ -46,7 +46,7 @@ func q1Fragment() *Fragment {
 
 // benchFragment runs f over recs b.N times and reports rows/s (wall) and rows per CPU
 // second of the workers (rows/s per core).
-func benchFragment(b *testing.B, f *Fragment, recs []arrow.RecordBatch, threads int) {
+func benchFragment(b *testing.B, f *Fragment, recs []arrow.RecordBatch, threads int, builds ...[]arrow.RecordBatch) {
 	var rows int64
 	for _, r := range recs {
 		rows += r.NumRows()
@@ -55,7 +55,7 @@ func benchFragment(b *testing.B, f *Fragment, recs []arrow.RecordBatch, threads 
 	var cpu, wall int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p, err := BuildPipeline(f, &sharedSource{recs: recs}, nil, Options{Threads: threads, Alloc: pool})
+		p, err := BuildPipeline(f, &sharedSource{recs: recs}, builds, Options{Threads: threads, Alloc: pool})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -126,32 +126,7 @@ func BenchmarkJoinProbe(b *testing.B) {
 			{Join: &JoinStep{Build: 0, Spec: JoinSpec{Kind: JoinInner, ProbeKeys: []int{lineitem.OrderKey}, BuildKeys: []int{0}}}},
 			{Aggregate: &AggStep{Spec: AggSpec{GroupBy: []int{9}, Aggs: []Aggregate{{Func: AggSum, Col: lineitem.ExtendedPrice}}}}},
 		}}
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	var cpu int64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		p, err := BuildPipeline(f, &sharedSource{recs: recs}, [][]arrow.RecordBatch{build}, Options{Threads: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			rec, err := p.Next(context.Background())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if rec == nil {
-				break
-			}
-			rec.Release()
-		}
-		p.Close()
-		cpu += p.Stats().WorkerCPUNanos
-	}
-	b.ReportMetric(float64(rows)*float64(b.N)/(float64(cpu)/1e9)/1e6, "Mrows/cpu-s")
-	b.ReportMetric(0, "ns/op")
+	benchFragment(b, f, recs, 1, build)
 }
 
 // BenchmarkTopNString is `select l_comment from lineitem order by 1 limit 100` (CS2): a
