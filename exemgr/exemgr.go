@@ -1,7 +1,16 @@
-// Package exemgr owns the execution manager daemon's core: its configuration, the pool of
-// link clients it keeps to every primproc (one ipc.Client per peer, each with a few
-// connections), peer health, and the daemon's lifecycle. Front ends (the MySQL protocol
-// server in exemgr/frontend) are attached as services that run for the daemon's lifetime.
+// Package exemgr owns the execution manager daemon: its configuration, the pool of link
+// clients it keeps to every primproc (one ipc.Client per peer, each with a few
+// connections), peer health, the daemon's lifecycle, and the SQL engine behind the MySQL
+// front end (exemgr/frontend), which runs as a service for the daemon's lifetime.
+//
+// The Engine plans each statement with package sql against the catalog the primprocs
+// report (refreshed whenever a primproc's catalog version changes, which every statement
+// checks as it starts) and the views exemgr keeps, cuts it into fragments with sql/physical,
+// and runs them on every primproc over the link (linkRunner: build sides streamed up under
+// flow control, outputs gathered, work cancelled with the statement). It records what each
+// statement cost — its own and each primproc's CPU, the link's traffic per peer, the
+// fragments' scan counters — for SHOW QUERY STATS, and answers ColumnStore's
+// select calFlushCache().
 package exemgr
 
 import (
