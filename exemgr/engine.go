@@ -78,6 +78,8 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[uint32]*session // guarded by mu
+
+	dml *dmlState // writes and snapshot pins (dml.go)
 }
 
 // session is the engine's state of one client session. Only the session's goroutine uses
@@ -103,7 +105,7 @@ func NewEngine(em *ExeMgr, cfg EngineConfig) *Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = em.log
 	}
-	e := &Engine{em: em, cfg: cfg, log: cfg.Logger, sessions: map[uint32]*session{}}
+	e := &Engine{em: em, cfg: cfg, log: cfg.Logger, sessions: map[uint32]*session{}, dml: newDMLState()}
 	for _, p := range em.Peers() {
 		e.cl = append(e.cl, pmclient.New(p))
 	}
@@ -267,8 +269,6 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 		return nil, nil
 	case *sql.Kill:
 		return nil, sqlerr.Unsupported("KILL here") // the front end answers KILL itself
-	case *sql.Insert, *sql.Delete, *sql.LoadData:
-		return nil, sqlerr.Unsupported(strings.ToUpper(strings.Fields(stmt.SQL())[0]) + " (colink loads data with dbt3 load)")
 	}
 	versions, err := r.begin(ctx)
 	if err != nil {
@@ -286,12 +286,19 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 		if err != nil {
 			return nil, err
 		}
-		qm := e.queryMemory(st)
-		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL()}, physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads})
+		pins, err := e.queryPins(ctx, pl, x.SQL())
 		if err != nil {
 			return nil, err
 		}
-		return &frontend.Result{Rows: &planRows{e: e, text: x.SQL(), ctx: ctx, res: res}}, nil
+		qm := e.queryMemory(st)
+		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL(), pins: pins.IDs()}, physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads})
+		if err != nil {
+			e.unpin(pins)
+			return nil, err
+		}
+		return &frontend.Result{Rows: &planRows{e: e, text: x.SQL(), ctx: ctx, res: res, pins: pins}}, nil
+	case *sql.Insert, *sql.Delete, *sql.LoadData:
+		return e.runDML(ctx, ev, view, x)
 	case *sql.Explain:
 		return e.explain(ctx, ev, view, x)
 	case *sql.CreateView:
@@ -529,6 +536,7 @@ type planRows struct {
 	ctx  context.Context
 	res  *physical.Result
 	cur  arrow.RecordBatch
+	pins *pmclient.Pins // the query's snapshots, dropped at Close (nil: none)
 }
 
 func (p *planRows) Schema() *arrow.Schema { return p.res.Schema() }
@@ -555,7 +563,10 @@ func (p *planRows) Close() error {
 		p.cur.Release()
 		p.cur = nil
 	}
-	return p.res.Close()
+	err := p.res.Close()
+	p.e.unpin(p.pins)
+	p.pins = nil
+	return err
 }
 
 // statementRows counts the rows a statement's result delivers and records the statement's

@@ -28,6 +28,9 @@ type linkRunner struct {
 	cl     pmclient.Cluster
 	memory int64  // the query's memory bound, passed to every primproc (0: the primproc's own)
 	query  string // names the statement in primproc's debug log
+	// pins, if not nil, are the snapshots each primproc runs the statement's fragments on
+	// (per primproc, in cluster order).
+	pins []uint64
 }
 
 // Run implements physical.Runner.
@@ -51,8 +54,17 @@ func (r *linkRunner) Run(ctx context.Context, frag *exec.Fragment, builds [][]ar
 		}
 		return nil, err
 	}
-	for _, c := range r.cl {
+	for i, c := range r.cl {
 		sctx, cancel := context.WithCancelCause(ctx)
+		args := args
+		if i > 0 || r.pins != nil {
+			a := *args // per primproc: its pin, and the tag of its row IDs
+			a.Member = i
+			if r.pins != nil {
+				a.Pin = r.pins[i]
+			}
+			args = &a
+		}
 		fs, err := c.Fragment(sctx, args, schemas)
 		if err != nil {
 			cancel(err)

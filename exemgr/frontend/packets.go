@@ -103,7 +103,11 @@ func (w *packetWriter) ok(affected, insertID uint64, status, warnings uint16, in
 	w.buf = appendLenEncInt(w.buf, affected)
 	w.buf = appendLenEncInt(w.buf, insertID)
 	w.buf = append(w.buf, byte(status), byte(status>>8), byte(warnings), byte(warnings>>8))
-	w.buf = append(w.buf, info...)
+	if info != "" {
+		// Length-encoded, as MySQL and MariaDB servers send it (the documented string<EOF>
+		// form makes libmariadb report a malformed packet).
+		w.buf = appendLenEncString(w.buf, info)
+	}
 	return w.end()
 }
 

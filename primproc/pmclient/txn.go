@@ -287,8 +287,11 @@ type Pins struct {
 	Ends []*wire.PinEnd // per member
 }
 
-// IDs returns the pin IDs, per member.
+// IDs returns the pin IDs, per member (nil for nil Pins).
 func (p *Pins) IDs() []uint64 {
+	if p == nil {
+		return nil
+	}
 	out := make([]uint64, len(p.Ends))
 	for i, e := range p.Ends {
 		out[i] = e.Pin

@@ -124,3 +124,7 @@ type PreparedTxn struct {
 type UnpinArgs struct {
 	Pins []uint64 `msgpack:"pins"`
 }
+
+// RowIDMember returns the member tag of a row ID (storage.MakeRowID packs it into bits 55
+// to 62): the position, in the cluster that ran the scan, of the primproc the row is on.
+func RowIDMember(id int64) int { return int(uint64(id) >> 55 & 0xff) }

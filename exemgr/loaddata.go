@@ -1,0 +1,709 @@
+package exemgr
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/sql"
+)
+
+// LOAD DATA: the text of a file (read by exemgr, or sent by the client for LOCAL) is cut into
+// lines and fields as the statement's FIELDS and LINES clauses say, each field converted to
+// its column's type, and each row appended to the batch of the primproc that its first
+// column's value picks (pmclient.MemberOfInt). A bad line stops the statement with MySQL's
+// error for it, naming the row (the line of the file, counting from 1); nothing of the file
+// is then written.
+
+// loadBatchRows is how many rows a batch to one primproc holds before it is sent.
+const loadBatchRows = 32 << 10
+
+// loadErr is a LOAD DATA error with MySQL's code and SQLSTATE.
+func loadErr(code uint16, state, format string, args ...any) error {
+	return &frontend.Error{Code: code, State: state, Message: fmt.Sprintf(format, args...)}
+}
+
+// loadColumn is how one table column is parsed and built.
+type loadColumn struct {
+	name     string
+	typ      arrow.DataType
+	nullable bool
+	maxChars int // char(n), varchar(n): n; 0 unchecked
+	scale    int32
+	prec     int32
+	field    int // the field of a line that fills it; -1: NULL
+}
+
+// loadFormat is the FIELDS and LINES clauses.
+type loadFormat struct {
+	fieldTerm, enclosed, lineTerm, lineStart []byte
+	escape                                   byte // 0: none
+	ignore                                   uint64
+}
+
+// tableLoader parses a file into per-member batches of a table's rows.
+type tableLoader struct {
+	schema  *arrow.Schema
+	cols    []loadColumn
+	fields  int // fields per line
+	format  loadFormat
+	members int
+	send    func(member int, rec arrow.RecordBatch) error
+	mem     memory.Allocator
+
+	builders []*array.RecordBuilder // per member, nil until used
+	counts   []int
+	rows     int64
+	line     int64
+
+	field  [][]byte // the current line's fields (views or scratch)
+	isNull []bool
+	unesc  [][]byte // scratch per field for unescaped values
+}
+
+func newTableLoader(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, arrow.RecordBatch) error) (*tableLoader, error) {
+	l := &tableLoader{schema: schema, fields: len(spec.Columns), members: members, send: send, mem: memory.DefaultAllocator,
+		builders: make([]*array.RecordBuilder, members), counts: make([]int, members)}
+	f := &l.format
+	f.fieldTerm, f.enclosed, f.lineTerm, f.lineStart = []byte(spec.FieldsTerminated), []byte(spec.Enclosed), []byte(spec.LinesTerminated), []byte(spec.LinesStarting)
+	f.ignore = spec.IgnoreLines
+	switch len(spec.Escaped) {
+	case 0:
+	case 1:
+		f.escape = spec.Escaped[0]
+	default:
+		return nil, loadErr(1083, "42000", "Field separator argument is not what is expected; check the manual (ESCAPED BY takes one character)")
+	}
+	if len(f.enclosed) > 1 {
+		return nil, loadErr(1083, "42000", "Field separator argument is not what is expected; check the manual (ENCLOSED BY takes one character)")
+	}
+	if len(f.lineTerm) == 0 {
+		f.lineTerm = []byte("\n")
+	}
+	if len(f.fieldTerm) == 0 {
+		return nil, loadErr(1083, "42000", "Field separator argument is not what is expected; check the manual (an empty FIELDS TERMINATED BY needs fixed-width columns, which colink does not read)")
+	}
+	fieldOf := make([]int, schema.NumFields())
+	for i := range fieldOf {
+		fieldOf[i] = -1
+	}
+	for k, c := range spec.Columns {
+		fieldOf[c] = k
+	}
+	for i, fd := range schema.Fields() {
+		c := loadColumn{name: fd.Name, typ: fd.Type, nullable: fd.Nullable, field: fieldOf[i]}
+		switch t := fd.Type.(type) {
+		case *arrow.Decimal64Type:
+			c.prec, c.scale = t.Precision, t.Scale
+		case *arrow.StringType:
+			if st, ok := fd.Metadata.GetValue(frontend.SQLTypeKey); ok {
+				c.maxChars = typeLength(st)
+			}
+		case *arrow.Int32Type, *arrow.Int64Type, *arrow.Date32Type, *arrow.Float64Type, *arrow.BooleanType:
+		default:
+			return nil, fmt.Errorf("LOAD DATA into column %s of type %s is not supported", fd.Name, fd.Type)
+		}
+		l.cols = append(l.cols, c)
+	}
+	return l, nil
+}
+
+// typeLength returns n of "char(n)" or "varchar(n)", else 0.
+func typeLength(sqlType string) int {
+	s := strings.ToLower(sqlType)
+	open, end := strings.IndexByte(s, '('), strings.IndexByte(s, ')')
+	if open < 0 || end < open || !(strings.HasPrefix(s, "char") || strings.HasPrefix(s, "varchar")) {
+		return 0
+	}
+	n, _ := strconv.Atoi(s[open+1 : end])
+	return n
+}
+
+// run reads the whole file, sending full batches as they fill and the rest at the end. It
+// returns the rows loaded.
+func (l *tableLoader) run(r io.Reader) (int64, error) {
+	defer l.release()
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		rec, err := l.readLine(br)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if l.line <= int64(l.format.ignore) {
+			continue
+		}
+		if rec == nil { // no LINES STARTING BY prefix: MySQL skips the line
+			continue
+		}
+		if err := l.row(rec); err != nil {
+			return 0, err
+		}
+	}
+	for m := range l.builders {
+		if err := l.flush(m); err != nil {
+			return 0, err
+		}
+	}
+	return l.rows, nil
+}
+
+func (l *tableLoader) release() {
+	for _, b := range l.builders {
+		if b != nil {
+			b.Release()
+		}
+	}
+	l.builders = nil
+}
+
+// readLine reads the next line (without its terminator, after its LINES STARTING BY
+// prefix; nil if it has none). A line terminator inside an enclosed field does not end the
+// line. io.EOF at the end; a last line without a terminator counts.
+func (l *tableLoader) readLine(br *bufio.Reader) ([]byte, error) {
+	term := l.format.lineTerm
+	last := term[len(term)-1]
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice(last)
+		buf = append(buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF {
+			if len(buf) == 0 {
+				return nil, io.EOF
+			}
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if bytes.HasSuffix(buf, term) && !l.openEnclosure(buf[:len(buf)-len(term)]) {
+			buf = buf[:len(buf)-len(term)]
+			break
+		}
+	}
+	l.line++
+	if len(l.format.lineStart) > 0 {
+		i := bytes.Index(buf, l.format.lineStart)
+		if i < 0 {
+			return nil, nil
+		}
+		buf = buf[i+len(l.format.lineStart):]
+	}
+	return buf, nil
+}
+
+// openEnclosure reports whether line ends inside an enclosed field (so its terminator is
+// data). Only with ENCLOSED BY.
+func (l *tableLoader) openEnclosure(line []byte) bool {
+	if len(l.format.enclosed) == 0 {
+		return false
+	}
+	q := l.format.enclosed[0]
+	in := false
+	atStart := true
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case l.format.escape != 0 && c == l.format.escape && in:
+			i++
+		case !in && atStart && c == q:
+			in = true
+			atStart = false
+		case in && c == q:
+			if i+1 < len(line) && line[i+1] == q {
+				i++
+			} else {
+				in = false
+			}
+		case !in && bytes.HasPrefix(line[i:], l.format.fieldTerm):
+			atStart = true
+			i += len(l.format.fieldTerm) - 1
+			continue
+		default:
+			if !in {
+				atStart = false
+			}
+		}
+	}
+	return in
+}
+
+// split cuts a line into fields, unescaping them, into l.field and l.isNull.
+func (l *tableLoader) split(line []byte) error {
+	l.field, l.isNull = l.field[:0], l.isNull[:0]
+	term, esc := l.format.fieldTerm, l.format.escape
+	for k := 0; ; k++ {
+		if k >= len(l.unesc) {
+			l.unesc = append(l.unesc, nil)
+		}
+		var val []byte
+		null := false
+		if len(l.format.enclosed) > 0 && len(line) > 0 && line[0] == l.format.enclosed[0] {
+			q := l.format.enclosed[0]
+			out := l.unesc[k][:0]
+			i := 1
+			closed := false
+			for i < len(line) {
+				c := line[i]
+				if esc != 0 && c == esc && i+1 < len(line) {
+					out = append(out, unescape(line[i+1]))
+					i += 2
+					continue
+				}
+				if c == q {
+					if i+1 < len(line) && line[i+1] == q {
+						out = append(out, q)
+						i += 2
+						continue
+					}
+					closed = true
+					i++
+					break
+				}
+				out = append(out, c)
+				i++
+			}
+			if !closed {
+				return loadErr(1366, "HY000", "Row %d: a field opened with %q is not closed", l.line, q)
+			}
+			l.unesc[k] = out
+			val = out
+			line = line[i:]
+			if len(line) > 0 && !bytes.HasPrefix(line, term) {
+				return loadErr(1366, "HY000", "Row %d: text after the closing %q of field %d", l.line, q, k+1)
+			}
+		} else {
+			end := -1
+			if esc != 0 && bytes.IndexByte(line, esc) >= 0 {
+				// A terminator preceded by the escape character is data.
+				for i := 0; i < len(line); i++ {
+					if line[i] == esc {
+						i++
+						continue
+					}
+					if bytes.HasPrefix(line[i:], term) {
+						end = i
+						break
+					}
+				}
+			} else {
+				end = bytes.Index(line, term)
+			}
+			raw := line
+			if end >= 0 {
+				raw = line[:end]
+			}
+			switch {
+			case esc != 0 && len(raw) == 2 && raw[0] == esc && raw[1] == 'N':
+				null = true
+			case esc != 0 && bytes.IndexByte(raw, esc) >= 0:
+				out := l.unesc[k][:0]
+				for i := 0; i < len(raw); i++ {
+					if raw[i] == esc && i+1 < len(raw) {
+						i++
+						out = append(out, unescape(raw[i]))
+						continue
+					}
+					out = append(out, raw[i])
+				}
+				l.unesc[k] = out
+				val = out
+			default:
+				val = raw
+			}
+			if end < 0 {
+				line = nil
+			} else {
+				line = line[end:]
+			}
+		}
+		l.field = append(l.field, val)
+		l.isNull = append(l.isNull, null)
+		if len(line) == 0 {
+			return nil
+		}
+		line = line[len(term):] // the terminator: another field follows (maybe empty)
+		if len(line) == 0 {
+			l.field = append(l.field, nil)
+			l.isNull = append(l.isNull, false)
+			return nil
+		}
+	}
+}
+
+// unescape is MySQL's meaning of an escaped character.
+func unescape(c byte) byte {
+	switch c {
+	case '0':
+		return 0
+	case 'b':
+		return '\b'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'Z':
+		return 0x1a
+	}
+	return c
+}
+
+// row converts one line and appends it to its member's batch.
+func (l *tableLoader) row(line []byte) error {
+	if err := l.split(line); err != nil {
+		return err
+	}
+	n := len(l.field)
+	switch {
+	case n == l.fields+1 && len(l.field[n-1]) == 0 && !l.isNull[n-1]:
+		// A terminator after the last field, as dbgen's .tbl lines have.
+	case n < l.fields:
+		return loadErr(1261, "01000", "Row %d doesn't contain data for all columns (%d fields, %d expected)", l.line, n, l.fields)
+	case n > l.fields:
+		return loadErr(1262, "01000", "Row %d was truncated; it contained more data than there were input columns (%d fields, %d expected)", l.line, n, l.fields)
+	}
+	m := 0
+	if l.members > 1 {
+		var err error
+		if m, err = l.member(); err != nil {
+			return err
+		}
+	}
+	b := l.builders[m]
+	if b == nil {
+		b = array.NewRecordBuilder(l.mem, l.schema)
+		l.builders[m] = b
+	}
+	for i := range l.cols {
+		if err := l.appendValue(b.Field(i), &l.cols[i]); err != nil {
+			return err
+		}
+	}
+	l.rows++
+	l.counts[m]++
+	if l.counts[m] >= loadBatchRows {
+		return l.flush(m)
+	}
+	return nil
+}
+
+// member picks the primproc of the current row from its first column's value.
+func (l *tableLoader) member() (int, error) {
+	c := &l.cols[0]
+	if c.field < 0 || l.isNull[c.field] {
+		return 0, nil
+	}
+	raw := l.field[c.field]
+	switch c.typ.(type) {
+	case *arrow.StringType:
+		return pmclient.MemberOfString(string(raw), l.members), nil
+	case *arrow.Float64Type:
+		v, err := l.parseFloat(c, raw)
+		return pmclient.MemberOfInt(int64(v), l.members), err
+	case *arrow.BooleanType:
+		v, err := l.parseBool(c, raw)
+		if v {
+			return pmclient.MemberOfInt(1, l.members), err
+		}
+		return 0, err
+	}
+	v, err := l.parseIntLike(c, raw)
+	return pmclient.MemberOfInt(v, l.members), err
+}
+
+// parseIntLike parses an integer, decimal or date column's value as its stored integer.
+func (l *tableLoader) parseIntLike(c *loadColumn, raw []byte) (int64, error) {
+	switch c.typ.(type) {
+	case *arrow.Int32Type:
+		v, ok := parseInt(raw)
+		if !ok {
+			return 0, loadErr(1366, "HY000", "Incorrect integer value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
+		}
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return 0, loadErr(1264, "22003", "Out of range value for column '%s' at row %d", c.name, l.line)
+		}
+		return v, nil
+	case *arrow.Int64Type:
+		v, ok := parseInt(raw)
+		if !ok {
+			return 0, loadErr(1366, "HY000", "Incorrect integer value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
+		}
+		return v, nil
+	case *arrow.Decimal64Type:
+		v, ok, inRange := parseDecimal(raw, c.prec, c.scale)
+		if !ok {
+			return 0, loadErr(1366, "HY000", "Incorrect decimal value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
+		}
+		if !inRange {
+			return 0, loadErr(1264, "22003", "Out of range value for column '%s' at row %d", c.name, l.line)
+		}
+		return v, nil
+	case *arrow.Date32Type:
+		v, ok := parseDate(raw)
+		if !ok {
+			return 0, loadErr(1292, "22007", "Incorrect date value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
+		}
+		return int64(v), nil
+	}
+	return 0, fmt.Errorf("column %s: type %s", c.name, c.typ)
+}
+
+func (l *tableLoader) parseFloat(c *loadColumn, raw []byte) (float64, error) {
+	v, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, loadErr(1366, "HY000", "Incorrect double value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
+	}
+	return v, nil
+}
+
+func (l *tableLoader) parseBool(c *loadColumn, raw []byte) (bool, error) {
+	switch strings.ToLower(string(raw)) {
+	case "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	}
+	return false, loadErr(1366, "HY000", "Incorrect integer value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
+}
+
+// appendValue appends column c's value of the current row.
+func (l *tableLoader) appendValue(b array.Builder, c *loadColumn) error {
+	if c.field < 0 || l.isNull[c.field] {
+		if !c.nullable {
+			return loadErr(1048, "23000", "Column '%s' cannot be null (row %d)", c.name, l.line)
+		}
+		b.AppendNull()
+		return nil
+	}
+	raw := l.field[c.field]
+	switch bb := b.(type) {
+	case *array.StringBuilder:
+		if c.maxChars > 0 && len(raw) > c.maxChars && utf8.RuneCount(raw) > c.maxChars {
+			return loadErr(1406, "22001", "Data too long for column '%s' at row %d", c.name, l.line)
+		}
+		if !utf8.Valid(raw) {
+			return loadErr(1366, "HY000", "Incorrect string value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
+		}
+		bb.BinaryBuilder.Append(raw)
+	case *array.Float64Builder:
+		v, err := l.parseFloat(c, raw)
+		if err != nil {
+			return err
+		}
+		bb.Append(v)
+	case *array.BooleanBuilder:
+		v, err := l.parseBool(c, raw)
+		if err != nil {
+			return err
+		}
+		bb.Append(v)
+	default:
+		v, err := l.parseIntLike(c, raw)
+		if err != nil {
+			return err
+		}
+		switch bb := b.(type) {
+		case *array.Int32Builder:
+			bb.Append(int32(v))
+		case *array.Int64Builder:
+			bb.Append(v)
+		case *array.Decimal64Builder:
+			bb.Append(decimal.Decimal64(v))
+		case *array.Date32Builder:
+			bb.Append(arrow.Date32(v))
+		default:
+			return fmt.Errorf("column %s: no builder for %s", c.name, c.typ)
+		}
+	}
+	return nil
+}
+
+// flush sends member m's batch, if it has rows.
+func (l *tableLoader) flush(m int) error {
+	if l.counts[m] == 0 {
+		return nil
+	}
+	rec := l.builders[m].NewRecordBatch()
+	l.counts[m] = 0
+	err := l.send(m, rec)
+	rec.Release()
+	return err
+}
+
+// clip shortens a value for an error message.
+func clip(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "…"
+	}
+	return string(b)
+}
+
+// parseInt parses a decimal integer (an optional sign, digits, surrounding blanks).
+func parseInt(b []byte) (int64, bool) {
+	b = bytes.TrimSpace(b)
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (math.MaxInt64+1)/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if neg {
+		if v > math.MaxInt64+1 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// parseDecimal parses a decimal number into its value scaled by 10^scale, rounding extra
+// fraction digits half away from zero. inRange is false if it needs more than prec-scale
+// integer digits.
+func parseDecimal(b []byte, prec, scale int32) (v int64, ok, inRange bool) {
+	b = bytes.TrimSpace(b)
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	intPart, frac := b, []byte(nil)
+	if i := bytes.IndexByte(b, '.'); i >= 0 {
+		intPart, frac = b[:i], b[i+1:]
+	}
+	if len(intPart) == 0 && len(frac) == 0 {
+		return 0, false, false
+	}
+	var u uint64
+	digits := 0
+	for _, c := range intPart {
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		if u == 0 && c == '0' {
+			continue
+		}
+		digits++
+		if digits > 18 {
+			return 0, true, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	if int32(digits) > prec-scale {
+		return 0, true, false
+	}
+	for i := int32(0); i < scale; i++ {
+		u *= 10
+		if int(i) < len(frac) {
+			c := frac[i]
+			if c < '0' || c > '9' {
+				return 0, false, false
+			}
+			u += uint64(c - '0')
+		}
+	}
+	for i := int(scale); i < len(frac); i++ {
+		if frac[i] < '0' || frac[i] > '9' {
+			return 0, false, false
+		}
+	}
+	if int(scale) < len(frac) && frac[scale] >= '5' {
+		u++
+	}
+	if u > math.MaxInt64 {
+		return 0, true, false
+	}
+	v = int64(u)
+	if neg {
+		v = -v
+	}
+	return v, true, true
+}
+
+// parseDate parses YYYY-MM-DD into days since 1970-01-01.
+func parseDate(b []byte) (int32, bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) != 10 || b[4] != '-' || b[7] != '-' {
+		return 0, false
+	}
+	num := func(s []byte) (int, bool) {
+		n := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(b[:4])
+	m, ok2 := num(b[5:7])
+	d, ok3 := num(b[8:10])
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+		return 0, false
+	}
+	return int32(daysFromCivil(y, m, d)), true
+}
+
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+// algorithm).
+func daysFromCivil(y, m, d int) int {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
