@@ -79,3 +79,92 @@ func TestSlicedNullsSurvive(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// A column whose every value is NULL reaches the peer as NULLs, in both directions, even
+// when every recycled buffer is dirty: Arrow's IPC writer and reader allocate the all-NULL
+// bitmap themselves and rely on the allocator returning zeroed memory.
+func TestAllNullColumnSurvivesDirtyPool(t *testing.T) {
+	pool := NewBufferPool(0)
+	for n := 1; n <= 1<<16; n *= 2 {
+		b := pool.Get(n)
+		for i := range b[:cap(b)] {
+			b[:cap(b)][i] = 0xFF
+		}
+		pool.Put(b)
+	}
+	lg, _ := newTestLogger()
+	srv := NewServer(ServerConfig{Pool: pool, Logger: lg})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "d", Type: &arrow.Decimal64Type{Precision: 15, Scale: 4}, Nullable: true},
+	}, nil)
+	allNull := func() arrow.RecordBatch {
+		ib := array.NewInt64Builder(memory.DefaultAllocator)
+		db := array.NewDecimal64Builder(memory.DefaultAllocator, schema.Field(1).Type.(*arrow.Decimal64Type))
+		for range 3 {
+			ib.AppendNull()
+			db.AppendNull()
+		}
+		return array.NewRecordBatch(schema, []arrow.Array{ib.NewArray(), db.NewArray()}, 3)
+	}
+	check := func(who string, rec arrow.RecordBatch) {
+		for c := range 2 {
+			col := rec.Column(c)
+			for i := range col.Len() {
+				if !col.IsNull(i) {
+					t.Errorf("%s: col %d row %d arrived as a value, want NULL", who, c, i)
+				}
+			}
+		}
+	}
+	srv.Handle("nulls", func(ctx context.Context, st *Stream) error {
+		got, err := st.Recv() // client → server
+		if err != nil {
+			return err
+		}
+		check("server", got)
+		got.Release()
+		for range 3 {
+			rec := allNull()
+			err := st.Send(rec)
+			rec.Release()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	c := pipePair(t, srv, ClientConfig{Pool: pool})
+	st, err := c.Open(context.Background(), "nulls", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := allNull()
+	if err := st.Send(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	if err := st.CloseSend(nil); err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; ; n++ {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			if n != 3 {
+				t.Fatalf("got %d batches, want 3", n)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("client", rec)
+		rec.Release()
+	}
+}

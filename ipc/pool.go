@@ -119,16 +119,29 @@ func (p *BufferPool) Stats() PoolStats {
 	return PoolStats{Gets: p.gets.Load(), Misses: p.misses.Load(), IdleBytes: idle}
 }
 
-// Allocate implements memory.Allocator.
-func (p *BufferPool) Allocate(size int) []byte { return p.Get(size) }
+// Allocate implements memory.Allocator. Unlike Get it returns zeroed memory, as Arrow's
+// allocators do: Arrow's IPC writer and reader allocate validity bitmaps (for example the
+// all-NULL bitmap of a column without one) and rely on them starting as zeros, so a stale
+// recycled buffer here would turn NULLs into values.
+func (p *BufferPool) Allocate(size int) []byte {
+	b := p.Get(size)
+	clear(b)
+	return b
+}
 
-// Reallocate implements memory.Allocator.
+// Reallocate implements memory.Allocator; bytes past the old length are zeroed.
 func (p *BufferPool) Reallocate(size int, b []byte) []byte {
 	if size <= cap(b) {
-		return b[:size]
+		old := len(b)
+		b = b[:size]
+		if size > old {
+			clear(b[old:])
+		}
+		return b
 	}
 	nb := p.Get(size)
-	copy(nb, b)
+	n := copy(nb, b)
+	clear(nb[n:])
 	p.Put(b)
 	return nb
 }

@@ -385,7 +385,7 @@ func (a *decodeAllocator) charge(n int) {
 
 func (a *decodeAllocator) Allocate(n int) []byte {
 	a.charge(n)
-	return a.p.Get(n)
+	return a.p.Allocate(n)
 }
 
 func (a *decodeAllocator) Reallocate(n int, b []byte) []byte {
