@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/vec"
@@ -176,29 +174,5 @@ func TestNonNegativeInt(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%+v: %d, %v; want %d, %v", tc.v, got, ok, tc.want, tc.ok)
 		}
-	}
-}
-
-// A column whose null count says all NULL gets a zeroed bitmap, whatever bits it came with.
-func TestClearAllNullBitmaps(t *testing.T) {
-	mk := func(n, nulls int, bitmap []byte) arrow.Array {
-		vals := memory.NewBufferBytes(make([]byte, 8*n))
-		data := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{memory.NewBufferBytes(bitmap), vals}, nil, nulls, 0)
-		defer data.Release()
-		return array.MakeFromData(data)
-	}
-	allNull := mk(3, 3, []byte{0xff}) // stale bits, as a recycled buffer leaves them
-	someNull := mk(3, 1, []byte{0x05})
-	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	rec := array.NewRecordBatch(schema, []arrow.Array{allNull, someNull}, 3)
-	defer rec.Release()
-	clearAllNullBitmaps(rec)
-	for i := 0; i < 3; i++ {
-		if !rec.Column(0).IsNull(i) {
-			t.Errorf("row %d of the all-NULL column reads as a value", i)
-		}
-	}
-	if rec.Column(1).IsNull(0) || !rec.Column(1).IsNull(1) || rec.Column(1).IsNull(2) {
-		t.Errorf("a column with some NULLs was changed")
 	}
 }

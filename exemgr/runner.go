@@ -136,27 +136,7 @@ func (s *linkStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	clearAllNullBitmaps(rec)
 	return rec, nil
-}
-
-// clearAllNullBitmaps zeroes the validity bitmap of every column whose null count says it is
-// all NULL. Arrow's IPC writer gives such a column a freshly allocated bitmap that it takes
-// to be zeroed, but the link's writer allocates from a recycling pool, so the bitmap arrives
-// with stale bits and NULLs would read as values (Q17's NULL average at SF 0.01, a LEFT
-// JOIN's NULL padding). The null count in the message is right; the bits are made to agree
-// with it. The record is exemgr's own (decoded into its receive buffers), so it may be
-// written. Remove once ipc.Stream.Send gives the writer a zeroing allocator.
-func clearAllNullBitmaps(rec arrow.RecordBatch) {
-	for _, col := range rec.Columns() {
-		d := col.Data()
-		n := d.Len()
-		if n == 0 || d.NullN() != n || len(d.Buffers()) == 0 || d.Buffers()[0] == nil || d.Offset() != 0 {
-			continue
-		}
-		bits := d.Buffers()[0].Bytes()
-		clear(bits[:min(len(bits), (n+7)/8)])
-	}
 }
 
 // Stats implements physical.Stream.
