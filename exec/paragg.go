@@ -18,7 +18,9 @@ import (
 // in the order its worker first saw them).
 //
 // It serves exemgr's final (and one-phase) aggregations, whose inputs have left the
-// primprocs' parallelism behind: Q18's final phase merges 1.9 M partial groups.
+// primprocs' parallelism behind: Q18's final phase merges 1.9 M partial groups. An input
+// of fewer than parallelAggMinRows rows is aggregated by one HashAggregate in the calling
+// goroutine.
 type ParallelAggregate struct {
 	input   Operator
 	keyCols []int
@@ -26,6 +28,12 @@ type ParallelAggregate struct {
 	workers []*aggWorker
 	seed    maphash.Seed
 	budget  *Budget
+	spec    AggSpec
+	phase   AggPhase
+
+	minRows  int            // the input size from which rows are dealt out
+	headAcct *Account       // the copied head of the input
+	small    *HashAggregate // the aggregation of a small input, done here
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -50,6 +58,10 @@ type aggWorker struct {
 	last *vec.Batch      // the output batch Next returned last
 }
 
+// parallelAggMinRows is the input size from which the aggregation is dealt out to the
+// workers: below it the copying and hand-offs cost more than a second core saves.
+const parallelAggMinRows = 1 << 17
+
 // dealSalt decorrelates the dealing from the hashes the workers' tables use.
 const dealSalt = 0x2545f4914f6cdd1d
 
@@ -68,7 +80,8 @@ func NewParallelAggregate(input Operator, spec AggSpec, phase AggPhase, workers 
 		return NewHashAggregate(input, spec, phase, budget)
 	}
 	in := input.Types()
-	p := &ParallelAggregate{input: input, seed: maphash.MakeSeed(), budget: budget}
+	p := &ParallelAggregate{input: input, seed: maphash.MakeSeed(), budget: budget, spec: spec, phase: phase,
+		minRows: parallelAggMinRows, headAcct: budget.NewAccount("aggregate input")}
 	if phase.rawInput() {
 		p.keyCols = spec.GroupBy
 	} else {
@@ -105,13 +118,30 @@ func (p *ParallelAggregate) Init(ctx context.Context) error {
 func (p *ParallelAggregate) Next(ctx context.Context) (*vec.Batch, error) {
 	if !p.started {
 		p.started = true
-		for _, w := range p.workers {
-			p.wg.Add(1)
-			go p.runWorker(w)
-		}
-		if err := p.deal(ctx); err != nil {
+		head, more, err := p.readHead(ctx)
+		if err != nil {
 			return nil, err
 		}
+		if !more {
+			// A small input: one aggregation here is cheaper than dealing it out.
+			if p.small, err = NewHashAggregate(NewBatchSource(p.input.Types(), head...), p.spec, p.phase, p.budget); err != nil {
+				return nil, err
+			}
+			if err := p.small.Init(ctx); err != nil {
+				return nil, err
+			}
+		} else {
+			for _, w := range p.workers {
+				p.wg.Add(1)
+				go p.runWorker(w)
+			}
+			if err := p.deal(ctx, head); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if p.small != nil {
+		return p.small.Next(ctx)
 	}
 	for p.cur < len(p.workers) {
 		w := p.workers[p.cur]
@@ -137,15 +167,54 @@ func (p *ParallelAggregate) Next(ctx context.Context) (*vec.Batch, error) {
 	return nil, nil
 }
 
-// deal reads the whole input and sends every row to the worker of its group.
-func (p *ParallelAggregate) deal(ctx context.Context) error {
+// readHead reads and copies the input's first minRows rows (charged to the budget) and
+// reports whether there are more.
+func (p *ParallelAggregate) readHead(ctx context.Context) ([]*vec.Batch, bool, error) {
+	var head []*vec.Batch
+	var rows int
+	var size int64
+	for rows < p.minRows || rows == 0 {
+		b, err := p.input.Next(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		if b == nil {
+			return head, false, nil
+		}
+		c := &vec.Batch{N: b.N} // dense: Copy keeps only the selected rows
+		if b.Sel != nil {
+			c.N = len(b.Sel)
+		}
+		for _, v := range b.Cols {
+			cv := &vec.Vec{}
+			cv.Copy(v, b.Sel, b.N)
+			c.Cols = append(c.Cols, cv)
+			size += cv.MemSize()
+		}
+		if err := p.headAcct.Resize(size); err != nil {
+			return nil, false, err
+		}
+		head = append(head, c)
+		rows += c.N
+	}
+	return head, true, nil
+}
+
+// deal sends every row of head and then of the rest of the input to the worker of its
+// group.
+func (p *ParallelAggregate) deal(ctx context.Context, head []*vec.Batch) error {
 	n := len(p.workers)
 	keys := make([]*vec.Vec, len(p.keyCols))
 	for {
-		b, err := p.input.Next(ctx)
-		if err != nil {
-			p.stopInputs()
-			return err
+		var b *vec.Batch
+		if len(head) > 0 {
+			b, head = head[0], head[1:]
+		} else {
+			var err error
+			if b, err = p.input.Next(ctx); err != nil {
+				p.stopInputs()
+				return err
+			}
 		}
 		if b == nil {
 			break
@@ -302,6 +371,10 @@ func (p *ParallelAggregate) Close() error {
 	for _, w := range p.workers {
 		errs = append(errs, w.agg.Close())
 	}
+	if p.small != nil {
+		errs = append(errs, p.small.Close())
+	}
+	p.headAcct.Close()
 	errs = append(errs, p.input.Close())
 	return errors.Join(errs...)
 }
