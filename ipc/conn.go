@@ -130,6 +130,10 @@ type Conn struct {
 	lastRead atomic.Int64 // unix nanos of the last read that returned data
 	started  time.Time
 
+	// maxDataFrame is the largest data frame received: a receiver grants at once when a
+	// frame that large could not be sent with the credit its peer has (Stream.nextMessage).
+	maxDataFrame atomic.Int64
+
 	batchesIn, batchesOut   atomic.Uint64
 	creditStallNs           atomic.Int64
 	creditWaits, lateFrames atomic.Uint64
@@ -544,6 +548,16 @@ func (c *Conn) onRequestFrame(f inFrame) error {
 	c.mu.Unlock()
 	c.onRequest(s)
 	return nil
+}
+
+// noteDataFrame records a received data frame's length in maxDataFrame.
+func (c *Conn) noteDataFrame(n int64) {
+	for {
+		m := c.maxDataFrame.Load()
+		if n <= m || c.maxDataFrame.CompareAndSwap(m, n) {
+			return
+		}
+	}
 }
 
 // zeroHeader is the placeholder a reply's header is written over (HeaderSize bytes).

@@ -51,6 +51,10 @@ type Stream struct {
 	ungranted int64  // bytes consumed since the last grant
 	sendAvail int64  // credit this side may still use
 	localFin  bool   // this side's half is complete (END, FIN, ERROR or CANCEL sent)
+	// grantTimer grants what was consumed and held back, creditDelay after the queue
+	// drained (see nextMessage); noGrants stops it for good once the stream is released.
+	grantTimer *time.Timer
+	noGrants   bool
 
 	// Arrow codec state: the writer belongs to the sending goroutine, the reader to the
 	// receiving one.
@@ -132,6 +136,7 @@ func (s *Stream) onData(f inFrame) error {
 		return fmt.Errorf("stream %d: %w", s.id, err)
 	}
 	n := int64(f.h.Length)
+	s.c.noteDataFrame(n)
 	s.mu.Lock()
 	switch {
 	case s.remoteFin:
@@ -277,8 +282,16 @@ func (s *Stream) recvDone() bool {
 	return s.err != nil || s.inHead < len(s.inq) || s.remoteFin
 }
 
+// creditDelay is how long a receiver whose queue has drained holds back consumed bytes below
+// its grant threshold before granting them anyway (see nextMessage).
+const creditDelay = 2 * time.Millisecond
+
 // nextMessage returns the next queued Arrow message, waiting for one; io.EOF after the peer's
-// END. Consuming grants the bytes back to the peer once a quarter window has accumulated.
+// END. Consuming grants the bytes back to the peer: at once when a quarter window has
+// accumulated; and, so that the sender can always make progress, whenever the queue drains
+// with bytes held back (PROTOCOL.md, "Flow control"): at once if a frame as large as one the
+// connection has already carried could not be sent with the credit the peer has, else after
+// creditDelay unless the queue drains again first (the sender is then evidently sending).
 func (s *Stream) nextMessage() (*arrowipc.Message, error) {
 	if err := s.waitReadable(); err != nil {
 		return nil, err
@@ -292,14 +305,23 @@ func (s *Stream) nextMessage() (*arrowipc.Message, error) {
 	m := s.inq[s.inHead]
 	s.inq[s.inHead] = inMsg{}
 	s.inHead++
-	if s.inHead == len(s.inq) {
+	drained := s.inHead == len(s.inq)
+	if drained {
 		s.inq, s.inHead = s.inq[:0], 0
 	}
 	s.ungranted += m.size
 	var grant int64
-	if s.ungranted >= int64(s.c.lim.StreamWindow)/4 && !s.remoteFin {
+	switch {
+	case s.remoteFin || s.ungranted == 0:
+	case s.ungranted >= int64(s.c.lim.StreamWindow)/4, drained && s.c.maxDataFrame.Load() > s.recvAvail:
 		grant, s.ungranted = s.ungranted, 0
 		s.recvAvail += grant
+	case drained && !s.noGrants:
+		if s.grantTimer == nil {
+			s.grantTimer = time.AfterFunc(creditDelay, s.lateGrant)
+		} else {
+			s.grantTimer.Reset(creditDelay)
+		}
 	}
 	s.mu.Unlock()
 	if grant > 0 {
@@ -310,6 +332,31 @@ func (s *Stream) nextMessage() (*arrowipc.Message, error) {
 		}
 	}
 	return m.msg, nil
+}
+
+// lateGrant grants the consumed bytes still held back, creditDelay after the queue drained.
+func (s *Stream) lateGrant() {
+	s.mu.Lock()
+	if s.err != nil || s.remoteFin || s.noGrants || s.ungranted == 0 {
+		s.mu.Unlock()
+		return
+	}
+	grant := s.ungranted
+	s.ungranted = 0
+	s.recvAvail += grant
+	s.mu.Unlock()
+	var buf [16]byte
+	_ = s.c.fw.write(&frame{kind: KindCredit, stream: s.id, small: mpAppendUint(buf[:0], uint64(grant))})
+}
+
+// stopGrants ends the stream's late grants: it no longer receives.
+func (s *Stream) stopGrants() {
+	s.mu.Lock()
+	s.noGrants = true
+	if s.grantTimer != nil {
+		s.grantTimer.Stop()
+	}
+	s.mu.Unlock()
 }
 
 // waitReadable waits until a message is queued (nil) or the peer's half ended (io.EOF, its
@@ -656,6 +703,7 @@ func (s *Stream) Close() {
 		_ = s.aw.Close()
 		s.aw = nil
 	}
+	s.stopGrants()
 	s.mu.Lock()
 	q := s.takeQueueLocked()
 	s.mu.Unlock()
@@ -735,6 +783,7 @@ func (s *Stream) finish(err error) {
 		_ = s.aw.Close()
 		s.aw = nil
 	}
+	s.stopGrants()
 	s.mu.Lock()
 	q := s.takeQueueLocked()
 	s.mu.Unlock()
