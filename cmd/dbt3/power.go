@@ -50,6 +50,9 @@ func (f *streamFlags) refresher() (dbt3.Refresher, error) {
 	if st, err := os.Stat(f.refreshDir); err != nil || !st.IsDir() {
 		return nil, usagef("--refresh %s: not a directory of refresh sets (dbt3 gen --refresh N --out DIR writes them)", f.refreshDir)
 	}
+	if f.answers != "" {
+		return nil, usagef("--answers with --refresh: the queries run after RF1 and see its rows, so the reference answers (of the loaded data) do not apply")
+	}
 	if f.refreshSet < 1 {
 		return nil, usagef("--refresh-set %d: sets are numbered from 1", f.refreshSet)
 	}
