@@ -246,8 +246,19 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 	for r := base; r < total; r++ {
 		t.nextRow[r] = -1
 	}
-	for _, r := range order {
-		g, _ := t.ht.lookupOrInsert(t.keyVecs, r, h[r])
+	// The keys and hashes, gathered into insertion order by loops whose cache misses
+	// overlap, are then read in order by the inserts.
+	keys := make([]*vec.Vec, len(t.keyVecs))
+	for k, kv := range t.keyVecs {
+		keys[k] = &vec.Vec{}
+		keys[k].Gather(kv, order)
+	}
+	ph := make([]uint64, len(order))
+	for k, r := range order {
+		ph[k] = h[r]
+	}
+	for k, r := range order {
+		g, _ := t.ht.lookupOrInsert(keys, int32(k), ph[k])
 		t.chain(g, r)
 	}
 	t.first, t.last = t.first[:t.ht.len()], t.last[:t.ht.len()]
