@@ -257,6 +257,14 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 	for k, r := range order {
 		ph[k] = h[r]
 	}
+	// The working arrays are charged while they live.
+	work := int64(cap(rows)+len(order))*4 + int64(len(h)+len(ph))*8
+	for _, k := range keys {
+		work += k.MemSize()
+	}
+	if err := t.acct.Resize(t.memSize() + work); err != nil {
+		return err
+	}
 	for k, r := range order {
 		g, _ := t.ht.lookupOrInsert(keys, int32(k), ph[k])
 		t.chain(g, r)
