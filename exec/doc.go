@@ -21,8 +21,12 @@
 //	NewProject(op, exprs)                computed columns (column refs pass through)
 //	NewHashJoin(probe, builds, t, spec)  joins: inner, left/right outer, semi, anti, mark
 //	NewHashJoinWithTable(probe, table, spec)  probe a shared, pre-built JoinTable
+//	                                     (JoinTable.AddRecords sizes it and, for a large
+//	                                     build side, hashes in bulk)
 //	NewHashAggregate(op, spec, phase)    GROUP BY + aggregates; phases complete, partial,
 //	                                     merge, final (see AggPhase for the partial layout)
+//	NewParallelAggregate(op, spec, phase, workers)  the same, its groups dealt by key hash
+//	                                     over workers (exemgr's final phases)
 //	NewSort(op, keys) NewTopN(op, keys, limit, offset) NewLimit(op, limit, offset)
 //	NewDistinct(op) NewConcat(ops...)    DISTINCT, UNION ALL
 //	ScalarSubquery(ctx, op) SingleRow(ctx, op)   one-row results (error 1242 beyond)
