@@ -430,3 +430,19 @@ func TestCompactionAfterWrites(t *testing.T) {
 		t.Errorf("%d rows", count(keys))
 	}
 }
+
+// TestRowIDMember checks that the member wire.RowIDMember reads is the tag storage packs.
+func TestRowIDMember(t *testing.T) {
+	for _, tag := range []uint8{0, 1, 7, 255} {
+		id, err := storage.MakeRowID(tag, storage.MaxRowIDSegment, storage.MaxRowIDRow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := wire.RowIDMember(id); m != int(tag) {
+			t.Errorf("tag %d read back as %d", tag, m)
+		}
+	}
+	if wire.RowIDColumn != storage.RowIDColumn {
+		t.Errorf("wire names the row ID %q, storage %q", wire.RowIDColumn, storage.RowIDColumn)
+	}
+}
