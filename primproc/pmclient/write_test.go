@@ -20,6 +20,7 @@ import (
 	"github.com/colinkdb/colink/primproc"
 	"github.com/colinkdb/colink/primproc/pmclient"
 	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/sql/physical"
 	"github.com/colinkdb/colink/storage"
 )
 
@@ -442,7 +443,7 @@ func TestRowIDMember(t *testing.T) {
 			t.Errorf("tag %d read back as %d", tag, m)
 		}
 	}
-	if wire.RowIDColumn != storage.RowIDColumn {
-		t.Errorf("wire names the row ID %q, storage %q", wire.RowIDColumn, storage.RowIDColumn)
+	if wire.RowIDColumn != storage.RowIDColumn || physical.RowIDColumn != storage.RowIDColumn {
+		t.Errorf("wire names the row ID %q, sql/physical %q, storage %q", wire.RowIDColumn, physical.RowIDColumn, storage.RowIDColumn)
 	}
 }
