@@ -10,7 +10,9 @@
 // flow control, outputs gathered, work cancelled with the statement). It records what each
 // statement cost — its own and each primproc's CPU, the link's traffic per peer, the
 // fragments' scan counters — for SHOW QUERY STATS, and answers ColumnStore's
-// select calFlushCache().
+// select calFlushCache(). It runs the refresh functions' INSERT, DELETE and LOAD DATA as
+// distributed transactions over the primprocs, and gives every query one snapshot per
+// primproc so that it sees each of them whole or not at all (dml.go).
 package exemgr
 
 import (
