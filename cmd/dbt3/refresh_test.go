@@ -264,6 +264,22 @@ func refreshFixture(t *testing.T, dir string) string {
 	if code, _, errs := runArgs(t, "gen", "--sf", "0.01", "--tables", "orders,lineitem", "--refresh", "3", "--out", gen); code != exitOK {
 		t.Fatalf("gen: exit %d: %s", code, errs)
 	}
+	// They are the official sets: the same bytes as dbgen's.
+	ref := "../../../shared/tpch/reference-sf0.01"
+	if _, err := os.Stat(ref); err != nil {
+		t.Logf("%s is missing: the generated refresh sets are not compared with dbgen's", ref)
+		return gen
+	}
+	for k := 1; k <= 2; k++ {
+		o, l, d := tpch.RefreshFileNames(k)
+		for _, name := range []string{o, l, d, "orders.tbl", "lineitem.tbl"} {
+			a, err1 := os.ReadFile(filepath.Join(gen, name))
+			b, err2 := os.ReadFile(filepath.Join(ref, name))
+			if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+				t.Fatalf("%s differs from dbgen's (%v, %v)", name, err1, err2)
+			}
+		}
+	}
 	return gen
 }
 
