@@ -156,7 +156,7 @@ func (j *HashJoin) build(ctx context.Context) error {
 		}
 	}
 	j.builds = nil
-	return nil
+	return t.Finish()
 }
 
 // Next implements Operator.

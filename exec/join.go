@@ -195,7 +195,8 @@ func (t *JoinTable) AddRecord(rec arrow.RecordBatch) error {
 	return nil
 }
 
-// AddRecords appends Arrow records of build rows. A large build side is hashed in bulk:
+// AddRecords appends Arrow records of build rows and finishes the table. A large build
+// side is hashed in bulk:
 // every row is stored and hashed first (on two threads), then the rows are inserted
 // partition by partition of the hash index, so that each partition's slots stay in cache
 // instead of every insert missing it.
@@ -211,7 +212,7 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 				return err
 			}
 		}
-		return nil
+		return t.Finish()
 	}
 	base := t.store.len()
 	var b vec.Batch
@@ -270,6 +271,13 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 		t.chain(g, r)
 	}
 	t.first, t.last = t.first[:t.ht.len()], t.last[:t.ht.len()]
+	return t.Finish()
+}
+
+// Finish readies a complete table for probing (its index sized for lookups; see
+// hashTable.sizeForProbes). Rows may still be added afterwards.
+func (t *JoinTable) Finish() error {
+	t.ht.sizeForProbes()
 	return t.acct.Resize(t.memSize())
 }
 
@@ -285,7 +293,7 @@ func (t *JoinTable) chain(g, r int32) {
 }
 
 // bulkBuildRows is the build side size from which AddRecords hashes in bulk.
-const bulkBuildRows = 1 << 16
+const bulkBuildRows = 1 << 17
 
 // hashParallel is hashRows over two halves of rows at once.
 func hashParallel(keys []*vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
