@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/colinkdb/colink/storage/ndv"
 	"github.com/colinkdb/colink/tpch"
 	"golang.org/x/sys/unix"
 )
@@ -244,4 +245,48 @@ func toDecimal64(d *array.Decimal128) arrow.Array {
 		bld.UnsafeAppend(decimal.Decimal64(d.Value(i).LowBits()))
 	}
 	return bld.NewArray()
+}
+
+// BenchmarkSketchLineitem measures what the distinct-value sketches add to a load: every
+// column of lineitem's rows (generated once, held in memory) into its segment sketch, as the
+// encoder does beside writing the row group. Compare its ns/row with
+// BenchmarkLoadLineitem's rows/s.
+func BenchmarkSketchLineitem(b *testing.B) {
+	sc, err := tpch.NewScale(benchSF(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	gen, err := tpch.NewGenerator(sc, "lineitem", 1, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer gen.Close()
+	var recs []arrow.RecordBatch
+	var rows int64
+	for {
+		rec, err := gen.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs = append(recs, rec)
+		rows += rec.NumRows()
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	sks := make([]ndv.Sketch, recs[0].NumCols())
+	b.ResetTimer()
+	for b.Loop() {
+		for _, r := range recs {
+			for c := range sks {
+				addToSketch(&sks[c], r.Column(c))
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*rows), "ns/row")
 }

@@ -69,6 +69,10 @@ type segmentMeta struct {
 	FileCRC   uint32         `json:"file_crc"`   // CRC-32C of the whole file
 	FooterCRC uint32         `json:"footer_crc"` // CRC-32C of the Parquet footer (metadata + length + magic)
 	RowGroups []rowGroupMeta `json:"row_groups"`
+	// Sketches holds, per column, the encoded distinct-value sketch (package ndv) of the
+	// segment's values, deleted rows included. Empty in segments written before sketches
+	// were kept.
+	Sketches [][]byte `json:"ndv,omitempty"`
 	// Deletes, when set, names the file holding the bitmap of deleted rows (a later catalog
 	// version points at a new file; the bitmap files are immutable like segments).
 	Deletes *deleteMeta `json:"deletes,omitempty"`
@@ -306,6 +310,9 @@ func (t *tableMeta) decode() error {
 		}
 		if rows != s.Rows {
 			return fmt.Errorf("segment %d: row groups hold %d rows, segment says %d", s.ID, rows, s.Rows)
+		}
+		if len(s.Sketches) != 0 && len(s.Sketches) != len(kinds) {
+			return fmt.Errorf("segment %d has %d distinct-value sketches, schema has %d columns", s.ID, len(s.Sketches), len(kinds))
 		}
 	}
 	return nil

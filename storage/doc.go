@@ -43,6 +43,16 @@
 // rewrites a table's small segments and those with many deleted rows into full segments of
 // their live rows, atomically (compact.go).
 //
+// # Statistics
+//
+// Besides the zone maps, the catalog keeps per segment and column a distinct-value sketch
+// (package storage/ndv, a HyperLogLog of 4096 registers, about 2 KiB encoded at most) that
+// the writer fills as it encodes each row group; Snapshot.ColumnSketches merges them over a
+// table's segments, and Snapshot.ColumnRanges folds the zone maps, for the planner's
+// statistics. Both cover every stored row, deleted ones included, until a compaction
+// rewrites the segment. Building the sketches costs about 70 ns per lineitem row (16
+// columns; BenchmarkSketchLineitem), next to about 1 µs per row of writing the segment.
+//
 // # Integrity
 //
 // The catalog records, per segment, the file size, a CRC-32C of the Parquet footer, a

@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/colinkdb/colink/storage/ndv"
 )
 
 // ErrConflict is wrapped by commit errors caused by a concurrent change to the same table
@@ -450,6 +452,7 @@ func (w *TableWriter) startSegment() error {
 	w.cur = &segmentWriter{
 		w: w, id: id, rel: path.Join("tables", w.table, name), abs: abs, f: f, bw: bw, pw: pw,
 		groupRows: int64(s.opts.RowGroupRows), segRows: int64(s.opts.SegmentRows),
+		sketches: make([]ndv.Sketch, len(w.kinds)),
 	}
 	w.cur.startEncoder()
 	return nil
@@ -490,6 +493,10 @@ type segmentWriter struct {
 	encErr     error               // the encoder's first error; read after encDone
 	encFailed  atomic.Bool
 	groupsDone bool // groups is closed
+
+	// sketches holds, per column, the distinct-value sketch of the rows encoded so far;
+	// only the encoder goroutine touches it until stopEncoder returns.
+	sketches []ndv.Sketch
 
 	// Scratch of the encoder goroutine.
 	defLevels []int16             // definition levels for nullable columns
@@ -578,6 +585,7 @@ func (sw *segmentWriter) encodeGroup(group []arrow.Record) error {
 			if err := sw.writeColumn(cw, rec.Column(c), sw.w.kinds[c]); err != nil {
 				return fmt.Errorf("column %s: %w", sw.w.schema.Field(c).Name, err)
 			}
+			addToSketch(&sw.sketches[c], rec.Column(c))
 		}
 	}
 	return rg.Close()
@@ -718,6 +726,14 @@ func (sw *segmentWriter) finish() (*segmentMeta, error) {
 		return nil, fmt.Errorf("checksum segment %s: %w", sw.abs, err)
 	}
 	meta := &segmentMeta{ID: sw.id, File: sw.rel, Rows: md.NumRows, Size: size, FileCRC: whole, FooterCRC: footer}
+	for c := range sw.sketches {
+		b, err := sw.sketches[c].MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("segment %s: distinct-value sketch of column %d: %w", sw.abs, c, err)
+		}
+		meta.Sketches = append(meta.Sketches, b)
+	}
+	sw.sketches = nil
 	for g := 0; g < md.NumRowGroups(); g++ {
 		rgm := md.RowGroup(g)
 		gm := rowGroupMeta{Rows: rgm.NumRows(), ChunkCRCs: chunkCRCs[g], Zones: make([]zoneMap, len(sw.w.kinds))}
@@ -741,6 +757,55 @@ func (sw *segmentWriter) abort() {
 		sw.f = nil
 	}
 	os.Remove(sw.abs)
+}
+
+// addToSketch adds an array's non-NULL values to a column's distinct-value sketch, reading
+// the array's buffers directly: integers, dates and decimals (unscaled) as integers,
+// booleans as 0 and 1.
+func addToSketch(sk *ndv.Sketch, arr arrow.Array) {
+	d := arr.Data()
+	n, off := d.Len(), d.Offset()
+	if n == 0 || arr.NullN() == n {
+		return
+	}
+	var valid []byte
+	if arr.NullN() > 0 {
+		valid = d.Buffers()[0].Bytes()
+	}
+	switch a := arr.(type) {
+	case *array.Int32:
+		sk.AddInt32s(a.Int32Values(), valid, off)
+	case *array.Date32:
+		sk.AddInt32s(arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[off:off+n], valid, off)
+	case *array.Int64:
+		sk.AddInt64s(a.Int64Values(), valid, off)
+	case *array.Decimal64:
+		sk.AddInt64s(arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[off:off+n], valid, off)
+	case *array.Float64:
+		sk.AddFloat64s(a.Float64Values(), valid, off)
+	case *array.Boolean:
+		for i := range n {
+			if arr.IsValid(i) {
+				v := int64(0)
+				if a.Value(i) {
+					v = 1
+				}
+				sk.AddHash(ndv.HashInt64(v))
+			}
+		}
+	case *array.String:
+		addBytes(sk, d, a.ValueOffsets(), n, valid, off)
+	case *array.Binary:
+		addBytes(sk, d, a.ValueOffsets(), n, valid, off)
+	}
+}
+
+func addBytes(sk *ndv.Sketch, d arrow.ArrayData, offsets []int32, n int, valid []byte, off int) {
+	var data []byte
+	if b := d.Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	sk.AddBytes(data, offsets, n, valid, off)
 }
 
 // zoneFromStats turns a column chunk's Parquet statistics into a zone map. A chunk without

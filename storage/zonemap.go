@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"path/filepath"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/colinkdb/colink/storage/ndv"
 )
 
 // Op is a comparison a zone-map predicate applies: column op constant(s).
@@ -403,6 +406,35 @@ func (sn *Snapshot) ColumnRanges(table string) ([]ColumnRange, error) {
 		if unknown {
 			r.HasRange = false
 			r.MinInt, r.MaxInt, r.MinFloat, r.MaxFloat, r.MinString, r.MaxString = 0, 0, 0, 0, "", ""
+		}
+	}
+	return out, nil
+}
+
+// ColumnSketches merges, per column in schema order, the distinct-value sketches of every
+// segment of the named table in the snapshot: the planner's distinct-value counts. Like the
+// ranges they cover every stored row, deleted ones included. A column's sketch is nil when
+// some segment has none (it was written before sketches were kept).
+func (sn *Snapshot) ColumnSketches(table string) ([]*ndv.Sketch, error) {
+	t := sn.cat.table(table)
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", ErrNoTable, table)
+	}
+	out := make([]*ndv.Sketch, len(t.kinds))
+	for ci := range out {
+		out[ci] = new(ndv.Sketch)
+	}
+	var one ndv.Sketch
+	for _, s := range t.Segments {
+		if len(s.Sketches) == 0 {
+			return make([]*ndv.Sketch, len(t.kinds)), nil
+		}
+		for ci, b := range s.Sketches {
+			if err := one.UnmarshalBinary(b); err != nil {
+				return nil, &CorruptionError{File: filepath.Join(sn.store.dir, catalogFile),
+					Detail: fmt.Sprintf("segment %d column %d: %v", s.ID, ci, err)}
+			}
+			out[ci].Merge(&one)
 		}
 	}
 	return out, nil

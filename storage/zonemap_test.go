@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,4 +213,41 @@ func TestColumnRanges(t *testing.T) {
 	if _, err := snap.ColumnRanges("nope"); !errors.Is(err, ErrNoTable) {
 		t.Errorf("unknown table: %v", err)
 	}
+}
+
+// TestColumnSketches checks the distinct-value estimates of zoneTable's columns (two
+// segments) against the true counts, and that they survive reopening the store and a
+// compaction.
+func TestColumnSketches(t *testing.T) {
+	s := zoneTable(t)
+	// Column: id d price s f n flag; n has 150 NULLs and 850 distinct values.
+	want := []float64{1000, 100, 1000, 1000, 1000, 850, 2}
+	check := func(what string, s *Store) {
+		t.Helper()
+		snap := s.Snapshot()
+		defer snap.Release()
+		sks, err := snap.ColumnSketches("z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want {
+			if sks[i] == nil {
+				t.Errorf("%s: column %d has no sketch", what, i)
+				continue
+			}
+			if got := sks[i].Estimate(); math.Abs(got-w) > 0.03*w+0.5 {
+				t.Errorf("%s: column %d: %.1f distinct values, want %v", what, i, got, w)
+			}
+		}
+	}
+	check("loaded", s)
+	dir := s.Dir()
+	s.Close()
+	s = openTest(t, dir, Options{RowGroupRows: 100, SegmentRows: 500})
+	check("reopened", s)
+	snap := s.Snapshot()
+	if _, err := snap.ColumnSketches("nope"); !errors.Is(err, ErrNoTable) {
+		t.Errorf("unknown table: %v", err)
+	}
+	snap.Release()
 }
