@@ -78,6 +78,10 @@ func describeTable(snap *storage.Snapshot, ti storage.TableInfo) (wire.Table, er
 	if err != nil {
 		return wire.Table{}, err
 	}
+	sketches, err := snap.ColumnSketches(ti.Name)
+	if err != nil {
+		return wire.Table{}, err
+	}
 	for i, f := range ti.Schema.Fields() {
 		typ, err := vec.FromArrow(f.Type)
 		if err != nil {
@@ -88,6 +92,12 @@ func describeTable(snap *storage.Snapshot, ti storage.TableInfo) (wire.Table, er
 		if ranges[i].HasRange && typ.ID != vec.Invalid {
 			lo, hi := rangeDatums(typ, ranges[i])
 			c.Min, c.Max = &lo, &hi
+		}
+		if sk := sketches[i]; sk != nil {
+			if c.NDVSketch, err = sk.MarshalBinary(); err != nil {
+				return wire.Table{}, err
+			}
+			c.Distinct = sk.Estimate()
 		}
 		t.Columns = append(t.Columns, c)
 	}

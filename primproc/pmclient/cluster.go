@@ -12,6 +12,7 @@ import (
 
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/storage/ndv"
 )
 
 // Cluster is the primprocs that together hold the tables: each holds a share of every
@@ -75,7 +76,9 @@ type MergedCatalog struct {
 }
 
 // MergeCatalogs adds up the primprocs' shares of every table: rows, deleted rows,
-// segments, row groups, bytes and NULL counts add; value ranges widen. A table must have the
+// segments, row groups, bytes and NULL counts add; value ranges widen; distinct-value
+// sketches merge, and a column's Distinct is the merged sketch's estimate (0, unknown, when
+// a share holding values has no sketch). A table must have the
 // same columns everywhere it exists. The result's Name and Version are empty; its Layout is
 // the first catalog's.
 func MergeCatalogs(cats []*Catalog) (*Catalog, error) {
@@ -96,6 +99,9 @@ func Merge(cats []*Catalog) (*MergedCatalog, error) {
 	out.Tables = []wire.Table{}
 	index := map[string]int{}   // table → position in out.Tables
 	holders := map[string]int{} // table → primprocs holding it
+	// sketches holds the merged distinct-value sketches, by position in out.Tables and
+	// column; nil where some share with values had none.
+	var sketches [][]*ndv.Sketch
 	for _, cat := range cats {
 		for _, t := range cat.Tables {
 			sc := cat.Schemas[t.Name]
@@ -103,12 +109,19 @@ func Merge(cats []*Catalog) (*MergedCatalog, error) {
 			if !seen {
 				index[t.Name] = len(out.Tables)
 				t.Columns = slices.Clone(t.Columns)
+				sks := make([]*ndv.Sketch, len(t.Columns))
 				for c := range t.Columns {
 					if !hasValues(t, t.Columns[c]) {
 						t.Columns[c].Min, t.Columns[c].Max = nil, nil
 					}
+					sk, err := shareSketch(t, t.Columns[c])
+					if err != nil {
+						return nil, fmt.Errorf("primproc %s: table %s column %s: %w", cat.Name, t.Name, t.Columns[c].Name, err)
+					}
+					sks[c] = sk
 				}
 				out.Tables = append(out.Tables, t)
+				sketches = append(sketches, sks)
 				out.Schemas[t.Name] = sc
 				holders[t.Name] = 1
 				continue
@@ -118,7 +131,20 @@ func Merge(cats []*Catalog) (*MergedCatalog, error) {
 			if prev := out.Schemas[t.Name]; prev != nil && sc != nil && !sameFields(prev, sc) {
 				return nil, fmt.Errorf("table %s has different columns on primproc %s (%s) than on another (%s)", t.Name, cat.Name, sc, prev)
 			}
+			if len(t.Columns) != len(m.Columns) {
+				return nil, fmt.Errorf("table %s has %d columns on primproc %s, %d on another", t.Name, len(t.Columns), cat.Name, len(m.Columns))
+			}
 			for c := range m.Columns {
+				sk, err := shareSketch(t, t.Columns[c])
+				if err != nil {
+					return nil, fmt.Errorf("primproc %s: table %s column %s: %w", cat.Name, t.Name, t.Columns[c].Name, err)
+				}
+				switch acc := sketches[i][c]; {
+				case acc == nil || sk == nil:
+					sketches[i][c] = nil
+				default:
+					acc.Merge(sk)
+				}
 				mergeColumn(m, c, t)
 			}
 			m.Rows += t.Rows
@@ -126,6 +152,19 @@ func Merge(cats []*Catalog) (*MergedCatalog, error) {
 			m.Segments += t.Segments
 			m.RowGroups += t.RowGroups
 			m.Bytes += t.Bytes
+		}
+	}
+	for i := range out.Tables {
+		for c := range out.Tables[i].Columns {
+			col := &out.Tables[i].Columns[c]
+			col.Distinct, col.NDVSketch = 0, nil
+			if sk := sketches[i][c]; sk != nil {
+				b, err := sk.MarshalBinary()
+				if err != nil {
+					return nil, err
+				}
+				col.Distinct, col.NDVSketch = sk.Estimate(), b
+			}
 		}
 	}
 	slices.SortFunc(out.Tables, func(a, b wire.Table) int { return strings.Compare(a.Name, b.Name) })
@@ -140,6 +179,18 @@ func Merge(cats []*Catalog) (*MergedCatalog, error) {
 		}
 	}
 	return out, nil
+}
+
+// shareSketch decodes one primproc's sketch of a column: an empty sketch for a share
+// without values, nil when a share with values has none (unknown).
+func shareSketch(t wire.Table, c wire.Column) (*ndv.Sketch, error) {
+	if len(c.NDVSketch) == 0 {
+		if hasValues(t, c) {
+			return nil, nil
+		}
+		return new(ndv.Sketch), nil
+	}
+	return ndv.Decode(c.NDVSketch)
 }
 
 // hasValues says whether a table's column holds a non-NULL value (so that a missing range

@@ -2,12 +2,14 @@ package pmclient
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/storage/ndv"
 )
 
 func datum(v int64) *vec.Datum { d := vec.Int64Datum(v); return &d }
@@ -75,5 +77,61 @@ func TestMerge(t *testing.T) {
 	bad := catalogOf("pm3", wire.Table{Name: "t", Columns: []wire.Column{col("other", 0, nil, nil)}})
 	if _, err := MergeCatalogs([]*Catalog{a, bad}); err == nil {
 		t.Error("merging different columns succeeded")
+	}
+}
+
+// sketchOf encodes the sketch of the integers lo..hi-1.
+func sketchOf(t *testing.T, lo, hi int64) []byte {
+	var s ndv.Sketch
+	for v := lo; v < hi; v++ {
+		s.AddHash(ndv.HashInt64(v))
+	}
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMergeSketches merges distinct-value sketches: overlapping shares count a value once,
+// a share without rows adds nothing, a share with values but no sketch makes the count
+// unknown, and a malformed sketch is an error naming the primproc.
+func TestMergeSketches(t *testing.T) {
+	withSketch := func(c wire.Column, b []byte) wire.Column { c.NDVSketch = b; return c }
+	a := catalogOf("pm0", wire.Table{Name: "t", Rows: 3000, Columns: []wire.Column{
+		withSketch(col("k", 0, nil, nil), sketchOf(t, 0, 3000)),
+		withSketch(col("g", 0, nil, nil), sketchOf(t, 0, 25)),
+		withSketch(col("u", 0, nil, nil), sketchOf(t, 0, 10))}})
+	b := catalogOf("pm1", wire.Table{Name: "t", Rows: 3000, Columns: []wire.Column{
+		withSketch(col("k", 0, nil, nil), sketchOf(t, 2000, 5000)),
+		withSketch(col("g", 0, nil, nil), sketchOf(t, 0, 25)),
+		col("u", 0, nil, nil)}})
+	empty := catalogOf("pm2", wire.Table{Name: "t", Columns: []wire.Column{col("k", 0, nil, nil), col("g", 0, nil, nil), col("u", 0, nil, nil)}})
+	m, err := MergeCatalogs([]*Catalog{a, b, empty})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := m.Table("t").Columns
+	for i, want := range []float64{5000, 25, 0} {
+		got := cols[i].Distinct
+		if want == 0 && (got != 0 || cols[i].NDVSketch != nil) || want > 0 && (got < 0.97*want || got > 1.03*want) {
+			t.Errorf("column %s: %v distinct values, want %v", cols[i].Name, got, want)
+		}
+	}
+	if s, err := ndv.Decode(cols[0].NDVSketch); err != nil || s.Estimate() != cols[0].Distinct {
+		t.Errorf("merged sketch: %v", err)
+	}
+	// One primproc alone keeps its estimate.
+	one, err := MergeCatalogs([]*Catalog{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := one.Table("t").Columns[1].Distinct; d < 24 || d > 26 {
+		t.Errorf("one primproc: %v distinct values, want 25", d)
+	}
+	bad := catalogOf("pm3", wire.Table{Name: "t", Rows: 1, Columns: []wire.Column{
+		withSketch(col("k", 0, nil, nil), []byte{1, 12, 0xff}), col("g", 0, nil, nil), col("u", 0, nil, nil)}})
+	if _, err := MergeCatalogs([]*Catalog{a, bad}); err == nil || !strings.Contains(err.Error(), "pm3") {
+		t.Errorf("malformed sketch: %v", err)
 	}
 }

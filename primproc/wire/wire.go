@@ -96,7 +96,8 @@ type CatalogArgs struct {
 
 // Catalog is the END payload of catalog: one primproc's share of every table, from one
 // consistent catalog version. A client builds its whole-system catalog as the union over
-// all primprocs: row counts, segments and NULL counts add up, ranges widen.
+// all primprocs: row counts, segments and NULL counts add up, ranges widen, distinct-value
+// sketches merge.
 type Catalog struct {
 	Name    string  `msgpack:"name"`     // the primproc's name
 	Version uint64  `msgpack:"version"`  // catalog version
@@ -139,6 +140,14 @@ type Column struct {
 	// Min and Max bound the column's stored values (deleted rows included), when known.
 	Min *vec.Datum `msgpack:"min,omitempty"`
 	Max *vec.Datum `msgpack:"max,omitempty"`
+	// Distinct estimates the number of distinct non-NULL values among the stored rows
+	// (deleted rows included) from NDVSketch; 0 when unknown.
+	Distinct float64 `msgpack:"distinct,omitempty"`
+	// NDVSketch is the column's distinct-value sketch merged over the primproc's segments
+	// (package storage/ndv's encoding, at most about 2 KiB), so that a client merges the
+	// shares of several primprocs without counting a value twice; empty when some segment
+	// has none (written before sketches were kept).
+	NDVSketch []byte `msgpack:"ndv_sketch,omitempty"`
 }
 
 // FragmentArgs are the arguments of fragment: an exec.Fragment (its keys inline: scan,
