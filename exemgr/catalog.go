@@ -18,7 +18,6 @@ import (
 	"github.com/colinkdb/colink/primproc/wire"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/types"
-	"github.com/colinkdb/colink/tpch"
 )
 
 // systemCatalog is what the planner sees: the tables the primprocs hold (the union of their
@@ -119,7 +118,6 @@ func (c *systemCatalog) build(m *pmclient.MergedCatalog, cats []*pmclient.Catalo
 	for _, cat := range cats {
 		s.versions = append(s.versions, cat.Version)
 	}
-	sf := tpchScale(m.Tables)
 	for _, wt := range m.Tables {
 		t := &catalog.Table{DB: c.db, Name: wt.Name}
 		info := &tableInfo{table: t, schema: m.Schemas[wt.Name], rows: float64(wt.Rows), columns: map[string]catalog.ColumnStats{}}
@@ -129,7 +127,7 @@ func (c *systemCatalog) build(m *pmclient.MergedCatalog, cats []*pmclient.Catalo
 				return nil, fmt.Errorf("table %s: %w", wt.Name, err)
 			}
 			t.Columns = append(t.Columns, catalog.Column{Name: wc.Name, Type: typ, Nullable: wc.Nullable})
-			info.columns[strings.ToLower(wc.Name)] = columnStats(wt, wc, typ, sf)
+			info.columns[strings.ToLower(wc.Name)] = columnStats(wt, wc, typ)
 		}
 		s.tables[strings.ToLower(wt.Name)] = info
 		s.names = append(s.names, wt.Name)
@@ -213,42 +211,13 @@ func parseSQLType(s string) (types.Type, bool) {
 	return types.Type{}, false
 }
 
-// tpchScale estimates the TPC-H scale factor of the loaded data from the scaling TPC-H
-// tables present (0 if none is).
-func tpchScale(tables []wire.Table) float64 {
-	sf := 0.0
-	base := catalog.TPCHStats{SF: 1}
-	for _, t := range tables {
-		if t.Name == "nation" || t.Name == "region" || !isTPCHTable(t) {
-			continue
-		}
-		if r, ok := base.TableRows("", t.Name); ok && r > 0 {
-			sf = math.Max(sf, float64(t.Rows)/r)
-		}
-	}
-	return sf
-}
-
-// isTPCHTable reports whether t has the name and the column names of a TPC-H table.
-func isTPCHTable(t wire.Table) bool {
-	tt, ok := tpch.LookupTable(t.Name)
-	if !ok || len(tt.Columns) != len(t.Columns) {
-		return false
-	}
-	for i, c := range tt.Columns {
-		if c.Name != t.Columns[i].Name {
-			return false
-		}
-	}
-	return true
-}
-
-// columnStats gives the planner a column's statistics. Ranges are the zone maps' (exact
-// bounds of the stored values). Distinct counts: the primprocs do not report them yet, so
-// a TPC-H table's columns take the distribution dbgen generates (catalog.TPCHStats at the
-// loaded scale factor) as their prior, and any other integer or date column is bounded by
-// its range; other columns are unknown, which the planner takes as unique.
-func columnStats(t wire.Table, c wire.Column, typ types.Type, sf float64) catalog.ColumnStats {
+// columnStats gives the planner a column's statistics, all measured by the primprocs:
+// ranges from the zone maps (exact bounds of the stored values), NULL counts, and
+// distinct-value counts from the merged sketches, at most the table's live rows. A column
+// without a sketch (a store written before sketches were kept) that holds integers or dates
+// takes its range's width as the bound of its distinct values; any other such column is
+// unknown, which the planner takes as unique.
+func columnStats(t wire.Table, c wire.Column, typ types.Type) catalog.ColumnStats {
 	var out catalog.ColumnStats
 	if c.Min != nil && c.Max != nil && !c.Min.Null && !c.Max.Null {
 		switch typ.Kind {
@@ -256,14 +225,15 @@ func columnStats(t wire.Table, c wire.Column, typ types.Type, sf float64) catalo
 			out.Min, out.Max, out.HasRange = c.Min.ToFloat64(), c.Max.ToFloat64(), true
 		}
 	}
-	if sf > 0 && isTPCHTable(t) {
-		if cs, ok := (catalog.TPCHStats{SF: sf}).ColumnStats("", t.Name, c.Name); ok && cs.Distinct > 0 {
-			out.Distinct = math.Min(cs.Distinct, math.Max(float64(t.Rows), 1))
-			return out
-		}
+	if c.Nulls > 0 {
+		out.Nulls = float64(c.Nulls)
 	}
-	if out.HasRange && (typ.Kind == types.Int32 || typ.Kind == types.Int64 || typ.Kind == types.Date) {
-		out.Distinct = math.Min(out.Max-out.Min+1, math.Max(float64(t.Rows), 1))
+	rows := math.Max(float64(t.Rows), 1)
+	switch {
+	case c.Distinct > 0:
+		out.Distinct = math.Min(math.Max(math.Round(c.Distinct), 1), rows)
+	case out.HasRange && (typ.Kind == types.Int32 || typ.Kind == types.Int64 || typ.Kind == types.Date):
+		out.Distinct = math.Min(out.Max-out.Min+1, rows)
 	}
 	return out
 }

@@ -54,34 +54,33 @@ func TestParseSQLType(t *testing.T) {
 	}
 }
 
+// TestColumnStats checks what the planner gets from a primproc's column summary: the
+// measured distinct values (capped by the rows), the zone maps' range, the NULL count, and
+// without a sketch an integer range as the bound or nothing.
 func TestColumnStats(t *testing.T) {
 	i32 := func(n int64) *vec.Datum { d := vec.Datum{Type: vec.Int32Type, Int: n}; return &d }
 	lineitem := wire.Table{Name: "lineitem", Rows: 6_001_215}
-	for _, c := range []string{"l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice",
-		"l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate", "l_commitdate", "l_receiptdate",
-		"l_shipinstruct", "l_shipmode", "l_comment"} {
-		lineitem.Columns = append(lineitem.Columns, wire.Column{Name: c})
-	}
-	if !isTPCHTable(lineitem) {
-		t.Fatal("lineitem's columns are not recognised as TPC-H's")
-	}
-	if sf := tpchScale([]wire.Table{lineitem}); sf != 1 {
-		t.Fatalf("scale factor of 6001215 lineitem rows: %v", sf)
-	}
-	// A TPC-H column takes dbgen's distribution; the range is the zone maps'.
-	ln := wire.Column{Name: "l_linenumber", Min: i32(1), Max: i32(7)}
-	cs := columnStats(lineitem, ln, types.Int32Type, 1)
-	if cs.Distinct != 7 || !cs.HasRange || cs.Min != 1 || cs.Max != 7 {
+	ln := wire.Column{Name: "l_linenumber", Min: i32(1), Max: i32(7), Distinct: 7.02}
+	cs := columnStats(lineitem, ln, types.Int32Type)
+	if cs.Distinct != 7 || !cs.HasRange || cs.Min != 1 || cs.Max != 7 || cs.Nulls != 0 {
 		t.Errorf("l_linenumber: %+v", cs)
 	}
-	// Another table's integer column is bounded by its range.
-	other := wire.Table{Name: "events", Rows: 1000, Columns: []wire.Column{{Name: "kind", Min: i32(10), Max: i32(19)}}}
-	if cs := columnStats(other, other.Columns[0], types.Int32Type, 1); cs.Distinct != 10 {
+	// A sketch's estimate above the rows is capped.
+	key := wire.Column{Name: "l_orderkey", Distinct: 6_050_000}
+	if cs := columnStats(lineitem, key, types.Int64Type); cs.Distinct != 6_001_215 {
+		t.Errorf("l_orderkey: %+v", cs)
+	}
+	// Without a sketch, an integer column is bounded by its range.
+	other := wire.Table{Name: "events", Rows: 1000, Columns: []wire.Column{{Name: "kind", Min: i32(10), Max: i32(19), Nulls: 40}}}
+	if cs := columnStats(other, other.Columns[0], types.Int32Type); cs.Distinct != 10 || cs.Nulls != 40 {
 		t.Errorf("kind in [10,19]: %+v", cs)
 	}
-	// Strings of other tables stay unknown.
-	if cs := columnStats(other, wire.Column{Name: "name"}, types.VarcharType(10), 1); cs.Distinct != 0 || cs.HasRange {
+	// A string without a sketch stays unknown; with one it has its estimate.
+	if cs := columnStats(other, wire.Column{Name: "name"}, types.VarcharType(10)); cs.Distinct != 0 || cs.HasRange {
 		t.Errorf("a string column: %+v", cs)
+	}
+	if cs := columnStats(other, wire.Column{Name: "name", Distinct: 3.4}, types.VarcharType(10)); cs.Distinct != 3 {
+		t.Errorf("a string column with a sketch: %+v", cs)
 	}
 }
 

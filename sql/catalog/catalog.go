@@ -70,6 +70,8 @@ type ColumnStats struct {
 	// unscaled to their value), dates as days since 1970-01-01.
 	Min, Max float64
 	HasRange bool
+	// Nulls counts the column's NULLs among the stored rows (0 also when unknown).
+	Nulls float64
 }
 
 // Stats gives the planner its cardinality inputs. Implementations must be safe for
