@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -63,5 +65,44 @@ func TestTPCHStats(t *testing.T) {
 				t.Errorf("no statistics for %s.%s", tb.Name, col.Name)
 			}
 		}
+	}
+}
+
+func TestMemoryStats(t *testing.T) {
+	m := NewMemoryStats()
+	m.SetTable("Orders", 1500)
+	m.SetColumn("orders", "O_CustKey", ColumnStats{Distinct: 99, Nulls: 2})
+	m.SetTable("orders", 1600) // keeps the columns
+	if r, ok := m.TableRows("any", "ORDERS"); !ok || r != 1600 {
+		t.Errorf("rows: %v, %v", r, ok)
+	}
+	if c, ok := m.ColumnStats("any", "orders", "o_custkey"); !ok || c.Distinct != 99 || c.Nulls != 2 {
+		t.Errorf("o_custkey: %+v, %v", c, ok)
+	}
+	if _, ok := m.ColumnStats("any", "orders", "nope"); ok {
+		t.Error("an unknown column has statistics")
+	}
+	if _, ok := m.TableRows("any", "nope"); ok {
+		t.Error("an unknown table has rows")
+	}
+	path := filepath.Join(t.TempDir(), "stats.json")
+	if err := m.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadStatsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := back.ColumnStats("", "orders", "o_custkey"); c.Distinct != 99 || c.Nulls != 2 {
+		t.Errorf("read back: %+v", c)
+	}
+	if err := os.WriteFile(path, []byte(`{"tables":{"t":{"rows":1}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadStatsFile(path); err == nil {
+		t.Error("a table without columns was read")
+	}
+	if _, err := ReadStatsFile(filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Error("a missing file was read")
 	}
 }

@@ -24,7 +24,7 @@ func TestExplore(t *testing.T) {
 	for _, layout := range []struct {
 		name string
 		s    *Session
-	}{{"one-primproc", newSession(0.01, ts.one)}, {"two-primprocs", newSession(0.01, ts.two)}} {
+	}{{"one-primproc", newSession(t, 0.01, ts.one)}, {"two-primprocs", newSession(t, 0.01, ts.two)}} {
 		t.Run(layout.name, func(t *testing.T) {
 			datadriven.RunTest(t, "testdata/explore", func(t *testing.T, c *datadriven.TestData) string {
 				out, err := layout.s.Run(context.Background(), c.Input)

@@ -17,7 +17,7 @@ import (
 // were shipped to both, and the date zone maps skipped row groups.
 func TestQueryStats(t *testing.T) {
 	ts := stores(t, 0.01)
-	s := newSession(0.01, ts.two)
+	s := newSession(t, 0.01, ts.two)
 	for _, n := range []int{3, 6} {
 		text, _ := queries.Get(n)
 		out, err := s.Run(context.Background(), text)
@@ -66,7 +66,7 @@ func TestQueryStats(t *testing.T) {
 // stores, so that exemgr finishes the aggregate; with one, the store does).
 func TestMemoryLimit(t *testing.T) {
 	ts := stores(t, 0.01)
-	s := newSession(0.01, ts.two)
+	s := newSession(t, 0.01, ts.two)
 	s.Exec = physical.ExecOptions{QueryMemory: 256 << 10}
 	_, err := s.Run(context.Background(), "select o_comment, count(*) from orders group by o_comment order by 2 desc limit 3")
 	if !errors.Is(err, exec.ErrMemoryLimit) {
@@ -83,7 +83,7 @@ func TestMemoryLimit(t *testing.T) {
 // error and leave no goroutine behind.
 func TestCancel(t *testing.T) {
 	ts := stores(t, 0.01)
-	s := newSession(0.01, ts.two)
+	s := newSession(t, 0.01, ts.two)
 	text, _ := queries.Get(9)
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())

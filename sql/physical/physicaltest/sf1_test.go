@@ -15,6 +15,7 @@ import (
 
 	"github.com/colinkdb/colink/dbt3/answers"
 	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/storage"
 )
 
@@ -24,7 +25,9 @@ import (
 // (default 3) is the warm runs per query, after one warm-up; COLINK_SF1_QUERIES limits the
 // queries (e.g. "1,3,9"); COLINK_SF1_CLUSTER=0 loads lineitem and orders in dbgen's
 // (key) order instead of sorting each segment by date. Every result is checked against
-// answers/sf1 when present.
+// answers/sf1 when present. The planner uses the statistics measured from the stores, or
+// with COLINK_SF1_STATS=tpch TPC-H's known distributions; COLINK_SF1_WRITE_STATS=FILE
+// writes the measured ones, COLINK_SF1_PLANS=DIR each query's EXPLAIN.
 //
 //	COLINK_SF1=1 COLINK_SF1_DIR=/tmp/colink-sf1 go test ./sql/physical/physicaltest -run SF1 -v -timeout 30m
 func TestSF1Timings(t *testing.T) {
@@ -53,7 +56,7 @@ func TestSF1Timings(t *testing.T) {
 		sts = append(sts, s)
 	}
 	ctx := context.Background()
-	if fresh || len(Tables(sts[0])) < 8 {
+	if fresh || len(Tables(sts[0])) < 8 || !hasSketches(t, sts[0]) {
 		start := time.Now()
 		cluster := os.Getenv("COLINK_SF1_CLUSTER") != "0"
 		if err := LoadTPCH(ctx, sts, LoadOptions{SF: 1, SegmentRows: segRows, Cluster: cluster}); err != nil {
@@ -61,7 +64,15 @@ func TestSF1Timings(t *testing.T) {
 		}
 		t.Logf("loaded SF 1 into %d store(s) in %v", nstores, time.Since(start))
 	}
-	s := newSession(1, sts)
+	s := newSession(t, 1, sts)
+	if os.Getenv("COLINK_SF1_STATS") == "tpch" {
+		s.Stats = catalog.TPCHStats{SF: 1}
+	}
+	if path := os.Getenv("COLINK_SF1_WRITE_STATS"); path != "" {
+		if err := s.Stats.(*catalog.MemoryStats).WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Runner.(*LocalRunner).Options.Threads = runtime.GOMAXPROCS(0)
 	want := map[int]bool{}
 	if q := os.Getenv("COLINK_SF1_QUERIES"); q != "" {
@@ -81,6 +92,11 @@ func TestSF1Timings(t *testing.T) {
 		}
 		text, _ := queries.Get(n)
 		out, err := s.Run(ctx, text) // warm-up, and the answer check
+		if dir := os.Getenv("COLINK_SF1_PLANS"); dir != "" && err == nil {
+			if werr := os.WriteFile(filepath.Join(dir, fmt.Sprintf("q%02d.txt", n)), []byte(out.Plan.Explain()), 0o644); werr != nil {
+				t.Fatal(werr)
+			}
+		}
 		if err != nil {
 			t.Fatalf("Q%d: %v", n, err)
 		}
@@ -114,6 +130,23 @@ func TestSF1Timings(t *testing.T) {
 	lines = append(lines, fmt.Sprintf("total %.3fs (median per query), cpu %.3fs, %d store(s), GOMAXPROCS %d",
 		total.Seconds(), totalCPU.Seconds(), nstores, runtime.GOMAXPROCS(0)))
 	t.Log("\n" + strings.Join(lines, "\n"))
+}
+
+// hasSketches reports whether every table of the store has distinct-value sketches (a
+// store loaded before they were kept has none).
+func hasSketches(t *testing.T, s *storage.Store) bool {
+	snap := s.Snapshot()
+	defer snap.Release()
+	for _, ti := range snap.Tables() {
+		sks, err := snap.ColumnSketches(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sks) > 0 && sks[0] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func envInt(name string, def int) int {

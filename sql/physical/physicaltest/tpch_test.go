@@ -92,10 +92,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func newSession(sf float64, st []*storage.Store) *Session {
+// newSession returns a session over the stores, planning with the statistics measured from
+// them (MeasureStats), as exemgr does from the primprocs' catalogs; without stores, with
+// TPC-H's known distributions at sf.
+func newSession(t testing.TB, sf float64, st []*storage.Store) *Session {
+	t.Helper()
+	var stats catalog.Stats = catalog.TPCHStats{SF: sf}
+	if len(st) > 0 {
+		m, err := MeasureStats(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats = m
+	}
 	return &Session{
 		Catalog:   catalog.TPCH("tpch"),
-		Stats:     catalog.TPCHStats{SF: sf},
+		Stats:     stats,
 		Runner:    &LocalRunner{Stores: st, Options: fragment.Options{Threads: 2}},
 		DB:        "tpch",
 		Primprocs: len(st),
@@ -123,7 +135,7 @@ func runTPCH(t *testing.T, sf float64) {
 		stores []*storage.Store
 	}{{"one-primproc", ts.one}, {"two-primprocs", ts.two}} {
 		t.Run(layout.name, func(t *testing.T) {
-			s := newSession(sf, layout.stores)
+			s := newSession(t, sf, layout.stores)
 			for n := 1; n <= queries.Count; n++ {
 				t.Run(fmt.Sprintf("q%02d", n), func(t *testing.T) {
 					text, err := queries.Get(n)
@@ -162,8 +174,7 @@ func TestTPCHSF01(t *testing.T) {
 // TestExplainQ3 checks the shape of Q3's plan: three fragments chained by broadcasts, the
 // aggregate split between the primprocs and exemgr, zone maps on the dates.
 func TestExplainQ3(t *testing.T) {
-	s := newSession(1, nil)
-	s.Stats = catalog.TPCHStats{SF: 1}
+	s := newSession(t, 1, nil)
 	text, _ := queries.Get(3)
 	p, err := s.Plan(context.Background(), text)
 	if err != nil {
