@@ -127,11 +127,11 @@ func TestCrashDuringLoad(t *testing.T) {
 			time.Sleep(delay)
 		}
 		cmd.Process.Kill() // SIGKILL
-		cmd.Wait()
 		committed := false
-		for l := range lines {
+		for l := range lines { // to EOF before Wait, which closes the pipe and drops unread lines
 			committed = committed || l == "committed"
 		}
+		cmd.Wait()
 
 		s := openTest(t, dir, crashOptions())
 		errPrev := verifyTable(s, "lineitem", cur.seed, cur.rows)
@@ -278,12 +278,14 @@ func TestCrashDuringRefresh(t *testing.T) {
 			}
 		}
 	}
-	cmd.Wait()
-	for sc.Scan() { // lines printed before the kill landed
+	// Read what the child printed before the kill landed, up to EOF, before Wait: Wait closes
+	// the pipe, and lines left in it would be lost, making the check expect an older state.
+	for sc.Scan() {
 		if n, ok := strings.CutPrefix(sc.Text(), "committed "); ok {
 			last, _ = strconv.Atoi(n)
 		}
 	}
+	cmd.Wait()
 
 	s = openTest(t, dir, crashOptions())
 	snap := s.Snapshot()
