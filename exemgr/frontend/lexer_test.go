@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 func TestSplitStatements(t *testing.T) {
-	runDataCases(t, "testdata/split.txt", func(t *testing.T, directive, input string) string {
-		switch directive {
+	datadriven.RunTest(t, "testdata/split.txt", func(t *testing.T, d *datadriven.TestData) string {
+		input := d.Input
+		switch d.Cmd {
 		case "split":
 			var out []string
 			for _, st := range splitStatements(input) {
@@ -27,7 +30,7 @@ func TestSplitStatements(t *testing.T) {
 			}
 			return strings.Join(out, "\n")
 		}
-		t.Fatalf("unknown directive %q", directive)
+		t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
 		return ""
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 // TestSessionStatements runs testdata/session.txt's statements, in order, on one connection
@@ -33,12 +35,15 @@ func TestSessionStatements(t *testing.T) {
 		return c
 	}
 	rootID := ""
-	runDataCases(t, "testdata/session.txt", func(t *testing.T, directive, input string) string {
+	datadriven.RunTest(t, "testdata/session.txt", func(t *testing.T, d *datadriven.TestData) string {
 		// "query" runs as root; "query alice" as alice. "$root" in the input is root's
 		// connection id.
-		user := "root"
-		if _, u, ok := strings.Cut(directive, " "); ok {
-			user = u
+		if d.Cmd != "query" {
+			t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
+		}
+		user, input := "root", d.Input
+		if len(d.CmdArgs) > 0 {
+			user = d.CmdArgs[0].Key
 		}
 		if rootID == "" { // asked once: a statement in between would clear the warnings
 			if err := conn("root").QueryRowContext(ctx, "select connection_id()").Scan(&rootID); err != nil {
