@@ -1,6 +1,8 @@
 package opt
 
 import (
+	"slices"
+
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
@@ -23,7 +25,11 @@ import (
 //   - another correlated scalar subquery: a single join on its correlated predicates.
 //
 // Correlated predicates are pulled up through filters, projections and inner joins; a
-// subquery correlated anywhere else is reported as unsupported.
+// subquery correlated anywhere else is reported as unsupported. An IN subquery's select
+// item may read the enclosing query's columns ("o_orderkey IN (SELECT o_orderkey FROM
+// lineitem …)"): the comparison with it then becomes a condition of the join (see
+// markJoin for the NULL-aware case). A subquery that only has to have a row — no join
+// condition reads its columns — is cut to one row (LIMIT 1).
 type Decorrelate struct{}
 
 // Name implements Rule.
@@ -157,7 +163,7 @@ func (d *decorrelator) conjunct(input plan.Node, sq *plan.Subquery) (plan.Node, 
 		if sq.Not {
 			kind = plan.AntiJoin
 		}
-		return &plan.Join{Kind: kind, Left: input, Right: sub, On: preds}, nil, nil
+		return &plan.Join{Kind: kind, Left: input, Right: anyRow(sub, preds), On: preds}, nil, nil
 	}
 	probe := sq.Probe
 	if plan.HasSubquery(probe) {
@@ -165,20 +171,84 @@ func (d *decorrelator) conjunct(input plan.Node, sq *plan.Subquery) (plan.Node, 
 			return nil, nil, err
 		}
 	}
-	sub, preds, err := d.pullAll(stripSort(sub))
+	sub, value := d.inValue(stripSort(sub), sq.Col)
+	sub, preds, err := d.pullAll(sub)
 	if err != nil {
 		return nil, nil, err
 	}
-	eq := plan.NewBool(plan.FnEq, probe, d.c.MD.Ref(sq.Col))
+	eq := plan.NewBool(plan.FnEq, probe, value)
+	on := append([]plan.Expr{eq}, preds...)
 	if !sq.Not {
-		return &plan.Join{Kind: plan.SemiJoin, Left: input, Right: sub, On: append([]plan.Expr{eq}, preds...)}, nil, nil
+		return &plan.Join{Kind: plan.SemiJoin, Left: input, Right: anyRow(sub, on), On: on}, nil, nil
 	}
-	if plan.ExprNotNull(probe, plan.NotNull(input, d.c.MD)) && plan.NotNull(sub, d.c.MD).Has(sq.Col) {
-		return &plan.Join{Kind: plan.AntiJoin, Left: input, Right: sub, On: append([]plan.Expr{eq}, preds...)}, nil, nil
+	if plan.ExprNotNull(probe, plan.NotNull(input, d.c.MD)) && plan.ExprNotNull(value, plan.NotNull(input, d.c.MD).Union(plan.NotNull(sub, d.c.MD))) {
+		return &plan.Join{Kind: plan.AntiJoin, Left: input, Right: anyRow(sub, on), On: on}, nil, nil
 	}
-	mark := d.c.MD.Add(plan.ColumnMeta{Name: "mark", Type: types.BoolType, Nullable: true})
-	j := &plan.Join{Kind: plan.MarkJoin, Left: input, Right: sub, On: preds, Mark: mark, MarkCond: eq}
-	return j, []plan.Expr{plan.Not(d.c.MD.Ref(mark))}, nil
+	v, j, err := d.markJoin(input, sub, preds, probe, value)
+	if err != nil {
+		return nil, nil, err
+	}
+	return j, []plan.Expr{plan.Not(v)}, nil
+}
+
+// markJoin joins input with an IN subquery's rows, sub (its correlated predicates pulled
+// out as preds), and returns the IN's value: TRUE when probe = value holds for some row
+// of sub, else NULL when it is NULL for some row, else FALSE. When probe reads only input
+// and value only sub, that is one mark join comparing them. Otherwise (value reads the
+// enclosing query's columns, as in "o_orderkey IN (SELECT o_orderkey + l_linenumber …)")
+// the comparison becomes a condition of an EXISTS mark join, and when it can be NULL a
+// second EXISTS mark join over a copy of sub looks for a row where it is NULL.
+func (d *decorrelator) markJoin(input, sub plan.Node, preds []plan.Expr, probe, value plan.Expr) (plan.Expr, plan.Node, error) {
+	eq := plan.NewBool(plan.FnEq, probe, value)
+	inner := plan.Defined(sub)
+	if !plan.Refs(probe).Intersects(inner) && plan.Refs(value).SubsetOf(inner) {
+		mark := d.c.MD.Add(plan.ColumnMeta{Name: "mark", Type: types.BoolType, Nullable: true})
+		j := &plan.Join{Kind: plan.MarkJoin, Left: input, Right: sub, On: preds, Mark: mark, MarkCond: eq}
+		return d.c.MD.Ref(mark), j, nil
+	}
+	notNull := plan.NotNull(input, d.c.MD).Union(plan.NotNull(sub, d.c.MD))
+	nullable := !plan.ExprNotNull(eq, notNull)
+	var copyOf *cloner
+	var sub2 plan.Node
+	var on2 []plan.Expr
+	if nullable {
+		// Copy sub before the first join owns it; columns from outside keep their IDs.
+		copyOf = &cloner{md: d.c.MD, ids: map[plan.ColumnID]plan.ColumnID{}}
+		for _, id := range plan.RefsAll(append([]plan.Expr{eq}, preds...)).Difference(inner).Ordered() {
+			copyOf.ids[id] = id
+		}
+		var ok bool
+		if sub2, ok = copyOf.node(sub); ok {
+			on2, ok = copyOf.exprs(append([]plan.Expr{plan.NewBool(plan.FnIsNull, eq)}, preds...))
+		}
+		if !ok {
+			return nil, nil, sqlerr.Unsupported("an IN subquery whose select list reads the enclosing query's columns, over joins other than inner, left, semi or anti")
+		}
+	}
+	on := append([]plan.Expr{eq}, preds...)
+	found := d.c.MD.Add(plan.ColumnMeta{Name: "exists", Type: types.BoolType})
+	var j plan.Node = &plan.Join{Kind: plan.MarkJoin, Left: input, Right: anyRow(sub, on), On: on, Mark: found}
+	if !nullable {
+		return d.c.MD.Ref(found), j, nil
+	}
+	unknown := d.c.MD.Add(plan.ColumnMeta{Name: "exists", Type: types.BoolType})
+	j = &plan.Join{Kind: plan.MarkJoin, Left: j, Right: anyRow(sub2, on2), On: on2, Mark: unknown}
+	v := &plan.Case{Whens: []plan.When{
+		{Cond: d.c.MD.Ref(found), Then: plan.Lit(types.BoolValue(true))},
+		{Cond: d.c.MD.Ref(unknown), Then: plan.Lit(types.NullValue(types.BoolType))},
+	}, Else: plan.Lit(types.BoolValue(false)), T: types.BoolType}
+	return v, j, nil
+}
+
+// anyRow returns the right side of an EXISTS-like join (semi, anti, or mark without a
+// comparison) with conditions on: when none of them reads sub's columns, whether sub has a
+// row is all that matters, so sub is cut to one row instead of being paired with every row
+// of the other side.
+func anyRow(sub plan.Node, on []plan.Expr) plan.Node {
+	if plan.RefsAll(on).Intersects(plan.Defined(sub)) {
+		return sub
+	}
+	return &plan.Limit{Input: sub, Count: 1}
 }
 
 // mark turns an EXISTS or IN subquery inside an expression into a mark join on input and
@@ -188,20 +258,28 @@ func (d *decorrelator) mark(input plan.Node, sq *plan.Subquery) (plan.Expr, plan
 	if err != nil {
 		return nil, nil, err
 	}
-	var cond plan.Expr
 	if sq.Kind == plan.SubqueryExists {
-		sub = stripForExists(sub)
-	} else {
-		sub = stripSort(sub)
-		cond = plan.NewBool(plan.FnEq, sq.Probe, d.c.MD.Ref(sq.Col))
+		sub, preds, err := d.pullAll(stripForExists(sub))
+		if err != nil {
+			return nil, nil, err
+		}
+		mark := d.c.MD.Add(plan.ColumnMeta{Name: "mark", Type: types.BoolType})
+		j := &plan.Join{Kind: plan.MarkJoin, Left: input, Right: anyRow(sub, preds), On: preds, Mark: mark}
+		var v plan.Expr = d.c.MD.Ref(mark)
+		if sq.Not {
+			v = plan.Not(v)
+		}
+		return v, j, nil
 	}
+	sub, value := d.inValue(stripSort(sub), sq.Col)
 	sub, preds, err := d.pullAll(sub)
 	if err != nil {
 		return nil, nil, err
 	}
-	mark := d.c.MD.Add(plan.ColumnMeta{Name: "mark", Type: types.BoolType, Nullable: cond != nil})
-	j := &plan.Join{Kind: plan.MarkJoin, Left: input, Right: sub, On: preds, Mark: mark, MarkCond: cond}
-	var v plan.Expr = d.c.MD.Ref(mark)
+	v, j, err := d.markJoin(input, sub, preds, sq.Probe, value)
+	if err != nil {
+		return nil, nil, err
+	}
 	if sq.Not {
 		v = plan.Not(v)
 	}
@@ -363,6 +441,44 @@ func (d *decorrelator) pull(n plan.Node, outer plan.ColSet) (plan.Node, []plan.E
 		return x, lp, nil
 	}
 	return n, nil, nil
+}
+
+// inValue returns what an IN subquery's rows compare with: the column col of its select
+// list, or, when the select item reads columns of the enclosing query ("o_orderkey IN
+// (SELECT o_orderkey FROM lineitem …)", correlated through its select list), the item's
+// expression itself, which the join condition evaluates over both sides; the subquery then
+// no longer computes it and passes through the columns of its own that the expression
+// reads. A DISTINCT under the select list goes too: IN does not count matches.
+func (d *decorrelator) inValue(sub plan.Node, col plan.ColumnID) (plan.Node, plan.Expr) {
+	ref := d.c.MD.Ref(col)
+	top := sub
+	if dn, ok := top.(*plan.Distinct); ok {
+		top = dn.Input
+	}
+	p, ok := top.(*plan.Project)
+	if !ok {
+		return sub, ref
+	}
+	i := slices.Index(p.Cols, col)
+	if i < 0 {
+		return sub, ref
+	}
+	e := p.Exprs[i]
+	reads := plan.Refs(e)
+	if reads.SubsetOf(plan.Defined(p.Input)) {
+		return sub, ref
+	}
+	p.Exprs = slices.Delete(p.Exprs, i, i+1)
+	p.Cols = slices.Delete(p.Cols, i, i+1)
+	have := plan.OutputSet(p)
+	for _, id := range reads.Intersection(plan.OutputSet(p.Input)).Difference(have).Ordered() {
+		p.Exprs = append(p.Exprs, d.c.MD.Ref(id))
+		p.Cols = append(p.Cols, id)
+	}
+	if len(p.Cols) == 0 {
+		return p.Input, e
+	}
+	return p, e
 }
 
 // stripForExists drops what cannot change whether a subquery has rows: its select list,

@@ -24,6 +24,9 @@ type estimator struct {
 	ndvs map[ndvKey]float64
 	// extreme maps the output column of a MIN or MAX to its Aggregate.
 	extreme map[plan.ColumnID]*plan.Aggregate
+	// inScan is set while a scan's filters are estimated: their columns are the stored ones,
+	// so the stored NULL counts apply (above an outer join the same column has more NULLs).
+	inScan bool
 }
 
 type ndvKey struct {
@@ -209,7 +212,10 @@ func (e *estimator) compute(n plan.Node) float64 {
 				rows = r
 			}
 		}
-		return rows * e.conjSel(x.Filters, rows)
+		e.inScan = true
+		sel := e.conjSel(x.Filters, rows)
+		e.inScan = false
+		return rows * sel
 	case *plan.Values:
 		return float64(len(x.Rows))
 	case *plan.Filter:
@@ -276,6 +282,21 @@ func (e *estimator) baseDistinct(id plan.ColumnID) (float64, bool) {
 		return 0, false
 	}
 	return s.Distinct, true
+}
+
+// nullFraction is the fraction of a stored column's rows that are NULL, when statistics
+// know the table's rows.
+func (e *estimator) nullFraction(id plan.ColumnID) (float64, bool) {
+	m := e.c.MD.Column(id)
+	if m.BaseColumn == "" || e.c.Stats == nil {
+		return 0, false
+	}
+	rows, ok := e.c.Stats.TableRows(m.DB, m.BaseTable)
+	s, ok2 := e.c.Stats.ColumnStats(m.DB, m.BaseTable, m.BaseColumn)
+	if !ok || !ok2 || rows <= 0 {
+		return 0, false
+	}
+	return math.Min(s.Nulls/rows, 1), true
 }
 
 // ndv is the number of distinct values of a column within a relation of the given rows;
@@ -449,6 +470,11 @@ func (e *estimator) sel(c plan.Expr, rows float64) float64 {
 		}
 		return defaultLikeSel
 	case plan.FnIsNull:
+		if id, ok := column(call.Args[0]); ok && e.inScan {
+			if f, ok := e.nullFraction(id); ok {
+				return f
+			}
+		}
 		return 0.01
 	}
 	return defaultSel
