@@ -138,6 +138,7 @@ type Conn struct {
 	creditStallNs           atomic.Int64
 	creditWaits, lateFrames atomic.Uint64
 	rttNs                   atomic.Int64
+	maxSilenceNs            atomic.Int64 // longest silence of the peer the heartbeat saw
 }
 
 // connIDs hands out connection ids for logs; it is per process but only an identity counter.
@@ -150,6 +151,7 @@ func newConn(nc net.Conn, isClient bool, pool *BufferPool, lim Limits, log *slog
 	if log == nil {
 		log = slog.Default()
 	}
+	tuneSocket(nc) // done already for connections from Dial and Listener
 	c := &Conn{
 		id:       connIDs.Add(1),
 		nc:       nc,
@@ -584,27 +586,55 @@ func (c *Conn) retire(s *Stream) {
 	c.mu.Unlock()
 }
 
+// heartbeatLoop keeps the connection's liveness apart from everything else it carries. It
+// runs on a timer, which the Go scheduler runs promptly even when every processor is busy,
+// unlike the goroutine a socket wakes (the reader), which can wait hundreds of
+// milliseconds in a process busy with CPU-bound work. So:
+//   - the peer hears from this side at least every interval: a PING goes out when nothing
+//     was written, or nothing received, for an interval (and PINGs and PONGs overtake
+//     queued batches), whatever the reader and the handlers are doing;
+//   - the peer counts as alive while bytes arrive, read or not: while bytes wait unread in
+//     the socket's receive queue, this side's own reader is behind, and any silence is its
+//     doing (the peer may even be blocked writing to it), not the peer's.
+//
+// A stopped or dead peer sends nothing and is declared dead after HeartbeatTimeout.
 func (c *Conn) heartbeatLoop() {
 	t := time.NewTicker(c.lim.HeartbeatInterval / 2)
 	defer t.Stop()
 	var buf [16]byte
+	var unreadAt int64 // when bytes were last seen waiting unread in the socket
 	for {
 		select {
 		case <-c.done:
 			return
-		case now := <-t.C:
-			idle := time.Duration(now.UnixNano() - c.lastRead.Load())
-			if idle > c.lim.HeartbeatTimeout {
-				c.fail(fmt.Errorf("%w: nothing received from %s for %v", ErrPeerSilent, c.remote, idle.Round(time.Millisecond)))
-				return
-			}
-			if c.isClient {
-				c.kickIdleReader()
-			}
-			if idle >= c.lim.HeartbeatInterval {
-				_ = c.fw.writeAsync(&frame{kind: KindPing, small: mpAppendUint(buf[:0], uint64(now.UnixNano()))})
+		case <-t.C:
+		}
+		now := time.Now().UnixNano()
+		silent := time.Duration(now - max(c.lastRead.Load(), unreadAt))
+		if silent >= c.lim.HeartbeatInterval {
+			if n, ok := c.sio.unread(); ok && n > 0 {
+				unreadAt, silent = now, 0
 			}
 		}
+		c.noteSilence(silent)
+		if silent > c.lim.HeartbeatTimeout {
+			c.fail(fmt.Errorf("%w: nothing received from %s for %v", ErrPeerSilent, c.remote, silent.Round(time.Millisecond)))
+			return
+		}
+		if c.isClient {
+			c.kickIdleReader()
+		}
+		quiet := time.Duration(now - c.fw.lastWrite.Load())
+		if silent >= c.lim.HeartbeatInterval || quiet >= c.lim.HeartbeatInterval {
+			_ = c.fw.writeAsync(&frame{kind: KindPing, small: mpAppendUint(buf[:0], uint64(now))})
+		}
+	}
+}
+
+// noteSilence records the longest silence of the peer seen by the heartbeat.
+func (c *Conn) noteSilence(d time.Duration) {
+	if int64(d) > c.maxSilenceNs.Load() {
+		c.maxSilenceNs.Store(int64(d))
 	}
 }
 
@@ -852,7 +882,11 @@ type ConnStats struct {
 	StreamsActive int           `json:"streams_active" msgpack:"streams_active"`
 	LateFrames    uint64        `json:"late_frames" msgpack:"late_frames"`
 	RTT           time.Duration `json:"rtt_ns" msgpack:"rtt_ns"`
-	CallsPending  int64         `json:"calls_pending" msgpack:"calls_pending"` // client: Go calls awaiting replies
+	// MaxSilence is the longest the peer went without a sign of life, as the heartbeat
+	// (which looks every half interval) saw it: how close the connection came to its
+	// HeartbeatTimeout.
+	MaxSilence   time.Duration `json:"max_silence_ns" msgpack:"max_silence_ns"`
+	CallsPending int64         `json:"calls_pending" msgpack:"calls_pending"` // client: Go calls awaiting replies
 	// Streams are the open streams' counters, in snapshots that ask for them.
 	Streams []StreamStats `json:"streams,omitempty" msgpack:"streams,omitempty"`
 }
@@ -874,7 +908,8 @@ func (c *Conn) Stats() ConnStats {
 		ReadSyscalls: c.sio.reads.Load(), WriteSyscalls: c.sio.writes.Load(), WriteRounds: rounds,
 		CreditStall: time.Duration(c.creditStallNs.Load()), CreditWaits: c.creditWaits.Load(),
 		StreamsOpened: opened, StreamsActive: active, LateFrames: c.lateFrames.Load(),
-		RTT: time.Duration(c.rttNs.Load()), CallsPending: c.calls.pending.Load(),
+		RTT: time.Duration(c.rttNs.Load()), MaxSilence: time.Duration(c.maxSilenceNs.Load()),
+		CallsPending: c.calls.pending.Load(),
 	}
 }
 

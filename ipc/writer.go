@@ -3,6 +3,7 @@ package ipc
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,13 +17,16 @@ const copyLimit = 16 << 10
 const maxAsyncBacklog = 4 << 20
 
 // writeRound is a set of frames written together: small frames and headers copied into
-// arena, large parts referenced in place.
+// arena, large parts referenced in place. Urgent frames (PING, PONG: stream 0, so they may
+// overtake the other streams' frames) are copied into urgent and go out first.
 type writeRound struct {
 	arena  []byte
 	segs   []wseg
+	urgent []byte
 	iov    [][]byte
 	bytes  int
 	frames int
+	async  int // bytes queued by writeAsync
 }
 
 type wseg struct {
@@ -32,6 +36,8 @@ type wseg struct {
 
 func (r *writeRound) reset() {
 	r.arena = r.arena[:0]
+	r.urgent = r.urgent[:0]
+	r.async = 0
 	for i := range r.segs {
 		r.segs[i].ext = nil
 	}
@@ -74,6 +80,9 @@ func (r *writeRound) addExt(p []byte) {
 }
 
 func (r *writeRound) vectors() [][]byte {
+	if len(r.urgent) > 0 {
+		r.iov = append(r.iov, r.urgent)
+	}
 	for _, s := range r.segs {
 		if s.ext != nil {
 			r.iov = append(r.iov, s.ext)
@@ -109,6 +118,8 @@ type frameWriter struct {
 
 	// counters, guarded by mu
 	bytesOut, framesOut, rounds uint64
+
+	lastWrite atomic.Int64 // unix nanos of the last write that moved bytes
 }
 
 func newFrameWriter(sio *sockIO) *frameWriter {
@@ -290,18 +301,33 @@ func (w *frameWriter) flushQueued(round uint64) error {
 }
 
 // writeAsync queues f without ever blocking on the socket; f must not reference caller
-// memory (its payload is copied).
+// memory (its payload is copied). PING and PONG go ahead of every frame not yet being
+// written, so a heartbeat is never queued behind other streams' batches.
 func (w *frameWriter) writeAsync(f *frame) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
 	}
-	if w.pend.bytes > maxAsyncBacklog {
-		return fmt.Errorf("%w: %d bytes of replies queued: the peer is not reading", ErrProtocol, w.pend.bytes)
+	// Only what asynchronous writers queued counts: batches that other goroutines queued
+	// behind a slow write are bounded by flow control and are not a peer's doing.
+	if w.pend.async > maxAsyncBacklog {
+		return fmt.Errorf("%w: %d bytes of replies queued: the peer is not reading", ErrProtocol, w.pend.async)
 	}
 	f.parts = nil
-	w.enqueueLocked(f)
+	n := w.pend.bytes
+	if f.kind == KindPing && len(w.pend.urgent) > 0 {
+		return nil // a heartbeat still waiting to go out says the same
+	}
+	if f.kind == KindPing || f.kind == KindPong {
+		r := w.pend
+		r.urgent = AppendFrame(r.urgent, f.kind, f.flags, f.stream, f.small)
+		r.bytes += HeaderSize + len(f.small)
+		r.frames++
+	} else {
+		w.enqueueLocked(f)
+	}
+	w.pend.async += w.pend.bytes - n
 	if !w.flushing {
 		select {
 		case w.kick <- struct{}{}:
@@ -322,7 +348,10 @@ func (w *frameWriter) flushLocked(mine uint64) {
 		n := w.round
 		w.round++
 		w.mu.Unlock()
-		_, err := w.io.Writev(r.vectors())
+		moved, err := w.io.Writev(r.vectors())
+		if moved > 0 {
+			w.lastWrite.Store(time.Now().UnixNano())
+		}
 		w.mu.Lock()
 		w.bytesOut += uint64(r.bytes)
 		w.framesOut += uint64(r.frames)

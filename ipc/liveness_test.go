@@ -1,0 +1,342 @@
+package ipc
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// The liveness tests run the server in a child process (this test binary, re-executed), so
+// that it can be loaded with CPU work of its own and stopped with SIGSTOP.
+
+const childEnv = "COLINK_IPC_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "server" {
+		os.Exit(runChildServer())
+	}
+	os.Exit(m.Run())
+}
+
+// runChildServer serves the test handlers on a loopback TCP port and a unix socket in
+// $COLINK_IPC_TEST_DIR, prints "ready <tcp> <unix>" and serves until killed.
+// $COLINK_IPC_TEST_BURN goroutines burn CPU and churn the heap all along.
+func runChildServer() int {
+	lg, _ := newTestLogger()
+	window, _ := strconv.Atoi(os.Getenv("COLINK_IPC_TEST_WINDOW"))
+	s := NewServer(ServerConfig{Name: "child", Logger: lg, Limits: Limits{StreamWindow: window}})
+	testHandlers(s)
+	sizeHandlers(s, blobSizer{})
+	s.Handle("stall", func(ctx context.Context, st *Stream) error {
+		// A handler busy elsewhere: it does not read its stream for a while.
+		select {
+		case <-time.After(3 * time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for {
+			rec, err := st.Recv()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			rec.Release()
+		}
+	})
+	tl, err := Listen(Endpoint{Network: "tcp", Address: "127.0.0.1:0"}, false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ul, err := Listen(Endpoint{Network: "unix", Address: filepath.Join(os.Getenv("COLINK_IPC_TEST_DIR"), "child.sock")}, false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	burn, _ := strconv.Atoi(os.Getenv("COLINK_IPC_TEST_BURN"))
+	for i := range burn {
+		go burnCPU(i, nil)
+	}
+	fmt.Printf("ready %s %s\n", tl.Endpoint(), ul.Endpoint())
+	if err := s.Serve(tl, ul); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// burnCPU keeps a processor busy until stop is closed (nil: forever): half of the burners
+// spin in a tight loop that never yields (the Go scheduler preempts it every 10 ms), the
+// other half hash freshly allocated buffers (garbage for the collector too).
+func burnCPU(seed int, stop <-chan struct{}) {
+	var sink [32]byte
+	x := uint64(seed)
+	for i := seed; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if seed%2 == 0 {
+			for range 1 << 20 {
+				x = x*6364136223846793005 + 1442695040888963407
+			}
+			sink[0] ^= byte(x)
+		} else {
+			b := make([]byte, 64<<10+i%4096)
+			b[0] = byte(i)
+			sink = sha256.Sum256(b)
+		}
+		if sink[0] == 1 && sink[1] == 2 && sink[2] == 3 && sink[3] == 4 {
+			runtime.Gosched() // practically never; keeps sink live
+		}
+	}
+}
+
+type childServer struct {
+	cmd       *exec.Cmd
+	tcp, unix string
+}
+
+// startChild starts the child server with burn CPU-burning goroutines.
+func startChild(t *testing.T, burn int) *childServer {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=server", "COLINK_IPC_TEST_DIR="+t.TempDir(),
+		"COLINK_IPC_TEST_BURN="+strconv.Itoa(burn), "GOMAXPROCS=2")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case l := <-line:
+		f := strings.Fields(l)
+		if len(f) != 3 || f[0] != "ready" {
+			t.Fatalf("child said %q", l)
+		}
+		return &childServer{cmd: cmd, tcp: f[1], unix: f[2]}
+	case <-time.After(20 * time.Second):
+		t.Fatal("child server did not start")
+	}
+	return nil
+}
+
+// A busy peer is alive: a server whose process burns both cores (and whose handler does not
+// read its stream for seconds) while a client also burns CPU keeps its connections over the
+// default 1 s heartbeat timeout; the same server stopped with SIGSTOP is declared dead in
+// about a second.
+func TestLivenessUnderLoadAndSIGSTOP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a CPU-burning child process")
+	}
+	child := startChild(t, 4)
+	type peer struct {
+		name string
+		cl   *Client
+		lb   *logBuf
+	}
+	var peers []peer
+	for _, tc := range []struct {
+		url string
+		tr  Transport
+	}{{child.tcp, TransportTCP}, {child.unix, TransportUnix}} {
+		lg, lb := newTestLogger()
+		cl := newTestClient(t, tc.url, ClientConfig{Transport: tc.tr, ConnsPerPeer: 1, Logger: lg})
+		peers = append(peers, peer{string(tc.tr), cl, lb})
+	}
+
+	// This process burns CPU too, as a client generating a bulk load would.
+	stopBurn := make(chan struct{})
+	var burners sync.WaitGroup
+	for i := range 4 {
+		burners.Add(1)
+		go func() {
+			defer burners.Done()
+			burnCPU(i, stopBurn)
+		}()
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const busyFor = 2 * time.Second
+	started := time.Now()
+	bulkCtx, bulkCancel := context.WithTimeout(ctx, busyFor)
+	defer bulkCancel()
+	var failures atomic.Int64
+	var wg sync.WaitGroup
+	fail := func(format string, args ...any) {
+		failures.Add(1)
+		t.Errorf(format, args...)
+	}
+	for _, p := range peers {
+		wg.Add(3)
+		go func() { // downloads, consumed slowly
+			defer wg.Done()
+			for end := time.Now().Add(busyFor); time.Now().Before(end); {
+				st, err := p.cl.Open(ctx, "gen", mpMap("n", 10, "rows", 20000), true)
+				if err != nil {
+					fail("%s: open gen: %v", p.name, err)
+					return
+				}
+				for {
+					rec, err := st.Recv()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						fail("%s: gen: %v", p.name, err)
+						st.Close()
+						return
+					}
+					rec.Release()
+					time.Sleep(5 * time.Millisecond)
+				}
+				st.Close()
+			}
+		}()
+		go func() { // an upload into a handler that does not read for 3 s
+			defer wg.Done()
+			st, err := p.cl.Open(ctx, "stall", nil, false)
+			if err != nil {
+				fail("%s: open stall: %v", p.name, err)
+				return
+			}
+			defer st.Close()
+			for i := range 40 {
+				rec := makeBatch(memory.DefaultAllocator, i*10000, 10000)
+				err := st.Send(rec)
+				rec.Release()
+				if err != nil {
+					fail("%s: upload: %v", p.name, err)
+					return
+				}
+			}
+			if err := st.CloseSend(nil); err != nil {
+				fail("%s: upload end: %v", p.name, err)
+				return
+			}
+			if _, err := st.Recv(); err != io.EOF {
+				fail("%s: upload: %v", p.name, err)
+			}
+		}()
+		for range 6 { // bulk uploads, canceled at the end: a writer queue of many megabytes
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := p.cl.Open(bulkCtx, "drain", nil, false)
+				if err != nil {
+					fail("%s: open drain: %v", p.name, err)
+					return
+				}
+				defer st.Close()
+				rec := blobBatch(memory.DefaultAllocator, 4<<20)
+				defer rec.Release()
+				for {
+					if err := st.Send(rec); err != nil {
+						if bulkCtx.Err() == nil || !errors.Is(err, ErrCanceled) {
+							fail("%s: bulk upload: %v", p.name, err)
+						}
+						return
+					}
+				}
+			}()
+		}
+		go func() { // unary calls
+			defer wg.Done()
+			for end := time.Now().Add(busyFor); time.Now().Before(end); {
+				if _, err := p.cl.Call(ctx, "echo", nil); err != nil {
+					fail("%s: call: %v", p.name, err)
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stopBurn)
+	burners.Wait()
+	t.Logf("busy phase: %v", time.Since(started).Round(time.Millisecond))
+	for _, p := range peers {
+		for _, c := range p.cl.Conns() {
+			t.Logf("%s: the longest silence of the busy peer was %v (timeout %v)", p.name, c.Stats().MaxSilence.Round(time.Millisecond), DefaultHeartbeatTimeout)
+		}
+	}
+	for _, p := range peers {
+		if strings.Contains(p.lb.String(), "peer down") || strings.Contains(p.lb.String(), "nothing received") {
+			fail("%s: a busy peer was declared dead:\n%s", p.name, tail(p.lb.String(), 2000))
+		}
+	}
+	if failures.Load() > 0 {
+		return
+	}
+
+	// Now stop the child: both connections must be declared dead in about a second.
+	conns := map[string]*Conn{}
+	for _, p := range peers {
+		c := p.cl.Conns()
+		if len(c) != 1 {
+			t.Fatalf("%s: %d live connections", p.name, len(c))
+		}
+		conns[p.name] = c[0]
+	}
+	if err := child.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	for name, c := range conns {
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: connection to a stopped peer still up after 5s", name)
+		}
+		took := time.Since(stopped)
+		if err := c.Err(); !errors.Is(err, ErrPeerSilent) {
+			t.Errorf("%s: connection ended with %v, want ErrPeerSilent", name, err)
+		}
+		t.Logf("%s: stopped peer declared dead after %v", name, took.Round(time.Millisecond))
+		// The silence may have begun up to a heartbeat interval and a half before the stop.
+		if took < DefaultHeartbeatTimeout-2*DefaultHeartbeatInterval || took > DefaultHeartbeatTimeout+time.Second {
+			t.Errorf("%s: stopped peer declared dead after %v, want about %v", name, took, DefaultHeartbeatTimeout)
+		}
+	}
+}
