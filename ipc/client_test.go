@@ -5,9 +5,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestTransportChoice(t *testing.T) {
@@ -206,4 +209,60 @@ func TestParseEndpoint(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// Unix connections made by Dial and accepted by a Listener get a send buffer of at least
+// unixSocketBuffer (the kernel reports twice what was set).
+func TestUnixSocketBuffer(t *testing.T) {
+	dir := t.TempDir()
+	ep := Endpoint{Network: "unix", Address: filepath.Join(dir, "b.sock")}
+	ln, err := Listen(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- nc
+	}()
+	dc, err := Dial(context.Background(), ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	ac, ok := <-accepted
+	if !ok {
+		t.Fatal("accept failed")
+	}
+	defer ac.Close()
+	b, _ := os.ReadFile("/proc/sys/net/core/wmem_max")
+	wmemMax, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for name, nc := range map[string]net.Conn{"dialled": dc, "accepted": ac} {
+		got := sendBuffer(t, nc)
+		if got < 2*unixSocketBuffer {
+			if os.Geteuid() != 0 && wmemMax < unixSocketBuffer {
+				t.Skipf("%s: SO_SNDBUF %d: net.core.wmem_max (%d) caps it and SO_SNDBUFFORCE needs CAP_NET_ADMIN", name, got, wmemMax)
+			}
+			t.Errorf("%s unix connection: SO_SNDBUF %d, want at least %d", name, got, 2*unixSocketBuffer)
+		}
+	}
+}
+
+func sendBuffer(t *testing.T, nc net.Conn) int {
+	t.Helper()
+	rc, err := nc.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) { n, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF) }); err != nil || gerr != nil {
+		t.Fatal(err, gerr)
+	}
+	return n
 }

@@ -61,13 +61,15 @@ func (e Endpoint) Host() string {
 	return host
 }
 
-// Dial opens a raw connection to e (no handshake).
+// Dial opens a raw connection to e (no handshake), with the socket options the link sets
+// (a larger send buffer on unix sockets).
 func Dial(ctx context.Context, e Endpoint) (net.Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, e.Network, e.Address)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", e, err)
 	}
+	tuneSocket(nc)
 	return nc, nil
 }
 

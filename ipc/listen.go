@@ -24,6 +24,16 @@ type Listener struct {
 	lockFile *os.File // flock'ed path+".lock" while we serve path
 }
 
+// Accept waits for the next connection and sets the socket options the link wants on it (a
+// larger send buffer on unix sockets; see Dial).
+func (l *Listener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err == nil {
+		tuneSocket(nc)
+	}
+	return nc, err
+}
+
 // Endpoint returns the endpoint actually bound (a tcp port 0 resolved).
 func (l *Listener) Endpoint() Endpoint { return l.ep }
 
