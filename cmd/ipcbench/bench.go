@@ -46,12 +46,16 @@ type trial struct {
 	P50US     float64 `json:"p50_us"` // per call; stream: between batches
 	P99US     float64 `json:"p99_us"`
 	// Link only: the client connections' syscalls and frames, and streams per connection.
-	ReadSyscalls  uint64   `json:"read_syscalls,omitempty"`
-	WriteSyscalls uint64   `json:"write_syscalls,omitempty"`
-	FramesOut     uint64   `json:"frames_out,omitempty"`
-	WriteRounds   uint64   `json:"write_rounds,omitempty"`
-	CreditStallUS int64    `json:"credit_stall_us,omitempty"`
-	StreamsPer    []uint64 `json:"streams_per_conn,omitempty"`
+	ReadSyscalls  uint64 `json:"read_syscalls,omitempty"`
+	WriteSyscalls uint64 `json:"write_syscalls,omitempty"`
+	// Link only: primproc's read(2) and writev(2) calls over all its connections (the
+	// stats requests that read them add a few).
+	ServerReadSyscalls  uint64   `json:"server_read_syscalls,omitempty"`
+	ServerWriteSyscalls uint64   `json:"server_write_syscalls,omitempty"`
+	FramesOut           uint64   `json:"frames_out,omitempty"`
+	WriteRounds         uint64   `json:"write_rounds,omitempty"`
+	CreditStallUS       int64    `json:"credit_stall_us,omitempty"`
+	StreamsPer          []uint64 `json:"streams_per_conn,omitempty"`
 
 	h *hist // latencies, merged over chunks
 }
@@ -75,6 +79,8 @@ func (t *trial) add(u *trial) {
 	}
 	t.ReadSyscalls += u.ReadSyscalls
 	t.WriteSyscalls += u.WriteSyscalls
+	t.ServerReadSyscalls += u.ServerReadSyscalls
+	t.ServerWriteSyscalls += u.ServerWriteSyscalls
 	t.FramesOut += u.FramesOut
 	t.WriteRounds += u.WriteRounds
 	t.CreditStallUS += u.CreditStallUS
@@ -253,7 +259,11 @@ func (b *bench) runLink(t *trial) error {
 	defer cl.Close()
 	ctx := context.Background()
 	var before []ipc.ConnStats
-	snap := func() []ipc.ConnStats { return cl.Stats() }
+	var srvBefore ipc.LinkTotals
+	snap := func() []ipc.ConnStats {
+		srvBefore = b.serverLinkTotals()
+		return cl.Stats()
+	}
 	switch t.Mode {
 	case "sync":
 		args := msgpackBin(make([]byte, b.opt.payload))
@@ -363,7 +373,10 @@ func (b *bench) runLink(t *trial) error {
 		t.Bytes = t.Ops * b.msgBytes
 		t.Rows = t.Ops * int64(b.opt.synth.Rows)
 	}
-	after := snap()
+	after := cl.Stats()
+	srvAfter := b.serverLinkTotals()
+	t.ServerReadSyscalls = srvAfter.ReadSyscalls - srvBefore.ReadSyscalls
+	t.ServerWriteSyscalls = srvAfter.WriteSyscalls - srvBefore.WriteSyscalls
 	byID := map[uint64]ipc.ConnStats{}
 	for _, s := range before {
 		byID[s.ID] = s
@@ -378,6 +391,18 @@ func (b *bench) runLink(t *trial) error {
 		t.StreamsPer = append(t.StreamsPer, s.StreamsOpened-p.StreamsOpened)
 	}
 	return nil
+}
+
+// serverLinkTotals returns primproc's link counters summed over all its connections (zero
+// if they cannot be read).
+func (b *bench) serverLinkTotals() ipc.LinkTotals {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := b.ctl.RemoteStats(ctx, ipc.StatsOptions{})
+	if err != nil {
+		return ipc.LinkTotals{}
+	}
+	return st.Totals
 }
 
 func (b *bench) streamBatches() int {

@@ -175,7 +175,7 @@ func benchMain(o options, out io.Writer, cmdline string) error {
 		}
 		defer b.raw.stop()
 	}
-	if o.connect != "" { // a primproc that is not our child reports its CPU through stats
+	{ // stats requests: link counters, and the CPU of a primproc that is not our child
 		b.ctl, err = ipc.NewClient(b.tcpURL, ipc.ClientConfig{Transport: ipc.TransportTCP, ConnsPerPeer: 1, Name: "ipcbench-stats", Logger: b.quiet})
 		if err != nil {
 			return err
@@ -294,6 +294,7 @@ type row struct {
 	P50US          stat   `json:"p50_us"`
 	P99US          stat   `json:"p99_us"`
 	SyscallsPerOp  stat   `json:"client_syscalls_per_op,omitempty"`
+	SrvSyscallsOp  stat   `json:"server_syscalls_per_op,omitempty"`
 	StreamsPerConn string `json:"streams_per_conn,omitempty"`
 }
 
@@ -336,7 +337,7 @@ func summarize(o options, trials []*trial, msgBytes int64) *report {
 	for _, k := range order {
 		ts := groups[k]
 		r := row{Mode: k.mode, Transport: k.tr, Impl: k.impl}
-		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys []float64
+		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys []float64
 		for _, t := range ts {
 			ops := float64(max(t.Ops, 1))
 			per := ops
@@ -357,6 +358,9 @@ func summarize(o options, trials []*trial, msgBytes int64) *report {
 			p99 = append(p99, t.P99US)
 			if t.Impl == "link" {
 				sys = append(sys, float64(t.ReadSyscalls+t.WriteSyscalls)/ops)
+				if t.ServerReadSyscalls+t.ServerWriteSyscalls > 0 {
+					ssys = append(ssys, float64(t.ServerReadSyscalls+t.ServerWriteSyscalls)/ops)
+				}
 			}
 		}
 		r.Unit, r.CPUUnit = "req/s", "µs/req"
@@ -370,7 +374,7 @@ func summarize(o options, trials []*trial, msgBytes int64) *report {
 		r.Rate, r.MRowsPerS, r.ClientCPU, r.ServerCPU = statOf(rate), statOf(mrows), statOf(ccpu), statOf(scpu)
 		r.ClientCS, r.ServerCS, r.P50US, r.P99US = statOf(ccs), statOf(scs), statOf(p50), statOf(p99)
 		r.ClientVolCS, r.ClientInvolCS, r.ServerVolCS, r.ServerInvolCS = statOf(cv), statOf(ci), statOf(sv), statOf(si)
-		r.SyscallsPerOp = statOf(sys)
+		r.SyscallsPerOp, r.SrvSyscallsOp = statOf(sys), statOf(ssys)
 		if k.impl == "link" && len(ts[len(ts)-1].StreamsPer) > 1 {
 			r.StreamsPerConn = fmt.Sprint(ts[len(ts)-1].StreamsPer)
 		}
@@ -424,8 +428,8 @@ func writeMarkdown(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "host: %s, %s CPUs, %s, %s; load average (1/5/15 min) %s at the start, %s at the end\n\n",
 		rep.Host["cpu"], rep.Host["cpus"], rep.Host["kernel"], rep.Host["go"], rep.Host["loadavg_at_start"], rep.Host["loadavg_at_end"])
 	fmt.Fprintf(w, "Medians of %v rounds, (min–max); each trial ran as %v chunks alternating with the other implementation's. CPU and context switches per request (stream: CPU per GB, switches per batch).\n\n", rep.Config["repeat"], rep.Config["chunks"])
-	fmt.Fprintln(w, "| mode | transport | impl | rate | client CPU | server CPU | client cs/op (vol+invol) | server cs/op | p50 µs | p99 µs | client syscalls/op |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| mode | transport | impl | rate | client CPU | server CPU | client cs/op (vol+invol) | server cs/op | p50 µs | p99 µs | client syscalls/op | server syscalls/op |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range rep.Rows {
 		rate := fmtStat(r.Rate, 0) + " " + r.Unit
 		if r.Unit == "GB/s" {
@@ -435,10 +439,11 @@ func writeMarkdown(w io.Writer, rep *report) {
 		if r.CPUUnit == "s/GB" {
 			cpuPrec = 3
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s %s | %s %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s %s | %s %s | %s | %s | %s | %s | %s | %s |\n",
 			r.Mode, r.Transport, r.Impl, rate,
 			fmtStat(r.ClientCPU, cpuPrec), r.CPUUnit, fmtStat(r.ServerCPU, cpuPrec), r.CPUUnit,
-			fmtStat(r.ClientCS, 2), fmtStat(r.ServerCS, 2), fmtStat(r.P50US, 1), fmtStat(r.P99US, 1), fmtStat(r.SyscallsPerOp, 2))
+			fmtStat(r.ClientCS, 2), fmtStat(r.ServerCS, 2), fmtStat(r.P50US, 1), fmtStat(r.P99US, 1),
+			fmtStat(r.SyscallsPerOp, 2), fmtStat(r.SrvSyscallsOp, 2))
 	}
 	if len(rep.Ratios) > 0 {
 		fmt.Fprintln(w, "\n| mode | ratio | median (min–max), per round |")
