@@ -257,6 +257,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.cfg.Ready != nil {
 		d.cfg.Ready(d.Endpoints())
 	}
+	if d.store != nil {
+		d.compactWG.Add(1)
+		go d.addMissingSketches()
+	}
 	var serveErr error
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()

@@ -349,6 +349,21 @@ func (d *Daemon) compact(table string) {
 	}
 }
 
+// addMissingSketches gives the segments of a store written before distinct-value sketches
+// were kept their sketches, in the background (the planner's statistics need them).
+func (d *Daemon) addMissingSketches() {
+	defer d.compactWG.Done()
+	start := time.Now()
+	res, err := d.store.AddMissingSketches(d.bg)
+	switch {
+	case err != nil && d.bg.Err() == nil:
+		d.log.Warn("primproc: computing missing distinct-value sketches failed", "err", err)
+	case err == nil && res.Segments > 0:
+		d.log.Info("primproc: computed missing distinct-value sketches", "segments", res.Segments, "rows", res.Rows,
+			"version", res.Version, "elapsed", time.Since(start).Round(time.Millisecond))
+	}
+}
+
 // stopCompaction stops the background compactor and waits for it.
 func (d *Daemon) stopCompaction() {
 	d.compactMu.Lock()

@@ -251,3 +251,69 @@ func TestColumnSketches(t *testing.T) {
 	}
 	snap.Release()
 }
+
+// TestAddMissingSketches upgrades a store written before sketches were kept: its columns
+// have no sketches until AddMissingSketches computes them from the segments' rows.
+func TestAddMissingSketches(t *testing.T) {
+	s := zoneTable(t)
+	dir := s.Dir()
+	s.Close()
+	old, err := readCatalog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range old.Tables {
+		for _, sg := range tb.Segments {
+			sg.Sketches = nil
+		}
+	}
+	if err := writeCatalog(dir, old); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir, Options{RowGroupRows: 100, SegmentRows: 500})
+	snap := s.Snapshot()
+	sks, err := snap.ColumnSketches("z")
+	snap.Release()
+	if err != nil || sks[0] != nil {
+		t.Fatalf("a store without sketches: %v, %v", sks[0], err)
+	}
+	ctx := context.Background()
+	res, err := s.AddMissingSketches(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Segments != 2 || res.Rows != 1000 || res.Version != old.Version+1 {
+		t.Errorf("result %+v", res)
+	}
+	snap = s.Snapshot()
+	sks, err = snap.ColumnSketches("z")
+	snap.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{1000, 100, 1000, 1000, 1000, 850, 2} {
+		if sks[i] == nil || math.Abs(sks[i].Estimate()-want) > 0.03*want+0.5 {
+			t.Errorf("column %d: %v, want %v distinct values", i, sks[i], want)
+		}
+	}
+	if res, err := s.AddMissingSketches(ctx); err != nil || res.Segments != 0 || res.Version != 0 {
+		t.Errorf("second run: %+v, %v", res, err)
+	}
+	checkRows := func(s *Store) {
+		snap := s.Snapshot()
+		defer snap.Release()
+		ti, _ := snap.Table("z")
+		if ti.Rows != 1000 {
+			t.Errorf("%d rows", ti.Rows)
+		}
+	}
+	checkRows(s)
+	s.Close()
+	s = openTest(t, dir, Options{RowGroupRows: 100, SegmentRows: 500})
+	checkRows(s)
+	snap = s.Snapshot()
+	if sks, _ := snap.ColumnSketches("z"); sks[0] == nil {
+		t.Error("the sketches did not survive reopening")
+	}
+	snap.Release()
+}
