@@ -3,8 +3,10 @@ package ipc
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -70,5 +72,56 @@ func TestFrameWriterCombinesConcurrentWriters(t *testing.T) {
 	defer w.mu.Unlock()
 	if len(w.waiting) != 0 {
 		t.Fatalf("%d waiters left", len(w.waiting))
+	}
+}
+
+// While a write is blocked, batches other goroutines queue behind it are not an async
+// backlog (a PONG queued then used to close the connection as a protocol violation), and a
+// PING or PONG queued after them goes out ahead of them.
+func TestFrameWriterHeartbeatsOvertakeQueuedBatches(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	w := newFrameWriter(newSockIO(a))
+	go w.flushLoop(make(chan struct{}))
+	big := make([]byte, maxAsyncBacklog+1)
+	errc := make(chan error, 3)
+	// The first batch blocks in the pipe (nobody reads yet); the second queues behind it.
+	go func() { errc <- w.write(&frame{kind: KindBatch, stream: 1, parts: [][]byte{big}}) }()
+	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.flushing })
+	go func() { errc <- w.write(&frame{kind: KindBatch, stream: 3, parts: [][]byte{big}}) }()
+	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.pend.frames == 1 })
+	if err := w.writeAsync(&frame{kind: KindCredit, stream: 5, small: mpAppendUint(nil, 9)}); err != nil {
+		t.Fatalf("a credit behind queued batches: %v", err)
+	}
+	if err := w.writeAsync(&frame{kind: KindPong, small: mpAppendUint(nil, 7)}); err != nil {
+		t.Fatalf("a pong behind queued batches: %v", err)
+	}
+	go func() {
+		var kinds []Kind
+		hdr := make([]byte, HeaderSize)
+		for range 4 {
+			if _, err := io.ReadFull(b, hdr); err != nil {
+				errc <- err
+				return
+			}
+			h, _ := DecodeHeader(hdr, MaxFrameCap)
+			kinds = append(kinds, h.Kind)
+			if _, err := io.CopyN(io.Discard, b, int64(h.Length)); err != nil {
+				errc <- err
+				return
+			}
+		}
+		want := []Kind{KindBatch, KindPong, KindBatch, KindCredit}
+		if !slices.Equal(kinds, want) {
+			errc <- fmt.Errorf("frames arrived as %v, want %v", kinds, want)
+			return
+		}
+		errc <- nil
+	}()
+	for range 3 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
