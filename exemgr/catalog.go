@@ -213,7 +213,8 @@ func parseSQLType(s string) (types.Type, bool) {
 
 // columnStats gives the planner a column's statistics, all measured by the primprocs:
 // ranges from the zone maps (exact bounds of the stored values), NULL counts, and
-// distinct-value counts from the merged sketches, at most the table's live rows. A column
+// distinct-value counts from the merged sketches, at most the table's live rows (and the
+// width of an integer or date range: the sketch errs by about 1.6%). A column
 // without a sketch (a store written before sketches were kept) that holds integers or dates
 // takes its range's width as the bound of its distinct values; any other such column is
 // unknown, which the planner takes as unique.
@@ -228,12 +229,15 @@ func columnStats(t wire.Table, c wire.Column, typ types.Type) catalog.ColumnStat
 	if c.Nulls > 0 {
 		out.Nulls = float64(c.Nulls)
 	}
-	rows := math.Max(float64(t.Rows), 1)
+	bound := math.Max(float64(t.Rows), 1)
+	if out.HasRange && (typ.Kind == types.Int32 || typ.Kind == types.Int64 || typ.Kind == types.Date) {
+		bound = math.Min(bound, out.Max-out.Min+1) // an integer range holds no more values
+	}
 	switch {
 	case c.Distinct > 0:
-		out.Distinct = math.Min(math.Max(math.Round(c.Distinct), 1), rows)
+		out.Distinct = math.Min(math.Max(math.Round(c.Distinct), 1), bound)
 	case out.HasRange && (typ.Kind == types.Int32 || typ.Kind == types.Int64 || typ.Kind == types.Date):
-		out.Distinct = math.Min(out.Max-out.Min+1, rows)
+		out.Distinct = bound
 	}
 	return out
 }

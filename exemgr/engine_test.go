@@ -70,6 +70,11 @@ func TestColumnStats(t *testing.T) {
 	if cs := columnStats(lineitem, key, types.Int64Type); cs.Distinct != 6_001_215 {
 		t.Errorf("l_orderkey: %+v", cs)
 	}
+	// An estimate above an integer range's width is capped by it.
+	qty := wire.Column{Name: "ps_availqty", Min: i32(1), Max: i32(9999), Distinct: 10191}
+	if cs := columnStats(lineitem, qty, types.Int32Type); cs.Distinct != 9999 {
+		t.Errorf("ps_availqty: %+v", cs)
+	}
 	// Without a sketch, an integer column is bounded by its range.
 	other := wire.Table{Name: "events", Rows: 1000, Columns: []wire.Column{{Name: "kind", Min: i32(10), Max: i32(19), Nulls: 40}}}
 	if cs := columnStats(other, other.Columns[0], types.Int32Type); cs.Distinct != 10 || cs.Nulls != 40 {

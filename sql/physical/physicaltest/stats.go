@@ -14,7 +14,7 @@ import (
 // MeasureStats measures the planner's statistics from local stores (one per simulated
 // primproc) as exemgr derives them from the primprocs' catalogs: live rows added up,
 // distinct values from the stores' sketches merged (a value several stores hold counts
-// once) and capped by the rows, NULL counts added up, and value ranges from the zone maps
+// once) and capped by the rows and by the width of an integer or date range, NULL counts added up, and value ranges from the zone maps
 // widened. A column without a sketch in some store has an unknown distinct count.
 func MeasureStats(stores []*storage.Store) (*catalog.MemoryStats, error) {
 	type colAcc struct {
@@ -88,7 +88,14 @@ func MeasureStats(stores []*storage.Store) (*catalog.MemoryStats, error) {
 		for c, a := range t.cols {
 			cs := catalog.ColumnStats{Nulls: float64(a.nulls), Min: a.lo, Max: a.hi, HasRange: a.ranged}
 			if !a.unknown && a.sketch != nil {
-				cs.Distinct = math.Min(math.Max(math.Round(a.sketch.Estimate()), 1), math.Max(float64(t.rows), 1))
+				bound := math.Max(float64(t.rows), 1)
+				switch t.sc.Field(c).Type.(type) {
+				case *arrow.Int32Type, *arrow.Int64Type, *arrow.Date32Type:
+					if a.ranged { // an integer range holds no more values
+						bound = math.Min(bound, a.hi-a.lo+1)
+					}
+				}
+				cs.Distinct = math.Min(math.Max(math.Round(a.sketch.Estimate()), 1), bound)
 			}
 			out.SetColumn(name, t.sc.Field(c).Name, cs)
 		}
