@@ -31,5 +31,8 @@
 // Counters: Conn.Stats, Client.Snapshot (this side's), and the built-in ipc.stats request
 // that every server answers (Client.RemoteStats, Server.Snapshot to embed in a daemon's own
 // stats). Memory: each stream holds at most a window of unconsumed data, and the streams
-// that can receive data are capped per connection by Limits.MaxConnBuffer.
+// that can receive data are capped per connection by Limits.MaxConnBuffer. Received frames
+// land in a BufferPool, which keeps at most its idle bound of unused buffers and releases
+// those unused for its idle time (DefaultPoolIdleTime; BufferPool.SetIdleTime, SetMaxIdle
+// and Trim adjust it).
 package ipc

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -39,28 +40,45 @@ func poolClassSize(c int) int {
 // BufferPool recycles the byte buffers frames are read into. A fresh page costs about 13 µs
 // on the machines colink measures on, so a reader that allocated a new buffer per batch
 // would run at a fraction of the socket's speed. The pool keeps at most maxIdle bytes of
-// idle buffers; it is safe for concurrent use and implements arrow's memory.Allocator so
-// decoded batches hand their buffers back when released.
+// idle buffers, and gives back to the garbage collector (whose scavenger returns the pages
+// to the operating system) the buffers left unused for about its idle time, so that the
+// memory a burst took (a bulk load: hundreds of megabytes) does not stay held for good. It
+// is safe for concurrent use and implements arrow's memory.Allocator so decoded batches hand
+// their buffers back when released.
 type BufferPool struct {
-	mu      sync.Mutex
-	free    [poolClasses][][]byte
-	idle    int64
-	maxIdle int64
+	mu sync.Mutex
+	// free holds each class's idle buffers as a stack: Get takes the newest, so the oldest
+	// sit at the bottom. low is each stack's lowest height since the last sweep: the
+	// buffers below it went unused the whole time.
+	free     [poolClasses][][]byte
+	low      [poolClasses]int
+	idle     int64
+	maxIdle  int64
+	idleTime time.Duration
+	sweeper  *time.Timer // armed while idle buffers may age out
+	armed    bool
+	due      time.Time // when the armed sweep is due (a stopped timer's late run is ignored)
 
-	gets   atomic.Int64
-	misses atomic.Int64
+	gets     atomic.Int64
+	misses   atomic.Int64
+	released atomic.Int64 // bytes given back, by Trim, SetMaxIdle or aging
 }
 
 // DefaultPoolIdle is the idle-byte bound of a pool made by NewBufferPool(0).
 const DefaultPoolIdle = 512 << 20
 
+// DefaultPoolIdleTime is how long a new pool keeps a buffer nobody uses: one unused for
+// between this and twice this is released.
+const DefaultPoolIdleTime = 30 * time.Second
+
 // NewBufferPool returns a pool that keeps at most maxIdle bytes of idle buffers
-// (DefaultPoolIdle if maxIdle <= 0).
+// (DefaultPoolIdle if maxIdle <= 0) and releases buffers left unused for
+// DefaultPoolIdleTime (see SetIdleTime).
 func NewBufferPool(maxIdle int64) *BufferPool {
 	if maxIdle <= 0 {
 		maxIdle = DefaultPoolIdle
 	}
-	return &BufferPool{maxIdle: maxIdle}
+	return &BufferPool{maxIdle: maxIdle, idleTime: DefaultPoolIdleTime}
 }
 
 // Get returns a buffer of length n; its capacity is n's size class.
@@ -76,6 +94,7 @@ func (p *BufferPool) Get(n int) []byte {
 		b := p.free[c][l-1]
 		p.free[c][l-1] = nil
 		p.free[c] = p.free[c][:l-1]
+		p.low[c] = min(p.low[c], l-1)
 		p.idle -= int64(cap(b))
 		p.mu.Unlock()
 		return b[:n]
@@ -100,8 +119,103 @@ func (p *BufferPool) Put(b []byte) {
 	if p.idle+int64(c) <= p.maxIdle {
 		p.free[k] = append(p.free[k], b[:0])
 		p.idle += int64(c)
+		if !p.armed && p.idleTime > 0 {
+			p.armLocked()
+		}
 	}
 	p.mu.Unlock()
+}
+
+// armLocked starts the sweep timer; every stack's low-water mark starts at its height.
+func (p *BufferPool) armLocked() {
+	for k := range p.free {
+		p.low[k] = len(p.free[k])
+	}
+	p.due = time.Now().Add(p.idleTime)
+	if p.sweeper == nil {
+		p.sweeper = time.AfterFunc(p.idleTime, p.sweep)
+	} else {
+		p.sweeper.Reset(p.idleTime)
+	}
+	p.armed = true
+}
+
+// sweep releases the buffers that went unused since the last sweep (those below each
+// stack's low-water mark) and rearms while idle buffers remain.
+func (p *BufferPool) sweep() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.armed || time.Now().Before(p.due) {
+		return // the run of a timer since stopped or rearmed
+	}
+	p.armed = false
+	for k := range p.free {
+		if n := p.low[k]; n > 0 {
+			p.releaseLocked(k, n)
+		}
+	}
+	if p.idle > 0 {
+		p.armLocked()
+	}
+}
+
+// releaseLocked drops the n oldest idle buffers of class k.
+func (p *BufferPool) releaseLocked(k, n int) {
+	st := p.free[k]
+	size := int64(poolClassSize(k)) * int64(n)
+	m := copy(st, st[n:])
+	clear(st[m:])
+	p.free[k] = st[:m]
+	p.low[k] = max(0, p.low[k]-n)
+	p.idle -= size
+	p.released.Add(size)
+}
+
+// Trim releases idle buffers, the largest and then the oldest first, until at most keep
+// bytes are idle, and returns the bytes released.
+func (p *BufferPool) Trim(keep int64) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.trimLocked(max(keep, 0))
+}
+
+func (p *BufferPool) trimLocked(keep int64) int64 {
+	before := p.idle
+	for k := poolClasses - 1; k >= 0 && p.idle > keep; k-- {
+		size := int64(poolClassSize(k))
+		n := min(int64(len(p.free[k])), (p.idle-keep+size-1)/size)
+		if n > 0 {
+			p.releaseLocked(k, int(n))
+		}
+	}
+	return before - p.idle
+}
+
+// SetMaxIdle changes the bound on idle bytes (DefaultPoolIdle if n <= 0), releasing buffers
+// over a lower one at once.
+func (p *BufferPool) SetMaxIdle(n int64) {
+	if n <= 0 {
+		n = DefaultPoolIdle
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.maxIdle = n
+	p.trimLocked(n)
+}
+
+// SetIdleTime sets how long the pool keeps a buffer nobody uses: one left unused for between
+// d and 2d is released. d <= 0 keeps idle buffers until Trim (up to the idle bound).
+func (p *BufferPool) SetIdleTime(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idleTime = max(d, 0)
+	if p.sweeper != nil {
+		p.sweeper.Stop()
+	}
+	p.armed = false
+	if p.idleTime > 0 && p.idle > 0 {
+		p.armLocked()
+	}
 }
 
 // PoolStats are a pool's counters.
@@ -109,6 +223,9 @@ type PoolStats struct {
 	Gets      int64 `json:"gets" msgpack:"gets"`             // buffers handed out
 	Misses    int64 `json:"misses" msgpack:"misses"`         // of which freshly allocated
 	IdleBytes int64 `json:"idle_bytes" msgpack:"idle_bytes"` // bytes held idle now
+	// Released counts the idle bytes given back to the garbage collector: aged out,
+	// trimmed, or over a lowered bound.
+	Released int64 `json:"released_bytes" msgpack:"released_bytes"`
 }
 
 // Stats returns the pool's counters.
@@ -116,7 +233,7 @@ func (p *BufferPool) Stats() PoolStats {
 	p.mu.Lock()
 	idle := p.idle
 	p.mu.Unlock()
-	return PoolStats{Gets: p.gets.Load(), Misses: p.misses.Load(), IdleBytes: idle}
+	return PoolStats{Gets: p.gets.Load(), Misses: p.misses.Load(), IdleBytes: idle, Released: p.released.Load()}
 }
 
 // Allocate implements memory.Allocator. Unlike Get it returns zeroed memory, as Arrow's
