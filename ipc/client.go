@@ -14,7 +14,9 @@ import (
 
 // ClientConfig configures a Client.
 type ClientConfig struct {
-	Transport    Transport     // tcp, unix or auto; DefaultTransport if empty
+	// Transport is tcp, unix or auto (DefaultTransport if empty): how to reach a peer given
+	// by a tcp:// URL. A unix:// URL is always dialled as given.
+	Transport    Transport
 	ConnsPerPeer int           // connections kept to the peer (default 2)
 	Name         string        // for the peer's logs
 	AuthToken    []byte        // answers a TCP server's challenge; with it, unauthenticated TCP servers are refused
@@ -109,10 +111,9 @@ func NewClient(peer string, cfg ClientConfig) (*Client, error) {
 	if c.pool == nil {
 		c.pool = NewBufferPool(0)
 	}
-	switch {
-	case ep.Network == "unix" && cfg.Transport == TransportTCP:
-		return nil, fmt.Errorf("peer %s is a unix endpoint but the transport is tcp; give its tcp:// URL", ep)
-	case ep.Network == "tcp" && cfg.Transport != TransportTCP:
+	// A unix:// URL is dialled as given whatever the transport, which decides only what to
+	// do with tcp:// URLs (see PROTOCOL.md, "Choosing a transport").
+	if ep.Network == "tcp" && cfg.Transport != TransportTCP {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 		c.local, err = IsLocalHost(ctx, ep.Host())
 		cancel()

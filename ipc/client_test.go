@@ -40,8 +40,17 @@ func TestTransportChoice(t *testing.T) {
 			t.Errorf("%s with %s: no log of the choice:\n%s", tc.url, tc.tr, lb.String())
 		}
 	}
-	if _, err := NewClient(env.unix, ClientConfig{Transport: TransportTCP}); err == nil {
-		t.Error("a unix URL with transport tcp was accepted")
+	// An explicit unix URL is dialled as unix whatever the transport, the default included.
+	for _, tr := range []Transport{TransportTCP, ""} {
+		cl := newTestClient(t, env.unix, ClientConfig{Transport: tr})
+		if _, err := cl.Call(ctx, "echo", nil); err != nil {
+			t.Fatalf("unix URL with transport %q: %v", tr, err)
+		}
+		for _, c := range cl.Conns() {
+			if c.Transport() != "unix" {
+				t.Errorf("unix URL with transport %q: connection over %s", tr, c.Transport())
+			}
+		}
 	}
 	if _, err := NewClient("tcp://192.0.2.1:8620", ClientConfig{Transport: TransportUnix}); err == nil || !strings.Contains(err.Error(), "not on this host") {
 		t.Errorf("transport unix to a remote peer: %v", err)
