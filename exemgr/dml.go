@@ -136,7 +136,7 @@ func (e *Engine) runDML(ctx context.Context, ev env, view *catView, stmt sql.Sta
 // write runs an INSERT or DELETE: its input plan on pinned snapshots, its rows (or row IDs)
 // to the primprocs, and the commit.
 func (e *Engine) write(ctx context.Context, ev env, view *catView, stmt sql.Statement) (*frontend.Result, error) {
-	p := &sql.Planner{Catalog: view, Stats: view, Options: opt.Options{PmMaxMemorySmallSide: e.smallSide(ev.st)}}
+	p := &sql.Planner{Catalog: view, Stats: view, Options: opt.Options{PmMaxMemorySmallSide: e.smallSide(ev.st), Primprocs: len(e.cl)}}
 	q, err := p.Plan(ctx, ev, stmt)
 	if err != nil {
 		return nil, err

@@ -311,7 +311,7 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 
 // plan binds, optimises and cuts a statement into its physical plan.
 func (e *Engine) plan(ctx context.Context, ev env, view *catView, stmt sql.Statement) (*physical.Plan, *plan.Query, error) {
-	p := &sql.Planner{Catalog: view, Stats: view, Options: opt.Options{PmMaxMemorySmallSide: e.smallSide(ev.st)}}
+	p := &sql.Planner{Catalog: view, Stats: view, Options: opt.Options{PmMaxMemorySmallSide: e.smallSide(ev.st), Primprocs: len(e.cl)}}
 	q, err := p.Plan(ctx, ev, stmt)
 	if err != nil {
 		return nil, nil, err

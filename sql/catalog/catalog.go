@@ -1,10 +1,12 @@
 // Package catalog owns what the planner knows about stored data: the Catalog interface
 // (databases, tables with typed columns, views), the Stats interface (row counts and column
-// statistics for cardinality estimates), an in-memory catalog, and the TPC-H schema with the
-// statistics dbgen's data has at a scale factor.
+// statistics for cardinality estimates), an in-memory catalog, MemoryStats (statistics
+// someone measured), and the TPC-H schema with the statistics dbgen's data has at a scale
+// factor (TPCHStats, for planner tests without data).
 //
-// The running system's catalog comes from the primprocs, which own the data; exemgr adapts
-// it to these interfaces. Names of databases, tables and columns are matched
+// The running system's catalog and statistics come from the primprocs, which own the data
+// and measure it (row counts, zone-map ranges, NULL counts, distinct-value sketches); exemgr
+// adapts them to these interfaces. Names of databases, tables and columns are matched
 // case-insensitively.
 package catalog
 

@@ -2,7 +2,9 @@
 // named value, applied in order. The default rules decorrelate subqueries into joins, fold
 // constants, push predicates down into scans and join sides, order joins by estimated
 // cardinality, prune unused columns, and choose for each join between a PM join (broadcast
-// the small side to every primproc) and a UM join (stream both sides to exemgr).
+// the small side to every primproc) and a UM join (stream both sides to exemgr), building
+// the side whose choice costs less CPU (hashed rows weigh more than shipped bytes; see
+// ChooseJoinStrategy).
 package opt
 
 import (
@@ -23,6 +25,9 @@ type Options struct {
 	// PmMaxMemorySmallSide is the largest estimated build side, in bytes, of a PM join;
 	// zero means DefaultPmMaxMemorySmallSide.
 	PmMaxMemorySmallSide int64
+	// Primprocs is the number of primprocs a PM join's build side is broadcast to and
+	// hashed on, for the cost of choosing it (0 means 1).
+	Primprocs int
 }
 
 // Context is what rules see besides the plan: the query's column metadata, statistics and

@@ -8,9 +8,38 @@ import (
 // where the join runs. A PM join needs a probe side that the primprocs produce (a scan,
 // possibly under filters, projections and other PM joins) and a build side whose estimated
 // size is at most PmMaxMemorySmallSide; it broadcasts the build side to every primproc.
-// Otherwise the join is a UM join in exemgr, building the smaller side. Left, semi and anti
-// joins may build their left (preserved) side; mark and single joins build the right.
+// Otherwise the join is a UM join in exemgr. Left, semi and anti joins may build their left
+// (preserved) side; mark and single joins build the right.
+//
+// When either side could be built, the one whose choice costs less CPU is: hashing a build
+// row costs about three times probing a row, and far more than moving its bytes, so rows
+// weigh more than bytes (see joinCost).
 type ChooseJoinStrategy struct{}
+
+// The cost model's constants, in nanoseconds of CPU, measured on the 2-vCPU machine class the
+// engine is benchmarked on: inserting a row into a join hash table (exec's
+// BenchmarkJoinBuild, 1.5M BIGINT keys with a date: 14.5 Mrows/s), probing one (exec's
+// BenchmarkJoinProbe, lineitem rows into a unique 3M-row table, aggregation included: 39
+// Mrows per CPU-second), and moving a byte over the link, sender and receiver together
+// (results/ipcbench.md, Arrow batches over a unix socket: 0.137 + 0.132 s/GB).
+const (
+	buildRowNs = 69.0
+	probeRowNs = 25.0
+	linkByteNs = 0.27
+)
+
+// joinCost is the CPU a join costs with build as its build side, as far as the choice
+// matters: every build row is hashed (on each of n primprocs for a PM join, which also ships
+// the build side's bytes from the primprocs to exemgr and from there to each of them) and
+// every probe row looked up.
+func (s *strategist) joinCost(build, probe plan.Node, pm bool) float64 {
+	rb, rp := s.est.rows(build), s.est.rows(probe)
+	if !pm {
+		return rb*buildRowNs + rp*probeRowNs
+	}
+	n := float64(max(s.c.Opts.Primprocs, 1))
+	return n*rb*buildRowNs + (1+n)*s.bytes(build)*linkByteNs + rp*probeRowNs
+}
 
 // Name implements Rule.
 func (ChooseJoinStrategy) Name() string { return "choose-join-strategy" }
@@ -61,7 +90,7 @@ func (s *strategist) annotate(n plan.Node) bool {
 		switch {
 		case pmRight && pmLeft:
 			x.Strategy, x.Build = plan.PMJoin, plan.Right
-			if lb < rb {
+			if s.joinCost(x.Left, x.Right, true) < s.joinCost(x.Right, x.Left, true) {
 				x.Build = plan.Left
 			}
 		case pmRight:
@@ -70,7 +99,7 @@ func (s *strategist) annotate(n plan.Node) bool {
 			x.Strategy, x.Build = plan.PMJoin, plan.Left
 		default:
 			x.Strategy, x.Build = plan.UMJoin, plan.Right
-			if leftOK && lb < rb {
+			if leftOK && s.joinCost(x.Left, x.Right, false) < s.joinCost(x.Right, x.Left, false) {
 				x.Build = plan.Left
 			}
 		}

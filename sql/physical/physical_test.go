@@ -10,6 +10,7 @@ import (
 	"github.com/colinkdb/colink/internal/datadriven"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/opt"
 	"github.com/colinkdb/colink/sql/physical"
 	"github.com/colinkdb/colink/sql/types"
 )
@@ -23,7 +24,7 @@ func (env) UserVariable(string) (types.Value, bool)         { return types.Value
 // explain plans a script's statements (views are created, the last query explained) for
 // the given number of primprocs (0: unknown).
 func explain(ctx context.Context, cat *catalog.Memory, sf float64, primprocs int, script string) (string, error) {
-	planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHStats{SF: sf}}
+	planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHStats{SF: sf}, Options: opt.Options{Primprocs: primprocs}}
 	stmts, err := sql.NewParser().Parse(script)
 	if err != nil {
 		return "", err

@@ -7,6 +7,7 @@ import (
 	"github.com/colinkdb/colink/dbt3/answers"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/opt"
 	"github.com/colinkdb/colink/sql/physical"
 	"github.com/colinkdb/colink/sql/types"
 )
@@ -43,7 +44,9 @@ func (e env) Database() string                                { return e.db }
 func (e env) SystemVariable(string, bool) (types.Value, bool) { return types.Value{}, false }
 func (e env) UserVariable(string) (types.Value, bool)         { return types.Value{}, false }
 
-func (s *Session) planner() *sql.Planner { return &sql.Planner{Catalog: s.Catalog, Stats: s.Stats} }
+func (s *Session) planner() *sql.Planner {
+	return &sql.Planner{Catalog: s.Catalog, Stats: s.Stats, Options: opt.Options{Primprocs: s.Primprocs}}
+}
 
 // Plan plans one query statement.
 func (s *Session) Plan(ctx context.Context, text string) (*physical.Plan, error) {
