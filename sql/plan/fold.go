@@ -119,6 +119,12 @@ func foldCall(x *Call) Expr {
 			out = NewBool(FnOr, out, k)
 		}
 		return out
+	case FnEq:
+		// x = x is true wherever x is not NULL (a decorrelated "o_orderkey IN (SELECT
+		// o_orderkey …)" compares the outer column with itself).
+		if r, ok := x.Args[0].(*ColumnRef); ok && Key(r) == Key(x.Args[1]) {
+			return Not(NewBool(FnIsNull, r))
+		}
 	case FnNot:
 		if inner, ok := x.Args[0].(*Call); ok && inner.Fn == FnNot {
 			return inner.Args[0]
