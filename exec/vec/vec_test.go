@@ -3,6 +3,7 @@ package vec
 import (
 	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -232,6 +233,121 @@ NULL | 0.00 | '' | NULL | false | NULL | 1e20 | NULL
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("row %d: %s, want %s", i, got[i], want[i])
+		}
+	}
+}
+
+// TestPoolTrim: Trim lets go of the buffers no Allocate wanted since the previous Trim and
+// keeps those reused in between.
+func TestPoolTrim(t *testing.T) {
+	p := NewPool(1 << 20)
+	const size = 4096
+	trim := func(want int64) {
+		t.Helper()
+		if n := p.Trim(); n != want {
+			t.Fatalf("Trim released %d bytes, want %d", n, want)
+		}
+	}
+	a, b := p.Allocate(size), p.Allocate(size)
+	p.Free(a)
+	p.Free(b)
+	trim(0)        // freed since the last Trim: not idle for a whole interval yet
+	trim(2 * size) // now they have been
+	a, b = p.Allocate(size), p.Allocate(size)
+	p.Free(a)
+	p.Free(b)
+	trim(0)
+	c := p.Allocate(size) // one of the two is reused, the other lies idle
+	p.Free(c)
+	trim(size)
+	if s := p.Stats(); s.Kept != size {
+		t.Fatalf("kept %d bytes, want the reused buffer's %d", s.Kept, size)
+	}
+	trim(size)
+	if s := p.Stats(); s.Kept != 0 || s.Trimmed != 4*size {
+		t.Fatalf("stats after trimming everything: %+v", s)
+	}
+}
+
+// TestPoolSlices: typed arrays from a pool are zeroed, grow keeping their contents, and
+// their memory is recycled; a nil pool uses the Go heap.
+func TestPoolSlices(t *testing.T) {
+	for _, p := range []*Pool{nil, NewScribblingPool(1 << 20)} {
+		s := MakeSlice[int64](p, 100)
+		if len(s) != 100 || cap(s) < 100 {
+			t.Fatalf("len %d cap %d", len(s), cap(s))
+		}
+		for i := range s {
+			if s[i] != 0 {
+				t.Fatalf("element %d not zero", i)
+			}
+			s[i] = int64(i)
+		}
+		s = GrowSlice(p, s, 1000)
+		for i := range s {
+			if want := int64(i); i >= 100 && s[i] != 0 || i < 100 && s[i] != want {
+				t.Fatalf("after growing: element %d is %d", i, s[i])
+			}
+		}
+		s = s[:500]
+		s = GrowSlice(p, s, 600) // within capacity: the new elements are zeroed again
+		for i := 500; i < 600; i++ {
+			if s[i] != 0 {
+				t.Fatalf("element %d not zero after growing within capacity", i)
+			}
+		}
+		FreeSlice(p, s)
+		d := MakeSlice[Int128](p, 3)
+		d[2] = Int128{Hi: 1, Lo: 2}
+		FreeSlice(p, d)
+		if p != nil {
+			if st := p.Stats(); st.Kept == 0 || st.Reuses != 0 {
+				t.Fatalf("stats %+v", st)
+			}
+			if e := MakeSlice[int32](p, 5); e[0] != 0 || e[4] != 0 || p.Stats().Reuses != 1 {
+				t.Fatalf("a recycled int32 array: %v, stats %+v", e, p.Stats())
+			}
+		}
+	}
+}
+
+// TestVecReserveFromRecycle: an append-mode Vec reserving from a pool keeps its values
+// and gives its arrays back when recycled.
+func TestVecReserveFromRecycle(t *testing.T) {
+	p := NewScribblingPool(1 << 20)
+	for _, ty := range []Type{Int64Type, Int32Type, StringType, Decimal(38, 2), Float64Type, BoolType} {
+		v := NewVec(ty)
+		var want []Datum
+		for i := range 300 {
+			if i%64 == 0 {
+				v.ReserveFrom(p, 64)
+			}
+			d := Datum{Type: ty, Null: i%7 == 3}
+			switch {
+			case d.Null:
+			case ty.ID == String:
+				d = StringDatum(strconv.Itoa(i))
+			case ty.ID == Decimal128:
+				d = DecimalDatum(Int128{Lo: uint64(i)}, ty.Precision, ty.Scale)
+			case ty.ID == Float64:
+				d = Float64Datum(float64(i) / 4)
+			case ty.ID == Bool:
+				d = BoolDatum(i%2 == 0)
+			default:
+				d.Int = int64(i)
+			}
+			v.AppendDatum(d)
+			want = append(want, d)
+		}
+		for i, d := range want {
+			if got := v.Datum(i); string(got.AppendText(nil)) != string(d.AppendText(nil)) {
+				t.Fatalf("%s row %d: %s, want %s", ty, i, got.AppendText(nil), d.AppendText(nil))
+			}
+		}
+		kept := p.Stats().Kept
+		v.Recycle(p)
+		if v.Len() != 0 || p.Stats().Kept <= kept {
+			t.Fatalf("%s: after Recycle, %d values, pool keeps %d bytes (before %d)", ty, v.Len(), p.Stats().Kept, kept)
 		}
 	}
 }
