@@ -70,9 +70,12 @@ func aggTypes(a Aggregate, in vec.Type) (state []vec.Type, result vec.Type, err 
 }
 
 // aggFn accumulates one aggregate for every group. rows list the batch positions to
-// consume (for add: non-NULL input values only); gids[i] is row i's group.
+// consume (for add: non-NULL input values only); gids[i] is row i's group. Its per-group
+// state arrays come from the pool resize is given (nil: the Go heap); release gives them
+// back, after which the aggregate must not be used.
 type aggFn interface {
-	resize(groups int)
+	resize(p *vec.Pool, groups int)
+	release(p *vec.Pool)
 	add(v *vec.Vec, rows []int32, gids []int32) error
 	merge(states []*vec.Vec, rows []int32, gids []int32) error
 	partial(out []*vec.Vec, start, end int) error
@@ -130,7 +133,11 @@ func growTo[T any](s []T, n int) []T {
 // countFn is COUNT(*) and COUNT(x) (the caller passes only non-NULL rows for COUNT(x)).
 type countFn struct{ counts []int64 }
 
-func (f *countFn) resize(n int) { f.counts = growTo(f.counts, n) }
+func (f *countFn) resize(p *vec.Pool, n int) { f.counts = vec.GrowSlice(p, f.counts, n) }
+func (f *countFn) release(p *vec.Pool) {
+	vec.FreeSlice(p, f.counts)
+	f.counts = nil
+}
 func (f *countFn) add(v *vec.Vec, rows []int32, gids []int32) error {
 	c := f.counts
 	for _, i := range rows {
@@ -174,9 +181,15 @@ type sumDecFn struct {
 	counts []int64 // rows summed per group; 0 means the sum is NULL
 }
 
-func (f *sumDecFn) resize(n int) {
-	f.sums = growTo(f.sums, n)
-	f.counts = growTo(f.counts, n)
+func (f *sumDecFn) resize(p *vec.Pool, n int) {
+	f.sums = vec.GrowSlice(p, f.sums, n)
+	f.counts = vec.GrowSlice(p, f.counts, n)
+}
+
+func (f *sumDecFn) release(p *vec.Pool) {
+	vec.FreeSlice(p, f.sums)
+	vec.FreeSlice(p, f.counts)
+	f.sums, f.counts = nil, nil
 }
 
 var errSumOverflow = vec.OutOfRange("DECIMAL", "SUM")
@@ -363,9 +376,15 @@ type sumFloatFn struct {
 	counts []int64
 }
 
-func (f *sumFloatFn) resize(n int) {
-	f.sums = growTo(f.sums, n)
-	f.counts = growTo(f.counts, n)
+func (f *sumFloatFn) resize(p *vec.Pool, n int) {
+	f.sums = vec.GrowSlice(p, f.sums, n)
+	f.counts = vec.GrowSlice(p, f.counts, n)
+}
+
+func (f *sumFloatFn) release(p *vec.Pool) {
+	vec.FreeSlice(p, f.sums)
+	vec.FreeSlice(p, f.counts)
+	f.sums, f.counts = nil, nil
 }
 
 func (f *sumFloatFn) add(v *vec.Vec, rows []int32, gids []int32) error {
@@ -455,9 +474,15 @@ type minMaxFn[T int32 | int64 | float64] struct {
 	live  []int32 // merge's non-NULL rows
 }
 
-func (f *minMaxFn[T]) resize(n int) {
-	f.vals = growTo(f.vals, n)
-	f.seen = growTo(f.seen, n)
+func (f *minMaxFn[T]) resize(p *vec.Pool, n int) {
+	f.vals = vec.GrowSlice(p, f.vals, n)
+	f.seen = vec.GrowSlice(p, f.seen, n)
+}
+
+func (f *minMaxFn[T]) release(p *vec.Pool) {
+	vec.FreeSlice(p, f.vals)
+	vec.FreeSlice(p, f.seen)
+	f.vals, f.seen = nil, nil
 }
 
 func (f *minMaxFn[T]) add(v *vec.Vec, rows []int32, gids []int32) error {
@@ -535,9 +560,15 @@ type minMax128Fn struct {
 	live  []int32 // merge's non-NULL rows
 }
 
-func (f *minMax128Fn) resize(n int) {
-	f.vals = growTo(f.vals, n)
-	f.seen = growTo(f.seen, n)
+func (f *minMax128Fn) resize(p *vec.Pool, n int) {
+	f.vals = vec.GrowSlice(p, f.vals, n)
+	f.seen = vec.GrowSlice(p, f.seen, n)
+}
+
+func (f *minMax128Fn) release(p *vec.Pool) {
+	vec.FreeSlice(p, f.vals)
+	vec.FreeSlice(p, f.seen)
+	f.vals, f.seen = nil, nil
 }
 
 func (f *minMax128Fn) add(v *vec.Vec, rows []int32, gids []int32) error {
@@ -579,9 +610,15 @@ type minMaxStrFn struct {
 	live  []int32 // merge's non-NULL rows
 }
 
-func (f *minMaxStrFn) resize(n int) {
+// resize keeps the values (which hold pointers) on the Go heap.
+func (f *minMaxStrFn) resize(p *vec.Pool, n int) {
 	f.vals = growTo(f.vals, n)
-	f.seen = growTo(f.seen, n)
+	f.seen = vec.GrowSlice(p, f.seen, n)
+}
+
+func (f *minMaxStrFn) release(p *vec.Pool) {
+	vec.FreeSlice(p, f.seen)
+	f.vals, f.seen = nil, nil
 }
 
 func (f *minMaxStrFn) add(v *vec.Vec, rows []int32, gids []int32) error {

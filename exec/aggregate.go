@@ -90,6 +90,7 @@ type HashAggregate struct {
 	phase     AggPhase
 	batchRows int
 	acct      *Account
+	pool      *vec.Pool // the budget's: where the table and the states' arrays come from
 
 	keyCols  []int   // input columns of the group keys
 	argCols  [][]int // per aggregate: raw input column, or its state columns
@@ -209,7 +210,7 @@ func (a *HashAggregate) groupRuns(rows []int32) {
 func NewHashAggregate(input Operator, spec AggSpec, phase AggPhase, budget *Budget) (*HashAggregate, error) {
 	in := input.Types()
 	a := &HashAggregate{input: input, spec: spec, phase: phase, batchRows: vec.DefaultBatchRows,
-		acct: budget.NewAccount("hash aggregate")}
+		acct: budget.NewAccount("hash aggregate"), pool: budget.Pool()}
 	var rawTypes []vec.Type // the raw input types each aggregate saw
 	if phase.rawInput() {
 		if _, err := spec.PartialTypes(in); err != nil {
@@ -294,12 +295,12 @@ func NewHashAggregate(input Operator, spec AggSpec, phase AggPhase, budget *Budg
 		}
 		var ds *distinctSet
 		if ag.Distinct {
-			ds = newDistinctSet(rawTypes[i])
+			ds = newDistinctSet(rawTypes[i], a.pool)
 		}
 		a.distinct = append(a.distinct, ds)
 	}
 	if len(a.keyCols) > 0 {
-		a.ht = newHashTable(keyTypes, nil)
+		a.ht = newHashTable(keyTypes, nil, a.pool)
 		a.keyVecs = make([]*vec.Vec, len(a.keyCols))
 		a.packer = newKeyPacker(keyTypes)
 	}
@@ -331,7 +332,7 @@ func (a *HashAggregate) consume(ctx context.Context) error {
 	if a.ht == nil {
 		a.groups = 1 // no GROUP BY: one group, even without rows
 		for _, f := range a.fns {
-			f.resize(1)
+			f.resize(a.pool, 1)
 		}
 	}
 	return a.account()
@@ -398,7 +399,7 @@ func (a *HashAggregate) addBatch(b *vec.Batch) error {
 		a.groupRuns(rows)
 	}
 	for k, f := range a.fns {
-		f.resize(a.groups)
+		f.resize(a.pool, a.groups)
 		ag := a.spec.Aggs[k]
 		var err error
 		if ra, ok := f.(runAdder); ok && useRuns && a.distinct[k] == nil {
@@ -491,8 +492,16 @@ func (a *HashAggregate) Next(ctx context.Context) (*vec.Batch, error) {
 	return &a.out, nil
 }
 
-// Close implements Operator.
+// Close implements Operator. The groups' memory goes back to the pool: no batch the
+// aggregate returned may be used afterwards.
 func (a *HashAggregate) Close() error {
+	a.ht.release()
+	for i, f := range a.fns {
+		f.release(a.pool)
+		if d := a.distinct[i]; d != nil {
+			d.t.release()
+		}
+	}
 	a.acct.Close()
 	return a.input.Close()
 }
@@ -507,8 +516,8 @@ type distinctSet struct {
 	fresh   []int32
 }
 
-func newDistinctSet(t vec.Type) *distinctSet {
-	return &distinctSet{t: newHashTable([]vec.Type{vec.Int64Type, t}, nil)}
+func newDistinctSet(t vec.Type, pool *vec.Pool) *distinctSet {
+	return &distinctSet{t: newHashTable([]vec.Type{vec.Int64Type, t}, nil, pool)}
 }
 
 // filter returns the rows whose (group, value) pair has not been seen before.

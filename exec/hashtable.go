@@ -23,15 +23,20 @@ import (
 // Lookups are vectorized: all rows of a batch find their candidate slots first, then the
 // candidates' keys are compared one key column at a time with typed loops. NULL keys are
 // equal to each other here (GROUP BY semantics); joins drop NULL keys before looking up.
+//
+// With a pool, the index and the key columns' arrays come from it, and release gives them
+// back.
 type hashTable struct {
-	types []vec.Type
-	keys  []*vec.Vec // append-mode, one row per id
-	n     int        // keys (ids) so far
-	slots []uint64   // tag<<32 | id+1, 0 for an empty slot
-	mask  uint64     // len(slots)-1
-	shift uint       // a hash's home slot is h >> shift
-	seed  maphash.Seed
-	acct  *Account
+	types   []vec.Type
+	keys    []*vec.Vec // append-mode, one row per id
+	n       int        // keys (ids) so far
+	slots   []uint64   // tag<<32 | id+1, 0 for an empty slot
+	mask    uint64     // len(slots)-1
+	shift   uint       // a hash's home slot is h >> shift
+	seed    maphash.Seed
+	acct    *Account
+	pool    *vec.Pool // nil: the Go heap
+	keyRoom int       // with a pool: the key columns have room for this many keys
 }
 
 const (
@@ -39,8 +44,8 @@ const (
 	minSlots   = 1024
 )
 
-func newHashTable(types []vec.Type, acct *Account) *hashTable {
-	t := &hashTable{types: types, seed: maphash.MakeSeed(), acct: acct}
+func newHashTable(types []vec.Type, acct *Account, pool *vec.Pool) *hashTable {
+	t := &hashTable{types: types, seed: maphash.MakeSeed(), acct: acct, pool: pool}
 	for _, ty := range types {
 		t.keys = append(t.keys, vec.NewVec(ty))
 	}
@@ -57,9 +62,38 @@ func (t *hashTable) reserve(n int) {
 	if 2*want > len(t.slots) {
 		t.rehash(slotsFor(want))
 	}
+	if t.pool != nil {
+		t.growKeys(n)
+		return
+	}
 	for _, k := range t.keys {
 		k.Reserve(n)
 	}
+}
+
+// growKeys makes room in the key columns for n more keys, with arrays from the pool.
+func (t *hashTable) growKeys(n int) {
+	if t.n+n <= t.keyRoom {
+		return
+	}
+	for _, k := range t.keys {
+		k.ReserveFrom(t.pool, n)
+	}
+	t.keyRoom = t.n + n
+}
+
+// release gives the pool the index and the key columns; the table is then empty and must
+// not be used (nor views of its keys). Without a pool it does nothing.
+func (t *hashTable) release() {
+	if t == nil || t.pool == nil {
+		return
+	}
+	vec.FreeSlice(t.pool, t.slots)
+	t.slots = nil
+	for _, k := range t.keys {
+		k.Recycle(t.pool)
+	}
+	t.n, t.keyRoom = 0, 0
 }
 
 // sizeForProbes enlarges the index of a table that is complete, so that looking up an
@@ -326,6 +360,9 @@ func (t *hashTable) lookupOrInsert(keys []*vec.Vec, i int32, h uint64) (int32, b
 // appendKey stores row i's key as the next id and returns that id.
 func (t *hashTable) appendKey(keys []*vec.Vec, i int32) int32 {
 	g := int32(t.n)
+	if t.pool != nil && t.n == t.keyRoom {
+		t.growKeys(max(t.n, 256))
+	}
 	if k := keys[0]; len(keys) == 1 && k.Nulls == nil && t.keys[0].Nulls == nil && (k.Type.ID == vec.Int64 || k.Type.ID == vec.Decimal64) {
 		t.keys[0].I64 = append(t.keys[0].I64, k.I64[i])
 	} else {
@@ -362,7 +399,7 @@ func (t *hashTable) keyEqual(keys []*vec.Vec, i, g int32, single bool) bool {
 // the writes sweep through it instead of scattering.
 func (t *hashTable) rehash(n int) {
 	old := t.slots
-	t.slots = make([]uint64, n)
+	t.slots = vec.MakeSlice[uint64](t.pool, n)
 	t.mask = uint64(n - 1)
 	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
 	slots, mask, shift := t.slots, t.mask, t.shift
@@ -376,6 +413,7 @@ func (t *hashTable) rehash(n int) {
 		}
 		slots[p] = sl
 	}
+	vec.FreeSlice(t.pool, old)
 }
 
 func (t *hashTable) memSize() int64 {

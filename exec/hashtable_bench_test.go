@@ -36,7 +36,7 @@ func benchHashTable(b *testing.B, groups int) {
 	var s probeScratch
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		t := newHashTable([]vec.Type{vec.Int64Type}, nil)
+		t := newHashTable([]vec.Type{vec.Int64Type}, nil, nil)
 		for pass := 0; pass < 2; pass++ {
 			for start := 0; start+batch <= n; start += batch {
 				kv.I64 = keys[start : start+batch]

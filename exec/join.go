@@ -92,7 +92,8 @@ func (s JoinSpec) Validate(probe, build []vec.Type) error {
 }
 
 // JoinTable is a hashed build side. Once finished it is read-only and may be probed by
-// many HashJoins (workers) at once.
+// many HashJoins (workers) at once. With a budget that carries a pool, its index, keys,
+// rows and row chains come from the pool, and Release gives them back.
 type JoinTable struct {
 	types    []vec.Type
 	keyCols  []int
@@ -104,6 +105,7 @@ type JoinTable struct {
 	nullRows []int32 // build rows with a NULL in some key column
 	unique   bool    // every key has exactly one build row
 	acct     *Account
+	pool     *vec.Pool // nil: the Go heap
 
 	scratch probeScratch
 	ids     []int32
@@ -115,7 +117,7 @@ type JoinTable struct {
 // NewJoinTable starts a build side of the given column types hashed on keyCols.
 func NewJoinTable(types []vec.Type, keyCols []int, budget *Budget) (*JoinTable, error) {
 	t := &JoinTable{types: types, keyCols: keyCols, store: newRowStore(types), unique: true,
-		acct: budget.NewAccount("hash join build side")}
+		acct: budget.NewAccount("hash join build side"), pool: budget.Pool()}
 	var kt []vec.Type
 	for _, c := range keyCols {
 		if c < 0 || c >= len(types) {
@@ -123,7 +125,7 @@ func NewJoinTable(types []vec.Type, keyCols []int, budget *Budget) (*JoinTable, 
 		}
 		kt = append(kt, types[c])
 	}
-	t.ht = newHashTable(kt, nil)
+	t.ht = newHashTable(kt, nil, t.pool)
 	t.keyVecs = make([]*vec.Vec, len(keyCols))
 	return t, nil
 }
@@ -163,9 +165,9 @@ func (t *JoinTable) Add(b *vec.Batch) error {
 	if err := t.ht.findOrInsert(t.keyVecs, live, t.ids, &t.scratch, nil); err != nil {
 		return err
 	}
-	t.first = growZero(t.first, t.ht.len())
-	t.last = growZero(t.last, t.ht.len())
-	t.nextRow = growZero(t.nextRow, t.store.len())
+	t.first = vec.GrowSlice(t.pool, t.first, t.ht.len())
+	t.last = vec.GrowSlice(t.pool, t.last, t.ht.len())
+	t.nextRow = vec.GrowSlice(t.pool, t.nextRow, t.store.len())
 	// Build rows are numbered in the order of the batch's active rows; first and last
 	// hold row+1 (0: none yet).
 	k := 0
@@ -229,7 +231,7 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 	for k, c := range t.keyCols {
 		t.keyVecs[k] = t.store.cols[c]
 	}
-	rows := make([]int32, 0, n)
+	rows := vec.MakeSlice[int32](t.pool, n)[:0]
 	nulls := anyNulls(t.keyVecs)
 	for r := int32(base); r < int32(total); r++ {
 		if nulls && rowHasNull(t.keyVecs, r) {
@@ -238,12 +240,12 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 		}
 		rows = append(rows, r)
 	}
-	h := make([]uint64, total)
+	h := vec.MakeSlice[uint64](t.pool, total)
 	hashParallel(t.keyVecs, rows, h, t.ht.seed)
 	order := t.ht.partitionRows(rows, h)
-	t.first = growZero(t.first, t.ht.len()+len(rows))
-	t.last = growZero(t.last, t.ht.len()+len(rows))
-	t.nextRow = growTo(t.nextRow, total)
+	t.first = vec.GrowSlice(t.pool, t.first, t.ht.len()+len(rows))
+	t.last = vec.GrowSlice(t.pool, t.last, t.ht.len()+len(rows))
+	t.nextRow = vec.GrowSlice(t.pool, t.nextRow, total)
 	for r := base; r < total; r++ {
 		t.nextRow[r] = -1
 	}
@@ -254,10 +256,22 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 		keys[k] = &vec.Vec{}
 		keys[k].Gather(kv, order)
 	}
-	ph := make([]uint64, len(order))
+	ph := vec.MakeSlice[uint64](t.pool, len(order))
 	for k, r := range order {
 		ph[k] = h[r]
 	}
+	// The working arrays go back to the pool once the rows are inserted.
+	defer func() {
+		for _, k := range keys {
+			k.Recycle(t.pool)
+		}
+		vec.FreeSlice(t.pool, ph)
+		vec.FreeSlice(t.pool, h)
+		if len(order) > 0 && len(rows) > 0 && &order[0] != &rows[0] {
+			vec.FreeSlice(t.pool, order)
+		}
+		vec.FreeSlice(t.pool, rows)
+	}()
 	// The working arrays are charged while they live.
 	work := int64(cap(rows)+len(order))*4 + int64(len(h)+len(ph))*8
 	for _, k := range keys {
@@ -334,10 +348,19 @@ func (t *JoinTable) AddOperator(ctx context.Context, op Operator) error {
 // per-key and per-row chains are sized once instead of regrown while adding.
 func (t *JoinTable) reserve(n int) {
 	t.ht.reserve(n)
+	rows := t.store.len() + n
+	if t.pool != nil {
+		for _, c := range t.store.cols {
+			c.ReserveFrom(t.pool, n)
+		}
+		t.first = vec.GrowSlice(t.pool, t.first, rows)[:len(t.first)]
+		t.last = vec.GrowSlice(t.pool, t.last, rows)[:len(t.last)]
+		t.nextRow = vec.GrowSlice(t.pool, t.nextRow, rows)[:len(t.nextRow)]
+		return
+	}
 	for _, c := range t.store.cols {
 		c.Reserve(n)
 	}
-	rows := t.store.len() + n
 	t.first = reserve(t.first, rows)
 	t.last = reserve(t.last, rows)
 	t.nextRow = reserve(t.nextRow, rows)
@@ -350,8 +373,21 @@ func reserve[T any](s []T, n int) []T {
 	return append(make([]T, 0, n), s...)
 }
 
-// Release returns the table's memory charge to the budget.
-func (t *JoinTable) Release() { t.acct.Close() }
+// Release returns the table's memory charge to the budget and its arrays to the pool; the
+// table must not be used afterwards (nor be probed: every prober must have finished).
+func (t *JoinTable) Release() {
+	if t.pool != nil {
+		t.ht.release()
+		for _, c := range t.store.cols {
+			c.Recycle(t.pool)
+		}
+		for _, s := range [][]int32{t.first, t.last, t.nextRow} {
+			vec.FreeSlice(t.pool, s)
+		}
+		t.first, t.last, t.nextRow = nil, nil, nil
+	}
+	t.acct.Close()
+}
 
 func (t *JoinTable) memSize() int64 {
 	return t.ht.memSize() + t.store.memSize() + int64(cap(t.first)+cap(t.last)+cap(t.nextRow)+cap(t.nullRows))*4

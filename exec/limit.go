@@ -82,7 +82,7 @@ type Distinct struct {
 // NewDistinct returns the DISTINCT operator over all input columns.
 func NewDistinct(input Operator, budget *Budget) *Distinct {
 	acct := budget.NewAccount("distinct")
-	return &Distinct{input: input, acct: acct, ht: newHashTable(input.Types(), acct)}
+	return &Distinct{input: input, acct: acct, ht: newHashTable(input.Types(), acct, nil)}
 }
 
 // Types implements Operator.

@@ -14,15 +14,32 @@ var ErrMemoryLimit = errors.New("query memory limit exceeded")
 
 // Budget is one query's memory limit, shared by the operators that buffer rows (hash
 // tables, sorts, top-N). It is safe for concurrent use. A nil *Budget is unlimited.
+//
+// A budget may carry a recycling pool (NewBudgetPool): hash aggregates and join tables
+// then take their large arrays (hash indexes, keys, aggregate states, row chains) from it
+// and give them back when they close, so that a daemon's queries reuse warm memory.
 type Budget struct {
 	mu    sync.Mutex
 	limit int64
 	used  int64
 	peak  int64
+	pool  *vec.Pool
 }
 
 // NewBudget returns a budget of limit bytes (limit <= 0: unlimited, but still counted).
 func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
+
+// NewBudgetPool returns a budget of limit bytes whose operators take their large arrays
+// from pool (nil: the Go heap). The pool may be shared with other queries.
+func NewBudgetPool(limit int64, pool *vec.Pool) *Budget { return &Budget{limit: limit, pool: pool} }
+
+// Pool is the budget's recycling pool (nil: none).
+func (b *Budget) Pool() *vec.Pool {
+	if b == nil {
+		return nil
+	}
+	return b.pool
+}
 
 // Used is the bytes currently charged.
 func (b *Budget) Used() int64 {

@@ -19,14 +19,3 @@ func activeRowsOf(sel []int32, n int, buf *[]int32) []int32 {
 	}
 	return identity(buf, n)
 }
-
-// growZero extends s to n elements, the new ones zero.
-func growZero[T any](s []T, n int) []T {
-	old := len(s)
-	if old >= n {
-		return s
-	}
-	s = growTo(s, n)
-	clear(s[old:n])
-	return s
-}
