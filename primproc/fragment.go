@@ -81,7 +81,7 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 	if limit > 0 {
 		runLimit = max(limit-buildBytes, 1)
 	}
-	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, QueryMemory: runLimit, RowIDTag: uint8(a.Member)})
+	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, QueryMemory: runLimit, RowIDTag: uint8(a.Member), Pool: d.pool})
 	if err != nil {
 		return fragmentError(ctx, err)
 	}

@@ -18,6 +18,12 @@
 // this file; package primproc/pmclient is the client side. A malformed request fails its own
 // stream with an ERROR naming the problem; the daemon serves on. After writes, a background
 // compactor rewrites a table's small and delete-heavy segments (storage.Compact).
+//
+// Memory: the daemon keeps one recycling pool (vec.Pool) for all its fragments: their output
+// records' buffers and their hash tables', aggregate states' and join tables' arrays come
+// from it and go back to it, so that a query reuses the warm memory of the ones before
+// instead of faulting in fresh pages. The pool keeps at most Config.PoolSize bytes between
+// queries, and what lies unused for Config.PoolIdle goes back to the operating system.
 package primproc
 
 import (
@@ -29,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,6 +43,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/storage"
 )
@@ -61,6 +69,14 @@ type Config struct {
 	// QueryMemory bounds each query's memory: its build sides, hash tables, sorts and
 	// aggregates (0: unbounded). A query over it fails with an error saying so.
 	QueryMemory int64
+	// PoolSize bounds the bytes of free buffers the fragments' shared recycling pool keeps
+	// between queries (0: DefaultPoolSize; negative: keep none).
+	PoolSize int64
+	// PoolIdle is how long a free buffer may lie unused in the pool before it is let go
+	// (it goes between PoolIdle and twice that; 0: DefaultPoolIdle). When a daemon with no
+	// request running lets go of an eighth of PoolSize or more, it returns the memory to
+	// the OS at once.
+	PoolIdle time.Duration
 	// RowGroupRows, SegmentRows and Compression lay out newly loaded segments (0/"":
 	// storage's defaults).
 	RowGroupRows, SegmentRows int
@@ -110,6 +126,8 @@ type Daemon struct {
 
 	pins *pins // snapshots pinned for queries
 
+	pool *vec.Pool // the fragments' recycling pool, shared by all
+
 	// bg is canceled when the daemon stops: background work (compaction) ends.
 	bg       context.Context
 	bgCancel context.CancelFunc
@@ -149,6 +167,12 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.QueryMemory < 0 {
 		return nil, fmt.Errorf("query memory %d: must not be negative", cfg.QueryMemory)
 	}
+	if cfg.PoolSize == 0 {
+		cfg.PoolSize = DefaultPoolSize
+	}
+	if cfg.PoolIdle <= 0 {
+		cfg.PoolIdle = DefaultPoolIdle
+	}
 	var token []byte
 	if cfg.AuthTokenFile != "" {
 		var err error
@@ -157,7 +181,7 @@ func New(cfg Config) (*Daemon, error) {
 		}
 	}
 	d := &Daemon{cfg: cfg, log: cfg.Logger, started: time.Now(), methods: map[string]*methodCounter{}, loading: map[string]uint32{},
-		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}}
+		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize)}
 	d.bg, d.bgCancel = context.WithCancel(context.Background())
 	d.srv = ipc.NewServer(ipc.ServerConfig{
 		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger,
@@ -264,6 +288,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var serveErr error
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
+	trim := time.NewTicker(d.cfg.PoolIdle)
+	defer trim.Stop()
 serve:
 	for {
 		select {
@@ -271,6 +297,8 @@ serve:
 			break serve
 		case now := <-sweep.C:
 			d.pins.sweep(now)
+		case <-trim.C:
+			d.trimPool()
 		case serveErr = <-errc:
 			if serveErr == nil {
 				serveErr = errors.New("listeners closed")
@@ -297,6 +325,40 @@ serve:
 	}
 	d.log.Info("primproc: stopped")
 	return serveErr
+}
+
+// DefaultPoolSize is the default bound of the free buffers the fragments' pool keeps.
+const DefaultPoolSize = 512 << 20
+
+// DefaultPoolIdle is how long a free buffer lies unused in the pool, by default, before it
+// is let go.
+const DefaultPoolIdle = 30 * time.Second
+
+// newPool returns the fragments' pool: keeping at most size bytes, or nothing if size < 0.
+func newPool(size int64) *vec.Pool {
+	if size < 0 {
+		size = 1 // a pool that keeps no buffer: every Free drops it
+	}
+	return vec.NewPool(size)
+}
+
+// trimPool lets go of the pool's buffers left unused since the last trim. If that is much
+// and no request is running, the memory goes back to the OS now rather than whenever the
+// runtime's scavenger gets to it, so that an idle primproc's resident size shrinks.
+func (d *Daemon) trimPool() {
+	n := d.pool.Trim()
+	if n == 0 {
+		return
+	}
+	busy := false
+	for _, c := range d.methods {
+		busy = busy || c.active.Load() > 0
+	}
+	returned := !busy && n >= d.cfg.PoolSize/8
+	if returned {
+		debug.FreeOSMemory()
+	}
+	d.log.Debug("primproc: pool trimmed", "released", n, "returned_to_os", returned, "kept", d.pool.Stats().Kept)
 }
 
 // Run is New followed by Daemon.Run.

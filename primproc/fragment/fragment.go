@@ -7,6 +7,11 @@
 //
 // The package knows nothing of the link: primproc's daemon hands it decoded fragments and
 // build sides and sends what it returns; tests and in-process runners call it directly.
+//
+// Memory: a daemon passes its one long-lived recycling pool (Options.Pool), from which the
+// output records' buffers and the large arrays of the fragment's hash tables, aggregate
+// states and join tables are taken and to which they return when the stream closes, so
+// that queries reuse warm memory instead of faulting in fresh pages.
 package fragment
 
 import (
@@ -33,7 +38,11 @@ type Options struct {
 	QueryMemory int64
 	// BatchRows and OutputRows are exec.Options' (defaults there).
 	BatchRows, OutputRows int
-	// Alloc provides the output records' buffers (default: a recycling pool).
+	// Pool, if set, is a recycling pool shared with other runs (safe for concurrent use):
+	// the output records' buffers (unless Alloc is set) and the hash tables', aggregate
+	// states' and join tables' arrays come from it and go back to it.
+	Pool *vec.Pool
+	// Alloc provides the output records' buffers (default: Pool, else a pool of this run).
 	Alloc memory.Allocator
 	// RowIDTag goes into the row IDs of a storage.RowIDColumn the scan reads.
 	RowIDTag uint8
@@ -73,11 +82,15 @@ func Run(ctx context.Context, snap *storage.Snapshot, segments []uint64, frag *e
 	if err != nil {
 		return nil, fmt.Errorf("fragment: %w", err)
 	}
-	budget := exec.NewBudget(opts.QueryMemory)
+	budget := exec.NewBudgetPool(opts.QueryMemory, opts.Pool)
+	alloc := opts.Alloc
+	if alloc == nil && opts.Pool != nil {
+		alloc = opts.Pool
+	}
 	src := &rowGroupStream{scan: sc, refs: sc.RowGroups()}
 	pipe, err := exec.BuildPipeline(frag, src, builds, exec.Options{
 		Threads: opts.Threads, BatchRows: opts.BatchRows, OutputRows: opts.OutputRows,
-		Budget: budget, Alloc: opts.Alloc,
+		Budget: budget, Alloc: alloc,
 	})
 	if err != nil {
 		sc.Close()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/big"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -301,5 +302,68 @@ func TestBadFragments(t *testing.T) {
 			t.Fatal("no memory limit error")
 		}
 		r.Release()
+	}
+}
+
+// TestSharedPool runs a grouping over every order key (15 000 groups, so the hash table
+// and the sums outgrow their first arrays) several times with one shared pool, as the
+// daemon does: every run gives the rows a run without the pool gives, the pool serves the
+// later runs from what the earlier ones gave back, and every buffer is back once the
+// streams are closed.
+func TestSharedPool(t *testing.T) {
+	stores := load(t, 1)
+	f := &exec.Fragment{
+		Scan: exec.Scan{Table: "lineitem", Columns: []string{"l_orderkey", "l_quantity", "l_extendedprice"},
+			Types: []vec.Type{vec.Int64Type, money, money}},
+		Steps: []exec.Step{{Aggregate: &exec.AggStep{Final: true, Spec: exec.AggSpec{GroupBy: []int{0},
+			Aggs: []exec.Aggregate{{Func: exec.AggSum, Col: 1}, {Func: exec.AggAvg, Col: 2}, {Func: exec.AggCountStar}}}}}},
+	}
+	rows := func(opts fragment.Options) string {
+		t.Helper()
+		ctx := context.Background()
+		snap := stores[0].Snapshot()
+		defer snap.Release()
+		s, err := fragment.Run(ctx, snap, nil, f, nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var lines []string
+		for {
+			rec, err := s.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec == nil {
+				break
+			}
+			tb := &vec.Table{}
+			if err := tb.AppendRecord(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+			for _, row := range tb.Rows {
+				var cells []string
+				for _, d := range row {
+					cells = append(cells, vec.FormatCell(d))
+				}
+				lines = append(lines, strings.Join(cells, " | "))
+			}
+		}
+		slices.Sort(lines)
+		if len(lines) != 15_000 {
+			t.Fatalf("%d groups, want SF 0.01's 15 000 orders", len(lines))
+		}
+		return strings.Join(lines, "\n")
+	}
+	want := rows(fragment.Options{Threads: 2})
+	pool := vec.NewScribblingPool(256 << 20)
+	for i := range 3 {
+		if got := rows(fragment.Options{Threads: 2, Pool: pool}); got != want {
+			t.Fatalf("run %d with the shared pool differs from a run without it", i)
+		}
+	}
+	if s := pool.Stats(); s.Reuses == 0 || s.Kept == 0 {
+		t.Fatalf("the shared pool recycled nothing: %+v", s)
 	}
 }
