@@ -29,8 +29,6 @@ func run(args []string) int {
 		cfg       exemgr.Config
 		ecfg      exemgr.EngineConfig
 		fcfg      = frontend.DefaultConfig()
-		queryMem  = byteSize(exemgr.DefaultQueryMemory)
-		smallSide = byteSize(opt.DefaultPmMaxMemorySmallSide)
 		transport string
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "log format: text or json")
@@ -47,8 +45,10 @@ func run(args []string) int {
 	fs.IntVar(&cfg.Limits.StreamWindow, "stream-window", ipc.DefaultStreamWindow, "flow-control credit granted to each stream, bytes")
 	fcfg.RegisterFlags(fs)
 	fs.StringVar(&ecfg.Database, "database", exemgr.DefaultDatabase, "name of the database that holds the primprocs' tables (and the views)")
-	fs.Var(&queryMem, "query-memory", "memory bound of each query: exemgr's operators and build sides, and each primproc's share (e.g. 512MiB, 4GiB; 0 = unbounded); a query over it fails with error 1041")
-	fs.Var(&smallSide, "pm-max-memory-small-side", "largest estimated join build side broadcast to the primprocs (PM join); larger ones join in exemgr (UM join)")
+	daemon.ByteSizeVar(fs, &ecfg.QueryMemory, "query-memory", exemgr.DefaultQueryMemory, "",
+		"memory bound of each query: exemgr's operators and build sides, and each primproc's share (e.g. 512MiB, 4GiB; 0 = unbounded); a query over it fails with error 1041")
+	daemon.ByteSizeVar(fs, &ecfg.PmMaxMemorySmallSide, "pm-max-memory-small-side", opt.DefaultPmMaxMemorySmallSide, "",
+		"largest estimated join build side broadcast to the primprocs (PM join); larger ones join in exemgr (UM join)")
 	fs.IntVar(&ecfg.Threads, "threads", runtime.GOMAXPROCS(0), "build sides of one fragment exemgr computes at once (sibling broadcasts overlap); 1 computes them one after the other")
 	fs.DurationVar(&ecfg.PrimProcTimeout, "primproc-timeout", exemgr.DefaultPrimProcTimeout, "how long a statement waits for a primproc without a live connection before failing")
 	fs.Usage = func() {
@@ -77,8 +77,6 @@ func run(args []string) int {
 	cfg.Logger = log
 	fcfg.Logger = log
 	ecfg.Logger = log
-	ecfg.QueryMemory = int64(queryMem)
-	ecfg.PmMaxMemorySmallSide = int64(smallSide)
 	if ecfg.Threads < 1 {
 		fmt.Fprintln(os.Stderr, "exemgr: --threads must be at least 1")
 		return daemon.ExitUsage

@@ -29,12 +29,15 @@ func run(args []string) int {
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "log format: text or json")
 	)
-	cacheSize := sizeFlag(storage.DefaultCacheSize())
-	queryMem := sizeFlag(primproc.DefaultQueryMemory())
 	fs.StringVar(&cfg.DataDir, "data-dir", primproc.DefaultDataDir, "directory of the tables' segment files and catalog (created if missing; one primproc per directory)")
-	fs.Var(&cacheSize, "cache-size", "column cache budget: bytes, or with a unit (512MiB, 8GiB); 0 disables caching (default a third of physical memory)")
+	daemon.ByteSizeVar(fs, &cfg.CacheSize, "cache-size", storage.DefaultCacheSize(), "a third of physical memory",
+		"column cache budget: bytes, or with a unit (512MiB, 8GiB); 0 disables caching")
 	fs.IntVar(&cfg.Threads, "threads", runtime.GOMAXPROCS(0), "workers a fragment scans with")
-	fs.Var(&queryMem, "query-memory", "memory one query may hold on this primproc (build sides, hash tables, sorts, aggregates): bytes or with a unit; 0 means unbounded (default a quarter of physical memory, at most 4GiB)")
+	daemon.ByteSizeVar(fs, &cfg.QueryMemory, "query-memory", primproc.DefaultQueryMemory(), "a quarter of physical memory, at most 4GiB",
+		"memory one query may hold on this primproc (build sides, hash tables, sorts, aggregates): bytes or with a unit; 0 means unbounded")
+	daemon.ByteSizeVar(fs, &cfg.PoolSize, "pool-size", primproc.DefaultPoolSize, "",
+		"free buffers the fragments' shared recycling pool keeps between queries (hash tables, aggregate states, output batches); 0 keeps none")
+	fs.DurationVar(&cfg.PoolIdle, "pool-idle", primproc.DefaultPoolIdle, "give back pooled buffers left unused this long (to twice as long)")
 	fs.IntVar(&cfg.RowGroupRows, "row-group-rows", storage.DefaultRowGroupRows, "rows per row group (one zone map each) in newly loaded segments")
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", storage.DefaultSegmentRows, "rows per segment file in newly loaded tables")
 	fs.StringVar(&cfg.Compression, "compression", storage.DefaultCompression, "codec of newly written segments: none, snappy, zstd or lz4")
@@ -72,9 +75,15 @@ func run(args []string) int {
 		return daemon.ExitUsage
 	}
 	cfg.Limits, cfg.Logger = lim, log
-	cfg.CacheSize, cfg.QueryMemory = int64(cacheSize), int64(queryMem)
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = -1 // --cache-size 0: no cache (storage reads 0 as its default)
+	}
+	if cfg.PoolSize == 0 {
+		cfg.PoolSize = -1 // --pool-size 0: keep nothing (primproc reads 0 as its default)
+	}
+	if cfg.PoolIdle <= 0 {
+		fmt.Fprintf(os.Stderr, "primproc: need --pool-idle > 0\n")
+		return daemon.ExitUsage
 	}
 	if cfg.Threads < 1 || cfg.RowGroupRows < 1 || cfg.SegmentRows < cfg.RowGroupRows {
 		fmt.Fprintf(os.Stderr, "primproc: need --threads >= 1 and 1 <= --row-group-rows <= --segment-rows\n")

@@ -1,5 +1,5 @@
 // Package daemon owns what colink's daemon mains share: the exit codes, logger setup from
-// flags, and signal handling for clean shutdown.
+// flags, signal handling for clean shutdown, and the byte-size flag value (ByteSize).
 package daemon
 
 import (
