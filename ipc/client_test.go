@@ -36,7 +36,7 @@ func TestTransportChoice(t *testing.T) {
 				t.Errorf("%s with %s: connection over %s, want %s", tc.url, tc.tr, c.Transport(), tc.want)
 			}
 		}
-		if !strings.Contains(lb.String(), "link: connected") || !strings.Contains(lb.String(), "transport="+tc.want) {
+		if !lb.waitLog("link: connected") || !lb.waitLog("transport="+tc.want) {
 			t.Errorf("%s with %s: no log of the choice:\n%s", tc.url, tc.tr, lb.String())
 		}
 	}
@@ -59,15 +59,11 @@ func TestTransportChoice(t *testing.T) {
 
 func TestAutoFallsBackToTCP(t *testing.T) {
 	env := startServer(t, ServerConfig{Name: "fallback"})
-	for i := 0; i < 200; i++ { // wait for Serve to advertise its socket, then replace it
+	waitFor(t, func() bool { // wait for Serve to advertise its socket, then replace it
 		env.srv.mu.Lock()
-		n := len(env.srv.unix)
-		env.srv.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer env.srv.mu.Unlock()
+		return len(env.srv.unix) > 0
+	})
 	env.srv.mu.Lock()
 	env.srv.unix = []string{"unix:///nonexistent/colink/x.sock"} // advertised but unreachable
 	env.srv.mu.Unlock()
@@ -76,7 +72,7 @@ func TestAutoFallsBackToTCP(t *testing.T) {
 	if _, err := cl.Call(context.Background(), "echo", nil); err != nil {
 		t.Fatal(err)
 	}
-	if c := cl.Conns()[0]; c.Transport() != "tcp" || !strings.Contains(lb.String(), "falling back to tcp") {
+	if c := cl.Conns()[0]; c.Transport() != "tcp" || !lb.waitLog("falling back to tcp") {
 		t.Fatalf("transport %s, log:\n%s", c.Transport(), lb.String())
 	}
 }
@@ -84,9 +80,7 @@ func TestAutoFallsBackToTCP(t *testing.T) {
 func TestStreamsSpreadOverConnections(t *testing.T) {
 	env := startServer(t, ServerConfig{Name: "spread"})
 	cl := newTestClient(t, env.tcp, ClientConfig{Transport: TransportTCP, ConnsPerPeer: 3})
-	for i := 0; i < 100 && len(cl.Conns()) < 3; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, func() bool { return len(cl.Conns()) == 3 })
 	var streams []*Stream
 	for range 30 {
 		st, err := cl.Open(context.Background(), "block", nil, true)
@@ -128,7 +122,7 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	}
 	s1.Shutdown(context.Background())
 	<-d1
-	deadline := time.After(2 * time.Second)
+	deadline := time.After(10 * time.Second)
 	for down := false; !down; {
 		select {
 		case e := <-events:

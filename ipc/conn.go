@@ -27,7 +27,7 @@ type Limits struct {
 	// a server, streams whose REQUEST lacks FIN (the client may upload). Unary calls
 	// (FIN, no uploads; Go discards any batches) do not count.
 	MaxConnBuffer     int
-	HeartbeatInterval time.Duration // ping after this long without input (DefaultHeartbeatInterval)
+	HeartbeatInterval time.Duration // ping after this long without input or output (DefaultHeartbeatInterval)
 	HeartbeatTimeout  time.Duration // fail the connection after this long without input (DefaultHeartbeatTimeout)
 	HandshakeTimeout  time.Duration // bound on the whole handshake (DefaultHandshakeTimeout)
 }

@@ -36,6 +36,20 @@ func (l *logBuf) String() string {
 	return l.b.String()
 }
 
+// waitLog reports whether the log contains want, polling for up to 5 s: a log line may be
+// written after the event a test observed (a server logs a refused handshake after its
+// ERROR frame has reached the client).
+func (l *logBuf) waitLog(want string) bool {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if strings.Contains(l.String(), want) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 func newTestLogger() (*slog.Logger, *logBuf) {
 	lb := &logBuf{}
 	return slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})), lb

@@ -527,6 +527,8 @@ func (s *Stream) sendStateErrLocked() error {
 		return s.err
 	case s.localFin:
 		return fmt.Errorf("stream %d: %w: this side already ended it", s.id, ErrStreamClosed)
+	case s.isClient && s.remoteFin && s.remoteErr != nil:
+		return fmt.Errorf("stream %d: %w: the server ended it: %w", s.id, ErrStreamClosed, s.remoteErr)
 	case s.isClient && s.remoteFin:
 		return fmt.Errorf("stream %d: %w: the server ended it", s.id, ErrStreamClosed)
 	}

@@ -173,8 +173,8 @@ func TestCancelFromClientReachesHandler(t *testing.T) {
 	if !errors.Is(err, ErrCanceled) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Recv after cancel: %v", err)
 	}
-	if time.Since(start) > time.Second {
-		t.Fatal("cancel took too long")
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("cancel took %v", took)
 	}
 	// The handler's context was canceled: the server has no stream left.
 	deadline := time.Now().Add(2 * time.Second)
