@@ -144,9 +144,9 @@ type Column struct {
 	// (deleted rows included) from NDVSketch; 0 when unknown.
 	Distinct float64 `msgpack:"distinct,omitempty"`
 	// NDVSketch is the column's distinct-value sketch merged over the primproc's segments
-	// (package storage/ndv's encoding, at most about 2 KiB), so that a client merges the
-	// shares of several primprocs without counting a value twice; empty when some segment
-	// has none (written before sketches were kept).
+	// (package storage/ndv's encoding, at most about 2 KiB; exact up to 128 values), so
+	// that a client merges the shares of several primprocs without counting a value twice;
+	// empty when some segment has none (written before sketches were kept).
 	NDVSketch []byte `msgpack:"ndv_sketch,omitempty"`
 }
 
