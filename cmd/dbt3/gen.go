@@ -115,7 +115,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *stats || e.stderrTerminal {
-		fmt.Fprintf(e.stderr, "dbt3 gen: SF %s to %s (%s): %s\n", scale, *out, f, selfUsage().report(time.Since(start)))
+		fmt.Fprintf(e.stderr, "dbt3 gen: SF %s to %s (%s): %s\n", scale, *out, f, usageReport(selfUsage(), time.Since(start)))
 	}
 	return nil
 }

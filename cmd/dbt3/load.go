@@ -203,7 +203,7 @@ each segment (--cluster=false keeps dbgen's order).`)
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		pm1, _ := cl.Stats(sctx)
-		fmt.Fprintf(e.stderr, "dbt3 load: %s\n", selfUsage().report(wall))
+		fmt.Fprintf(e.stderr, "dbt3 load: %s\n", usageReport(selfUsage(), wall))
 		for i := range pm1 {
 			if i >= len(pm0) || pm0[i] == nil || pm1[i] == nil {
 				continue

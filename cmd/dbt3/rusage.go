@@ -4,32 +4,17 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/colinkdb/colink/internal/rusage"
 )
 
-// usageStats is the process's resource use so far.
-type usageStats struct {
-	user, sys        time.Duration
-	maxRSS           int64 // bytes
-	voluntary, invol int64 // context switches
+// selfUsage is this process's resource use so far (zero if getrusage fails).
+func selfUsage() rusage.Usage {
+	u, _ := rusage.Self()
+	return u
 }
 
-func selfUsage() usageStats {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return usageStats{}
-	}
-	return usageStats{
-		user:      time.Duration(ru.Utime.Nano()),
-		sys:       time.Duration(ru.Stime.Nano()),
-		maxRSS:    ru.Maxrss * 1024,
-		voluntary: ru.Nvcsw,
-		invol:     ru.Nivcsw,
-	}
-}
-
-// String formats the usage with the wall time elapsed, as every dbt3 report line does.
-func (u usageStats) report(wall time.Duration) string {
+// usageReport formats a usage with the wall time elapsed, as every dbt3 report line does.
+func usageReport(u rusage.Usage, wall time.Duration) string {
 	return fmt.Sprintf("wall %.2fs user %.2fs sys %.2fs maxrss %d MiB ctxsw %d voluntary %d involuntary",
-		wall.Seconds(), u.user.Seconds(), u.sys.Seconds(), u.maxRSS>>20, u.voluntary, u.invol)
+		wall.Seconds(), u.User.Seconds(), u.Sys.Seconds(), u.MaxRSSKiB>>10, u.Voluntary, u.Involuntary)
 }
