@@ -175,6 +175,40 @@ func TestLoadGenerated(t *testing.T) {
 	}
 }
 
+// TestLoadSF001Quickly loads all of SF 0.01 into a real primproc over its unix socket and
+// over TCP, and requires each load to take well under a few seconds once the generator's
+// text pool is built (dbgen's 300 MiB of sentences, which every process that generates
+// rows builds once: about a second of CPU on two cores, whatever the scale factor). What
+// remains is a few hundred milliseconds of generating, sending, sorting, encoding and
+// fsyncing; a stall of the link (a flow-control wait that only a heartbeat or a timer
+// ends) or of the commit would show as seconds here.
+func TestLoadSF001Quickly(t *testing.T) {
+	unix, tcp := startPrimprocs(t, 1)
+	g, err := tpch.NewGenerator(sf001, "region", 1, 1) // builds the text pool
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := g.Next(); err != nil {
+		t.Fatal(err)
+	} else {
+		rec.Release()
+	}
+	g.Close()
+	const limit = 4 * time.Second
+	for _, url := range []string{unix[0], tcp[0]} {
+		start := time.Now()
+		code, out, errs := runArgs(t, "load", "--sf", "0.01", "--primproc", url)
+		wall := time.Since(start)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d\n%s%s", url, code, out, errs)
+		}
+		t.Logf("SF 0.01 over %s: %.2f s", url, wall.Seconds())
+		if wall > limit {
+			t.Errorf("loading SF 0.01 over %s took %.1f s, more than %s:\n%s", url, wall.Seconds(), limit, out)
+		}
+	}
+}
+
 // TestLoadFromFiles loads .tbl files (dbgen's chunked names) and a Parquet file, and
 // checks their contents arrive.
 func TestLoadFromFiles(t *testing.T) {
