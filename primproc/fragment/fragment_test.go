@@ -114,42 +114,50 @@ func q6Want(t *testing.T) *big.Int {
 // and the stats of each run.
 func run(t *testing.T, stores []*storage.Store, f *exec.Fragment, opts fragment.Options) (*big.Int, []exec.FragmentStats) {
 	t.Helper()
-	ctx := context.Background()
 	sum := new(big.Int)
 	var stats []exec.FragmentStats
 	for _, st := range stores {
-		snap := st.Snapshot()
-		s, err := fragment.Run(ctx, snap, nil, f, nil, opts)
-		snap.Release()
+		tb, fs := collect(t, st, f, opts)
+		for _, row := range tb.Rows {
+			if !row[0].Null {
+				sum.Add(sum, bigOf(row[0].Decimal()))
+			}
+		}
+		stats = append(stats, fs)
+	}
+	return sum, stats
+}
+
+// collect runs f on a store and returns all its output rows and its stats.
+func collect(t *testing.T, st *storage.Store, f *exec.Fragment, opts fragment.Options) (*vec.Table, exec.FragmentStats) {
+	t.Helper()
+	ctx := context.Background()
+	snap := st.Snapshot()
+	s, err := fragment.Run(ctx, snap, nil, f, nil, opts)
+	snap.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &vec.Table{}
+	for {
+		rec, err := s.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			rec, err := s.Next(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rec == nil {
-				break
-			}
-			tb := &vec.Table{}
-			if err := tb.AppendRecord(rec); err != nil {
-				t.Fatal(err)
-			}
-			for _, row := range tb.Rows {
-				if !row[0].Null {
-					v := row[0].Decimal()
-					sum.Add(sum, bigOf(v))
-				}
-			}
-			rec.Release()
+		if rec == nil {
+			break
 		}
-		stats = append(stats, s.Stats())
-		if err := s.Close(); err != nil {
+		err = tb.AppendRecord(rec)
+		rec.Release()
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	return sum, stats
+	stats := s.Stats()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return tb, stats
 }
 
 func bigOf(v vec.Int128) *big.Int {
@@ -307,9 +315,8 @@ func TestBadFragments(t *testing.T) {
 
 // TestSharedPool runs a grouping over every order key (15 000 groups, so the hash table
 // and the sums outgrow their first arrays) several times with one shared pool, as the
-// daemon does: every run gives the rows a run without the pool gives, the pool serves the
-// later runs from what the earlier ones gave back, and every buffer is back once the
-// streams are closed.
+// daemon does: every run gives the rows a run without the pool gives, and the pool serves
+// the later runs from what the earlier ones gave back.
 func TestSharedPool(t *testing.T) {
 	stores := load(t, 1)
 	f := &exec.Fragment{
@@ -320,35 +327,14 @@ func TestSharedPool(t *testing.T) {
 	}
 	rows := func(opts fragment.Options) string {
 		t.Helper()
-		ctx := context.Background()
-		snap := stores[0].Snapshot()
-		defer snap.Release()
-		s, err := fragment.Run(ctx, snap, nil, f, nil, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		tb, _ := collect(t, stores[0], f, opts)
 		var lines []string
-		for {
-			rec, err := s.Next(ctx)
-			if err != nil {
-				t.Fatal(err)
+		for _, row := range tb.Rows {
+			var cells []string
+			for _, d := range row {
+				cells = append(cells, vec.FormatCell(d))
 			}
-			if rec == nil {
-				break
-			}
-			tb := &vec.Table{}
-			if err := tb.AppendRecord(rec); err != nil {
-				t.Fatal(err)
-			}
-			rec.Release()
-			for _, row := range tb.Rows {
-				var cells []string
-				for _, d := range row {
-					cells = append(cells, vec.FormatCell(d))
-				}
-				lines = append(lines, strings.Join(cells, " | "))
-			}
+			lines = append(lines, strings.Join(cells, " | "))
 		}
 		slices.Sort(lines)
 		if len(lines) != 15_000 {
