@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/dbt3"
@@ -226,18 +225,7 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 	}
 
 	total := o.runs * len(p.transports) * len(p.queries)
-	var bar *progressbar.ProgressBar
-	if e.stderrTerminal {
-		bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription("running queries"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionFullWidth(),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
+	bar := e.progressBar(int64(total), "running queries", "")
 	failed := 0
 	run, cerr := dbt3.Compare(ctx, dbt3.CompareConfig{
 		Target: cl, Transports: p.transports, Runs: o.runs, Queries: p.queries, Primprocs: o.primprocs, Database: dbt3.DefaultDatabase,

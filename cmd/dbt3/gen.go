@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/tpch"
@@ -75,19 +74,8 @@ func runGen(ctx context.Context, e *env, args []string) error {
 
 	opts := tpch.Options{Scale: scale, Dir: *out, Format: f, Tables: names, Chunks: *chunks,
 		Refresh: *refresh, Workers: *workers, NoSync: *noSync}
-	var bar *progressbar.ProgressBar
-	if e.stderrTerminal {
-		bar = progressbar.NewOptions64(opts.EstimatedRows(),
-			progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription("generating SF "+scale.String()),
-			progressbar.OptionSetItsString("rows"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionFullWidth(),
-			progressbar.OptionClearOnFinish(),
-		)
+	bar := e.progressBar(opts.EstimatedRows(), "generating SF "+scale.String(), "rows")
+	if bar != nil {
 		opts.Progress = func(n int64) { _ = bar.Add64(n) }
 	}
 	if *cpuProfile != "" {

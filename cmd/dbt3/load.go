@@ -23,7 +23,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/exec/vec"
@@ -185,19 +184,8 @@ each segment (--cluster=false keeps dbgen's order).`)
 		total += l.EstimatedRows
 	}
 	opts := pmclient.LoadOptions{Workers: *workers}
-	var bar *progressbar.ProgressBar
-	if e.stderrTerminal {
-		bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription(fmt.Sprintf("loading into %d primproc(s)", len(cl))),
-			progressbar.OptionSetItsString("rows"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionFullWidth(),
-			progressbar.OptionClearOnFinish(),
-		)
+	bar := e.progressBar(total, fmt.Sprintf("loading into %d primproc(s)", len(cl)), "rows")
+	if bar != nil {
 		opts.Progress = func(n int64) { _ = bar.Add64(n) }
 	}
 	pm0, _ := cl.Stats(cctx)
@@ -278,25 +266,9 @@ func (p loadPlan) generated(sc tpch.Scale, name string) pmclient.TableLoad {
 	}
 	return pmclient.TableLoad{Table: name, Schema: def.ArrowSchema(), Chunks: n, EstimatedRows: rows,
 		Open: func(k int) (pmclient.ChunkReader, error) {
-			g, err := tpch.NewGenerator(sc, name, k+1, n)
-			if err != nil {
-				return nil, err
-			}
-			return generatorChunk{g}, nil
+			return tpch.NewGenerator(sc, name, k+1, n)
 		}}
 }
-
-type generatorChunk struct{ g *tpch.Generator }
-
-func (c generatorChunk) Next() (arrow.RecordBatch, error) {
-	rec, err := c.g.Next()
-	if err == io.EOF {
-		return nil, nil
-	}
-	return rec, err
-}
-
-func (c generatorChunk) Close() { c.g.Close() }
 
 var tableFile = regexp.MustCompile(`^([a-z]+)(?:\.tbl(?:\.(\d+))?|(?:\.(\d+))?\.parquet)$`)
 
