@@ -102,11 +102,7 @@ func (c *genChunk) Next() (arrow.RecordBatch, error) {
 	if c.pause > 0 {
 		time.Sleep(c.pause)
 	}
-	rec, err := c.g.Next()
-	if err == io.EOF {
-		return nil, nil
-	}
-	return rec, err
+	return c.g.Next()
 }
 
 func (c *genChunk) Close() { c.g.Close() }

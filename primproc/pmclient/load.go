@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 	"time"
@@ -14,7 +15,8 @@ import (
 )
 
 // ChunkReader yields one chunk of a table's rows as record batches: Next returns nil, nil
-// at the end. Ownership of each batch passes to the caller.
+// (or nil, io.EOF, as a *tpch.Generator does) at the end. Ownership of each batch passes to
+// the caller.
 type ChunkReader interface {
 	Next() (arrow.RecordBatch, error)
 	Close()
@@ -225,11 +227,11 @@ func produce(ctx context.Context, t *TableLoad, k int, ch chan<- arrow.RecordBat
 	defer r.Close()
 	for {
 		rec, err := r.Next()
+		if err == io.EOF || err == nil && rec == nil {
+			return nil
+		}
 		if err != nil {
 			return err
-		}
-		if rec == nil {
-			return nil
 		}
 		if rec.NumRows() == 0 {
 			rec.Release()
