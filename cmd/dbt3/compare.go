@@ -19,6 +19,7 @@ import (
 	daemons "github.com/colinkdb/colink/dbt3/cluster"
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/dbt3/report"
+	"github.com/colinkdb/colink/internal/atomicfile"
 	"github.com/colinkdb/colink/tpch"
 )
 
@@ -356,7 +357,7 @@ func (o *compareOptions) ensureLoaded(ctx context.Context, e *env, cl *daemons.C
 	m := loadMarker{SF: scale.SF(), Primprocs: o.primprocs, Source: source, Loaded: time.Now(), Seconds: time.Since(start).Seconds()}
 	if o.data != "" {
 		b, _ := json.MarshalIndent(m, "", "  ")
-		if err := writeFileAtomic(markerPath, append(b, '\n')); err != nil {
+		if err := atomicfile.Write(markerPath, append(b, '\n'), 0o644); err != nil {
 			return "", err
 		}
 	}

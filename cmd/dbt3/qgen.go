@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/colinkdb/colink/internal/atomicfile"
 	"github.com/colinkdb/colink/tpch"
 )
 
@@ -67,36 +67,9 @@ func runQgen(ctx context.Context, e *env, args []string) error {
 	}
 	for i, q := range queries {
 		name := filepath.Join(*out, fmt.Sprintf("%02d-q%d.sql", i+1, q.Number))
-		if err := writeFileAtomic(name, []byte(q.Text)); err != nil {
+		if err := atomicfile.Write(name, []byte(q.Text), 0o644); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to path through a synced temporary file in the same directory.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

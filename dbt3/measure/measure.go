@@ -13,9 +13,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
 // Run is one driver invocation: what was run, where, and every sample it took.
@@ -164,7 +165,10 @@ func (r *Run) WriteFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("measure: encode run %s: %w", r.ID, err)
 	}
-	return writeAtomic(path, append(data, '\n'))
+	if err := atomicfile.Write(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("measure: %w", err)
+	}
+	return nil
 }
 
 // ReadFile reads a run written by WriteFile.
@@ -178,29 +182,4 @@ func ReadFile(path string) (*Run, error) {
 		return nil, fmt.Errorf("measure: %s: %w", path, err)
 	}
 	return &r, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("measure: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("measure: write %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("measure: fsync %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("measure: close %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("measure: %w", err)
-	}
-	return nil
 }

@@ -3,10 +3,10 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/colinkdb/colink/dbt3/measure"
+	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
 // The files Write creates in a run's directory.
@@ -86,34 +86,10 @@ func Write(dir string, rs Runs) (markdown []byte, files []string, err error) {
 			return nil, files, fmt.Errorf("report: %s: %w", o.name, err)
 		}
 		path := filepath.Join(dir, o.name)
-		if err := writeAtomic(path, data); err != nil {
+		if err := atomicfile.Write(path, data, 0o644); err != nil {
 			return nil, files, err
 		}
 		files = append(files, path)
 	}
 	return md.Bytes(), files, nil
-}
-
-// writeAtomic writes data to path through a fsynced temporary file renamed into place.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op once renamed
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
-	return nil
 }

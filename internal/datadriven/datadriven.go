@@ -33,6 +33,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
 // rewrite is the test binary's -rewrite flag; flags are the one package-level state a
@@ -237,7 +239,7 @@ func RunTest(t *testing.T, path string, f func(t *testing.T, d *TestData) string
 		})
 	}
 	if *rewrite {
-		if err := writeAtomic(path, p.format(outputs)); err != nil {
+		if err := rewriteFile(path, p.format(outputs)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -263,30 +265,14 @@ func Walk(t *testing.T, dir string, f func(t *testing.T, path string)) {
 	}
 }
 
-// writeAtomic replaces the file at path with text: a temporary file in the same
-// directory, synced, then renamed over it.
-func writeAtomic(path, text string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.WriteString(text); err != nil {
-		tmp.Close()
-		return fmt.Errorf("datadriven: rewrite %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("datadriven: rewrite %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("datadriven: rewrite %s: %w", path, err)
-	}
+// rewriteFile replaces the test file at path with text, atomically, keeping its mode.
+func rewriteFile(path, text string) error {
+	perm := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
-		os.Chmod(tmp.Name(), fi.Mode().Perm())
+		perm = fi.Mode().Perm()
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("datadriven: rewrite %s: %w", path, err)
+	if err := atomicfile.Write(path, []byte(text), perm); err != nil {
+		return fmt.Errorf("datadriven: rewrite: %w", err)
 	}
 	return nil
 }
