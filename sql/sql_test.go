@@ -86,7 +86,13 @@ func (h *harness) planner(c *datadriven.TestData) (*sql.Planner, plan.FormatOpti
 		}
 		sf = f
 	}
-	p := &sql.Planner{Catalog: h.cat, Stats: catalog.TPCHStats{SF: sf}}
+	// At SF 1 the planner sees what the engine measures from dbgen's data; stats=spec, or
+	// another scale factor, takes TPC-H's specified distributions.
+	var stats catalog.Stats = catalog.TPCHStats{SF: sf}
+	if sf == 1 && c.ArgOr("stats", "measured") == "measured" {
+		stats = catalog.TPCHMeasuredSF1()
+	}
+	p := &sql.Planner{Catalog: h.cat, Stats: stats}
 	if v, ok := c.Arg("pmmax"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {

@@ -67,13 +67,14 @@ type Catalog interface {
 // ColumnStats describes a column's values. Zero fields are unknown.
 type ColumnStats struct {
 	// Distinct is the number of distinct non-NULL values.
-	Distinct float64
+	Distinct float64 `json:"distinct,omitempty"`
 	// Min and Max bound the values when HasRange is set: numbers as themselves (decimals
 	// unscaled to their value), dates as days since 1970-01-01.
-	Min, Max float64
-	HasRange bool
+	Min      float64 `json:"min,omitempty"`
+	Max      float64 `json:"max,omitempty"`
+	HasRange bool    `json:"has_range,omitempty"`
 	// Nulls counts the column's NULLs among the stored rows (0 also when unknown).
-	Nulls float64
+	Nulls float64 `json:"nulls,omitempty"`
 }
 
 // Stats gives the planner its cardinality inputs. Implementations must be safe for

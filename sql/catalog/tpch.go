@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -144,4 +146,22 @@ func fromTPCH(t tpch.Type) types.Type {
 		return types.VarcharType(t.Length)
 	}
 	panic(fmt.Sprintf("catalog: TPC-H type kind %d unknown", t.Kind))
+}
+
+// tpchSF1Stats is what storage measured from dbgen's SF 1 data: physicaltest's SF 1 timing
+// writes it (COLINK_SF1_WRITE_STATS=sql/catalog/tpch_sf1_stats.json).
+//
+//go:embed tpch_sf1_stats.json
+var tpchSF1Stats []byte
+
+// TPCHMeasuredSF1 returns the statistics the engine measures from dbgen's data at SF 1 (row
+// counts, zone-map ranges, NULL counts, distinct values from the sketches), as the
+// primprocs report them, for planner tests that want measured rather than specified
+// statistics without loading the data.
+func TPCHMeasuredSF1() *MemoryStats {
+	m := NewMemoryStats()
+	if err := json.Unmarshal(tpchSF1Stats, m); err != nil {
+		panic(fmt.Sprintf("catalog: the embedded SF 1 statistics: %v", err)) // a build defect
+	}
+	return m
 }

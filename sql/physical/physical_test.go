@@ -24,7 +24,13 @@ func (env) UserVariable(string) (types.Value, bool)         { return types.Value
 // explain plans a script's statements (views are created, the last query explained) for
 // the given number of primprocs (0: unknown).
 func explain(ctx context.Context, cat *catalog.Memory, sf float64, primprocs int, script string) (string, error) {
-	planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHStats{SF: sf}, Options: opt.Options{Primprocs: primprocs}}
+	// At SF 1 the planner sees what the engine measures from dbgen's data, elsewhere TPC-H's
+	// specified distributions.
+	var stats catalog.Stats = catalog.TPCHStats{SF: sf}
+	if sf == 1 {
+		stats = catalog.TPCHMeasuredSF1()
+	}
+	planner := &sql.Planner{Catalog: cat, Stats: stats, Options: opt.Options{Primprocs: primprocs}}
 	stmts, err := sql.NewParser().Parse(script)
 	if err != nil {
 		return "", err

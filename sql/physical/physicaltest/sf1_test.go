@@ -27,7 +27,8 @@ import (
 // (key) order instead of sorting each segment by date. Every result is checked against
 // answers/sf1 when present. The planner uses the statistics measured from the stores, or
 // with COLINK_SF1_STATS=tpch TPC-H's known distributions; COLINK_SF1_WRITE_STATS=FILE
-// writes the measured ones, COLINK_SF1_PLANS=DIR each query's EXPLAIN.
+// writes the measured ones (as sql/catalog/tpch_sf1_stats.json, which the planner's tests
+// use), COLINK_SF1_PLANS=DIR each query's EXPLAIN.
 //
 //	COLINK_SF1=1 COLINK_SF1_DIR=/tmp/colink-sf1 go test ./sql/physical/physicaltest -run SF1 -v -timeout 30m
 func TestSF1Timings(t *testing.T) {
