@@ -13,7 +13,7 @@ import (
 // select against an existing view), per full set.
 func BenchmarkPlanTPCH(b *testing.B) {
 	cat := catalog.TPCH("tpch")
-	planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHStats{SF: 1}}
+	planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHMeasuredSF1()}
 	env := testEnv{db: "tpch"}
 	p := sql.NewParser()
 	var texts []string

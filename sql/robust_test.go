@@ -68,7 +68,7 @@ func TestRobust(t *testing.T) {
 		"select count(*) from lineitem l1 where l1.l_quantity > (select avg(l2.l_quantity) from lineitem l2 where l2.l_orderkey = l1.l_orderkey) and l1.l_orderkey in (select o_orderkey from orders)",
 	}
 	p := sql.NewParser()
-	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
+	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHMeasuredSF1()}
 	for _, q := range qs {
 		func() {
 			defer func() {

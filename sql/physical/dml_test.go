@@ -16,7 +16,7 @@ import (
 func TestDML(t *testing.T) {
 	datadriven.RunTest(t, "testdata/dml", func(t *testing.T, c *datadriven.TestData) string {
 		cat := catalog.TPCH("tpch")
-		planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHStats{SF: 1}}
+		planner := &sql.Planner{Catalog: cat, Stats: catalog.TPCHMeasuredSF1()}
 		stmts, err := sql.NewParser().Parse(c.Input)
 		if err != nil {
 			return fmt.Sprintf("error: %v\n", err)
