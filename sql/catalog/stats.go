@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
 // MemoryStats holds statistics that someone measured — a primproc's catalog, local stores,
@@ -64,29 +66,13 @@ func (m *MemoryStats) ColumnStats(_, table, column string) (ColumnStats, bool) {
 	return cs, ok
 }
 
-// WriteFile stores the statistics as indented JSON, atomically (temporary file, fsync,
-// rename).
+// WriteFile stores the statistics as indented JSON, atomically and durably.
 func (m *MemoryStats) WriteFile(path string) error {
 	b, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return fmt.Errorf("catalog: encode statistics: %w", err)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("catalog: write statistics: %w", err)
-	}
-	if _, err := f.Write(append(b, '\n')); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("catalog: write statistics %s: %w", path, err)
 	}
 	return nil
