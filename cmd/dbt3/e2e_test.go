@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/xml"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +17,7 @@ import (
 	"github.com/colinkdb/colink/dbt3"
 	"github.com/colinkdb/colink/dbt3/answers"
 	daemons "github.com/colinkdb/colink/dbt3/cluster"
+	"github.com/colinkdb/colink/dbt3/dbt3test"
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/dbt3/report"
 	"github.com/colinkdb/colink/internal/testbin"
@@ -99,31 +98,6 @@ func noDaemonsLeft(t *testing.T, dir string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.sock*"))
 	if len(files) > 0 {
 		t.Errorf("socket files left behind: %v", files)
-	}
-}
-
-func wellFormedSVG(t *testing.T, path string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := xml.NewDecoder(bytes.NewReader(data))
-	root := ""
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: not well-formed XML: %v", path, err)
-		}
-		if se, ok := tok.(xml.StartElement); ok && root == "" {
-			root = se.Name.Local
-		}
-	}
-	if root != "svg" {
-		t.Errorf("%s: root element %q", path, root)
 	}
 }
 
@@ -231,14 +205,14 @@ func TestDaemons(t *testing.T) {
 			t.Errorf("stdout lacks the elapsed table:\n%s", stdout)
 		}
 		for _, f := range []string{report.TransportsSVG, report.RatiosSVG} {
-			wellFormedSVG(t, filepath.Join(out, f))
+			svgFileWellFormed(t, filepath.Join(out, f))
 		}
 		// dbt3 report regenerates the same files from the JSON.
 		again := t.TempDir()
 		if code, _, errs := runArgs(t, "report", "--out", again, filepath.Join(out, report.ComparisonJSON)); code != exitOK {
 			t.Fatalf("report: exit %d: %s", code, errs)
 		}
-		wellFormedSVG(t, filepath.Join(again, report.TransportsSVG))
+		svgFileWellFormed(t, filepath.Join(again, report.TransportsSVG))
 	})
 
 	t.Run("query power throughput", func(t *testing.T) {
@@ -402,4 +376,13 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+func svgFileWellFormed(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbt3test.WellFormedSVG(t, path, data)
 }

@@ -1,7 +1,8 @@
 // Package dbt3test owns a fake exemgr for the drivers' tests: exemgr's real MySQL front end
 // (exemgr/frontend) over an engine that answers from a table of canned results and reports
 // SHOW QUERY STATS rows as a real exemgr would, so that the drivers' protocol handling,
-// formatting, statistics parsing and bookkeeping are tested without the SQL engine.
+// formatting, statistics parsing and bookkeeping are tested without the SQL engine; and
+// the checks of the reports' output that several packages' tests make (WellFormedSVG).
 package dbt3test
 
 import (

@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/xml"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colinkdb/colink/dbt3/dbt3test"
 	"github.com/colinkdb/colink/dbt3/measure"
 )
 
@@ -138,28 +137,6 @@ func TestMarkdown(t *testing.T) {
 	}
 }
 
-// wellFormed checks that data is one well-formed XML document with an <svg> root.
-func wellFormed(t *testing.T, name string, data []byte) {
-	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(data))
-	root := ""
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: not well-formed XML: %v", name, err)
-		}
-		if se, ok := tok.(xml.StartElement); ok && root == "" {
-			root = se.Name.Local
-		}
-	}
-	if root != "svg" {
-		t.Errorf("%s: root element %q, want svg", name, root)
-	}
-}
-
 func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	cmpPath, duckPath := filepath.Join(dir, "compare.json"), filepath.Join(dir, "duckdb.json")
@@ -186,7 +163,7 @@ func TestWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		if strings.HasSuffix(f, ".svg") {
-			wellFormed(t, f, data)
+			dbt3test.WellFormedSVG(t, f, data)
 		}
 	}
 	if _, err := ReadRuns([]string{duckPath}); err == nil || !strings.Contains(err.Error(), "no comparison run") {
