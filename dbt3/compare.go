@@ -138,13 +138,7 @@ func compareRound(ctx context.Context, cfg CompareConfig, run *measure.Run, v *V
 		ex, qerr := m.Run(ctx, q)
 		s := &ex.Sample
 		s.System, s.Transport, s.Primprocs, s.Round, s.Cold = "colink", tr, cfg.Primprocs, round, cold
-		if qerr == nil && ex.Result != nil {
-			verified, err := v.Check(q.Name, ex.Result)
-			s.Verified = verified
-			if err != nil {
-				s.Error = err.Error()
-			}
-		}
+		v.Verify(ex)
 		run.Samples = append(run.Samples, *s)
 		if cfg.OnSample != nil {
 			cfg.OnSample(*s)

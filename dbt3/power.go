@@ -108,13 +108,7 @@ func Power(ctx context.Context, cfg PowerConfig) (*measure.Run, error) {
 			return run, err
 		}
 		ex, _ := m.Run(ctx, q)
-		if ex.Sample.Error == "" && cfg.Verifier != nil && ex.Result != nil {
-			v, err := cfg.Verifier.Check(q.Name, ex.Result)
-			ex.Sample.Verified = v
-			if err != nil {
-				ex.Sample.Error = err.Error()
-			}
-		}
+		cfg.Verifier.Verify(ex)
 		record(ex.Sample)
 	}
 	if cfg.Refresh != nil {

@@ -106,13 +106,7 @@ func Throughput(ctx context.Context, cfg ThroughputConfig) (*measure.Run, error)
 				}
 				ex, _ := m.Run(ctx, q)
 				ex.Sample.Stream = s + 1
-				if ex.Sample.Error == "" && cfg.Verifier != nil && ex.Result != nil {
-					v, err := cfg.Verifier.Check(q.Name, ex.Result)
-					ex.Sample.Verified = v
-					if err != nil {
-						ex.Sample.Error = err.Error()
-					}
-				}
+				cfg.Verifier.Verify(ex)
 				record(ex.Sample)
 			}
 			streamElapsed[s] = time.Since(t0)

@@ -55,6 +55,19 @@ func (v *Verifier) Check(name string, res *Result) (string, error) {
 	return VerifiedConsistent, nil
 }
 
+// Verify checks an execution's result, if it has one, and records in its sample how it was
+// verified, or the difference as its error. A nil Verifier checks nothing.
+func (v *Verifier) Verify(ex *Execution) {
+	if v == nil || ex.Result == nil || ex.Sample.Error != "" {
+		return
+	}
+	verified, err := v.Check(ex.Sample.Query, ex.Result)
+	ex.Sample.Verified = verified
+	if err != nil {
+		ex.Sample.Error = err.Error()
+	}
+}
+
 // LoadReference reads the expected answers of the TPC-H queries among qs from dir, as
 // qNN.csv files in the answers' psv form. Q11's answer depends on its FRACTION: for a
 // script that keeps the SF 1 fraction 0.0001 (dbt3/queries' validation scripts) at another
