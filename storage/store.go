@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"golang.org/x/sys/unix"
+
+	"github.com/colinkdb/colink/storage/ndv"
 )
 
 // Default layout parameters. A row group of 128 Ki rows keeps one decoded int64 column at
@@ -115,6 +117,12 @@ type Store struct {
 	nextSegmentID atomic.Uint64 // allocator for segment ids of uncommitted writes
 	commitMu      sync.Mutex    // serializes commits
 
+	// sketches caches segments' decoded distinct-value sketches by segment ID (a segment's
+	// sketches never change), so that the catalog's statistics do not decode every segment
+	// on every request.
+	sketchMu sync.Mutex
+	sketches map[uint64][]ndv.Sketch
+
 	mu       sync.Mutex // guards the fields below
 	cur      *Snapshot
 	fileRefs map[string]int      // relative path → live snapshots naming it
@@ -162,6 +170,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		fileRefs: make(map[string]int),
 		segs:     make(map[uint64]*segment),
 		dels:     make(map[string]bitmap),
+		sketches: make(map[uint64][]ndv.Sketch),
 	}
 	s.nextSegmentID.Store(cat.NextSegmentID)
 	if err := s.removeLeftovers(cat); err != nil {
@@ -297,6 +306,9 @@ func (s *Store) releaseLocked(sn *Snapshot) {
 				sg.close()
 			}
 			s.cache.dropSegment(sm.ID)
+			s.sketchMu.Lock()
+			delete(s.sketches, sm.ID)
+			s.sketchMu.Unlock()
 		}
 	}
 }

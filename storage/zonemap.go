@@ -414,28 +414,52 @@ func (sn *Snapshot) ColumnRanges(table string) ([]ColumnRange, error) {
 // ColumnSketches merges, per column in schema order, the distinct-value sketches of every
 // segment of the named table in the snapshot: the planner's distinct-value counts. Like the
 // ranges they cover every stored row, deleted ones included. A column's sketch is nil when
-// some segment has none (it was written before sketches were kept).
+// some segment has none (it was written before sketches were kept). The result is the
+// caller's.
 func (sn *Snapshot) ColumnSketches(table string) ([]*ndv.Sketch, error) {
 	t := sn.cat.table(table)
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", ErrNoTable, table)
 	}
 	out := make([]*ndv.Sketch, len(t.kinds))
-	for ci := range out {
-		out[ci] = new(ndv.Sketch)
-	}
-	var one ndv.Sketch
 	for _, s := range t.Segments {
 		if len(s.Sketches) == 0 {
 			return make([]*ndv.Sketch, len(t.kinds)), nil
 		}
-		for ci, b := range s.Sketches {
-			if err := one.UnmarshalBinary(b); err != nil {
-				return nil, &CorruptionError{File: filepath.Join(sn.store.dir, catalogFile),
-					Detail: fmt.Sprintf("segment %d column %d: %v", s.ID, ci, err)}
-			}
-			out[ci].Merge(&one)
+	}
+	for ci := range out {
+		out[ci] = new(ndv.Sketch)
+	}
+	for _, s := range t.Segments {
+		sks, err := sn.store.segmentSketches(s)
+		if err != nil {
+			return nil, err
+		}
+		for ci := range out {
+			out[ci].Merge(&sks[ci])
 		}
 	}
 	return out, nil
+}
+
+// segmentSketches returns a segment's decoded sketches (shared: read only), decoding them
+// on first use.
+func (s *Store) segmentSketches(seg *segmentMeta) ([]ndv.Sketch, error) {
+	s.sketchMu.Lock()
+	sks, ok := s.sketches[seg.ID]
+	s.sketchMu.Unlock()
+	if ok {
+		return sks, nil
+	}
+	sks = make([]ndv.Sketch, len(seg.Sketches))
+	for ci, b := range seg.Sketches {
+		if err := sks[ci].UnmarshalBinary(b); err != nil {
+			return nil, &CorruptionError{File: filepath.Join(s.dir, catalogFile),
+				Detail: fmt.Sprintf("segment %d column %d: %v", seg.ID, ci, err)}
+		}
+	}
+	s.sketchMu.Lock()
+	s.sketches[seg.ID] = sks
+	s.sketchMu.Unlock()
+	return sks, nil
 }

@@ -250,6 +250,20 @@ func TestColumnSketches(t *testing.T) {
 		t.Errorf("unknown table: %v", err)
 	}
 	snap.Release()
+	// The decoded sketches are cached per segment, and forgotten with the segment.
+	if len(s.sketches) != 2 {
+		t.Errorf("%d segments' sketches cached, want 2", len(s.sketches))
+	}
+	tx := s.Begin()
+	if err := tx.Drop("z"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.sketches) != 0 {
+		t.Errorf("%d segments' sketches cached after the table was dropped", len(s.sketches))
+	}
 }
 
 // TestAddMissingSketches upgrades a store written before sketches were kept: its columns
