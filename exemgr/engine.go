@@ -605,29 +605,9 @@ func (s *statementRows) Close() error {
 	return err
 }
 
-// recordRows is a result held in memory.
-type recordRows struct {
-	rec  arrow.RecordBatch
-	done bool
-}
-
+// recordResult is a result set of one record held in memory.
 func recordResult(rec arrow.RecordBatch) *frontend.Result {
-	return &frontend.Result{Rows: &recordRows{rec: rec}}
-}
-
-func (r *recordRows) Schema() *arrow.Schema { return r.rec.Schema() }
-
-func (r *recordRows) Next() (arrow.RecordBatch, error) {
-	if r.done {
-		return nil, io.EOF
-	}
-	r.done = true
-	return r.rec, nil
-}
-
-func (r *recordRows) Close() error {
-	r.rec.Release()
-	return nil
+	return &frontend.Result{Rows: frontend.RecordRows(rec)}
 }
 
 // stringsRecord is a one-column result of text rows.

@@ -8,7 +8,6 @@ package dbt3test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"regexp"
@@ -189,7 +188,7 @@ func textResult(cols []Column, rows [][]string) (*frontend.Result, error) {
 			}
 		}
 	}
-	return &frontend.Result{Rows: &oneBatch{rec: b.NewRecordBatch()}}, nil
+	return &frontend.Result{Rows: frontend.RecordRows(b.NewRecordBatch())}, nil
 }
 
 // Null is the canned value that stands for NULL.
@@ -258,21 +257,6 @@ func appendValue(b array.Builder, v string) error {
 	}
 	return nil
 }
-
-type oneBatch struct {
-	rec  arrow.RecordBatch
-	done bool
-}
-
-func (r *oneBatch) Schema() *arrow.Schema { return r.rec.Schema() }
-func (r *oneBatch) Next() (arrow.RecordBatch, error) {
-	if r.done {
-		return nil, io.EOF
-	}
-	r.done = true
-	return r.rec, nil
-}
-func (r *oneBatch) Close() error { r.rec.Release(); return nil }
 
 // CheckDatabase implements frontend.Engine: every database exists.
 func (e *Engine) CheckDatabase(ctx context.Context, name string) error { return nil }

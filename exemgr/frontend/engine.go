@@ -3,6 +3,7 @@ package frontend
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -69,6 +70,29 @@ type Rows interface {
 	// Close releases the iterator's resources. It is called exactly once, also when the
 	// result set is abandoned early (error, KILL, client gone).
 	Close() error
+}
+
+// RecordRows returns Rows over one record batch, which it releases at Close.
+func RecordRows(rec arrow.RecordBatch) Rows { return &heldRecord{rec: rec} }
+
+type heldRecord struct {
+	rec  arrow.RecordBatch
+	done bool
+}
+
+func (r *heldRecord) Schema() *arrow.Schema { return r.rec.Schema() }
+
+func (r *heldRecord) Next() (arrow.RecordBatch, error) {
+	if r.done {
+		return nil, io.EOF
+	}
+	r.done = true
+	return r.rec, nil
+}
+
+func (r *heldRecord) Close() error {
+	r.rec.Release()
+	return nil
 }
 
 // Warning is a note, warning or error that SHOW WARNINGS lists.

@@ -2,7 +2,6 @@ package frontend_test
 
 import (
 	"context"
-	"io"
 	"os/signal"
 	"syscall"
 
@@ -24,7 +23,7 @@ func (helloEngine) Query(ctx context.Context, s *frontend.Session, query string)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
 	b.Field(0).(*array.StringBuilder).Append("hello")
-	return &frontend.Result{Rows: &oneBatch{rec: b.NewRecordBatch()}}, nil
+	return &frontend.Result{Rows: frontend.RecordRows(b.NewRecordBatch())}, nil
 }
 
 func (helloEngine) CheckDatabase(ctx context.Context, name string) error {
@@ -33,22 +32,6 @@ func (helloEngine) CheckDatabase(ctx context.Context, name string) error {
 	}
 	return nil
 }
-
-// oneBatch is a Rows of one record batch.
-type oneBatch struct {
-	rec  arrow.RecordBatch
-	done bool
-}
-
-func (r *oneBatch) Schema() *arrow.Schema { return r.rec.Schema() }
-func (r *oneBatch) Next() (arrow.RecordBatch, error) {
-	if r.done {
-		return nil, io.EOF
-	}
-	r.done = true
-	return r.rec, nil
-}
-func (r *oneBatch) Close() error { r.rec.Release(); return nil }
 
 // A daemon serves MySQL clients until it is told to stop.
 func ExampleServe() {
