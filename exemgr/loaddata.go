@@ -263,7 +263,7 @@ func (l *tableLoader) split(line []byte) error {
 			for i < len(line) {
 				c := line[i]
 				if esc != 0 && c == esc && i+1 < len(line) {
-					out = append(out, unescape(line[i+1]))
+					out = append(out, frontend.Unescape(line[i+1]))
 					i += 2
 					continue
 				}
@@ -318,7 +318,7 @@ func (l *tableLoader) split(line []byte) error {
 				for i := 0; i < len(raw); i++ {
 					if raw[i] == esc && i+1 < len(raw) {
 						i++
-						out = append(out, unescape(raw[i]))
+						out = append(out, frontend.Unescape(raw[i]))
 						continue
 					}
 					out = append(out, raw[i])
@@ -346,25 +346,6 @@ func (l *tableLoader) split(line []byte) error {
 			return nil
 		}
 	}
-}
-
-// unescape is MySQL's meaning of an escaped character.
-func unescape(c byte) byte {
-	switch c {
-	case '0':
-		return 0
-	case 'b':
-		return '\b'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	case 'Z':
-		return 0x1a
-	}
-	return c
 }
 
 // row converts one line and appends it to its member's batch.

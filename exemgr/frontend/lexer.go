@@ -122,7 +122,7 @@ func quoted(src string, i int) (end int, value string) {
 		case c == q:
 			return j + 1, b.String()
 		case c == '\\' && q != '`' && j+1 < len(src):
-			b.WriteByte(unescape(src[j+1]))
+			b.WriteByte(Unescape(src[j+1]))
 			j += 2
 		default:
 			b.WriteByte(c)
@@ -132,7 +132,10 @@ func quoted(src string, i int) (end int, value string) {
 	return len(src), b.String()
 }
 
-func unescape(c byte) byte {
+// Unescape is MySQL's meaning of a backslash-escaped character: \0, \b, \n, \r, \t and
+// \Z stand for NUL, backspace, newline, carriage return, tab and Ctrl-Z; any other
+// character stands for itself.
+func Unescape(c byte) byte {
 	switch c {
 	case '0':
 		return 0
