@@ -129,6 +129,7 @@ type Conn struct {
 
 	lastRead atomic.Int64 // unix nanos of the last read that returned data
 	started  time.Time
+	peerPID  int // a unix peer's process (SO_PEERCRED), 0 if unknown
 
 	// maxDataFrame is the largest data frame received: a receiver grants at once when a
 	// frame that large could not be sent with the credit its peer has (Stream.nextMessage).
@@ -174,6 +175,7 @@ func newConn(nc net.Conn, isClient bool, pool *BufferPool, lim Limits, log *slog
 		remote = "unix peer"
 		if uid, pid, err := peerCred(nc); err == nil {
 			remote = fmt.Sprintf("unix peer pid %d uid %d", pid, uid)
+			c.peerPID = pid
 		}
 	}
 	c.setRemote(remote)
@@ -595,7 +597,9 @@ func (c *Conn) retire(s *Stream) {
 //     queued batches), whatever the reader and the handlers are doing;
 //   - the peer counts as alive while bytes arrive, read or not: while bytes wait unread in
 //     the socket's receive queue, this side's own reader is behind, and any silence is its
-//     doing (the peer may even be blocked writing to it), not the peer's.
+//     doing (the peer may even be blocked writing to it), not the peer's;
+//   - a unix peer silent for HeartbeatTimeout is declared dead if its process is gone or
+//     stopped, and given longer if it is running (silenceVerdict).
 //
 // A stopped or dead peer sends nothing and is declared dead after HeartbeatTimeout.
 func (c *Conn) heartbeatLoop() {
@@ -618,8 +622,10 @@ func (c *Conn) heartbeatLoop() {
 		}
 		c.noteSilence(silent)
 		if silent > c.lim.HeartbeatTimeout {
-			c.fail(fmt.Errorf("%w: nothing received from %s for %v", ErrPeerSilent, c.remote, silent.Round(time.Millisecond)))
-			return
+			if err := c.silenceVerdict(silent); err != nil {
+				c.fail(err)
+				return
+			}
 		}
 		if c.isClient {
 			c.kickIdleReader()
@@ -629,6 +635,36 @@ func (c *Conn) heartbeatLoop() {
 			_ = c.fw.writeAsync(&frame{kind: KindPing, small: mpAppendUint(buf[:0], uint64(now))})
 		}
 	}
+}
+
+// localPeerSilenceFactor: a local peer process that is still running is given this many
+// heartbeat timeouts of silence before it is declared unresponsive.
+const localPeerSilenceFactor = 10
+
+// silenceVerdict decides about a peer silent for longer than the heartbeat timeout: the
+// error to fail the connection with, or nil to wait. A peer of unknown process (TCP) has
+// failed. A unix peer's process is looked at: gone, stopped (SIGSTOP, a debugger) or a
+// zombie, it has failed; running, its silence is the Go runtime's or the machine's (a
+// process can sit for over a second behind a stop-the-world pause that waits for a long
+// copy into fresh pages, on a machine with a load of 10 on 2 cores), and it is given
+// localPeerSilenceFactor timeouts before it is declared unresponsive.
+func (c *Conn) silenceVerdict(silent time.Duration) error {
+	what := fmt.Sprintf("nothing received from %s for %v", c.remote, silent.Round(time.Millisecond))
+	if c.peerPID <= 0 {
+		return fmt.Errorf("%w: %s", ErrPeerSilent, what)
+	}
+	state, err := processState(c.peerPID)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %s, and its process %d: %w", ErrPeerSilent, what, c.peerPID, err)
+	case state == 'T' || state == 't':
+		return fmt.Errorf("%w: %s, whose process %d is stopped", ErrPeerSilent, what, c.peerPID)
+	case state == 'Z' || state == 'X' || state == 'x':
+		return fmt.Errorf("%w: %s, whose process %d has exited", ErrPeerSilent, what, c.peerPID)
+	case silent > localPeerSilenceFactor*c.lim.HeartbeatTimeout:
+		return fmt.Errorf("%w: %s, though its process %d is running (state %c)", ErrPeerSilent, what, c.peerPID, state)
+	}
+	return nil
 }
 
 // noteSilence records the longest silence of the peer seen by the heartbeat.

@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -185,6 +186,26 @@ func peerCred(nc net.Conn) (uid, pid int, err error) {
 		return 0, 0, fmt.Errorf("SO_PEERCRED: %w", gerr)
 	}
 	return int(cred.Uid), int(cred.Pid), nil
+}
+
+// processState returns the state letter of process pid from /proc/<pid>/stat (R running,
+// S sleeping, D disk wait, T stopped, t traced, Z zombie, ...), or an error saying it has
+// exited or cannot be read.
+func processState(pid int) (byte, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, errors.New("has exited")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cannot be inspected: %w", err)
+	}
+	// "pid (comm) state ...": comm may hold spaces and parentheses; the state follows the
+	// last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, fmt.Errorf("cannot be inspected: unexpected /proc/%d/stat %q", pid, b)
+	}
+	return b[i+2], nil
 }
 
 // ReadTokenFile reads a shared secret: the file's content without surrounding whitespace,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,11 +337,92 @@ func TestLivenessUnderLoadAndSIGSTOP(t *testing.T) {
 		took := time.Since(stopped)
 		if err := c.Err(); !errors.Is(err, ErrPeerSilent) {
 			t.Errorf("%s: connection ended with %v, want ErrPeerSilent", name, err)
+		} else if name == "unix" && !strings.Contains(err.Error(), "is stopped") {
+			t.Errorf("unix: %v: the error should say the peer's process is stopped", err)
 		}
 		t.Logf("%s: stopped peer declared dead after %v", name, took.Round(time.Millisecond))
 		// The silence may have begun up to a heartbeat interval and a half before the stop.
 		if took < DefaultHeartbeatTimeout-2*DefaultHeartbeatInterval || took > DefaultHeartbeatTimeout+time.Second {
 			t.Errorf("%s: stopped peer declared dead after %v, want about %v", name, took, DefaultHeartbeatTimeout)
 		}
+	}
+}
+
+func TestProcessState(t *testing.T) {
+	if st, err := processState(os.Getpid()); err != nil || (st != 'R' && st != 'S') {
+		t.Fatalf("this process: %c %v", st, err)
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep(1):", err)
+	}
+	pid := cmd.Process.Pid
+	defer cmd.Process.Kill()
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { st, _ := processState(pid); return st == 'T' })
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if st, err := processState(pid); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("a reaped process: %c %v", st, err)
+	}
+}
+
+// A unix peer that is running but silent (here a fake server in this very process that
+// completes the handshake, then neither reads nor writes) is given more than the heartbeat
+// timeout, as a peer whose runtime is stalled would be, and is declared unresponsive after
+// localPeerSilenceFactor timeouts.
+func TestRunningLocalPeerGetsLonger(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "silent.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		var hb [HeaderSize]byte
+		if _, err := io.ReadFull(nc, hb[:]); err != nil {
+			return
+		}
+		h, _ := DecodeHeader(hb[:], MaxFrameCap)
+		_, _ = io.CopyN(io.Discard, nc, int64(h.Length))
+		hello := Hello{Version: Version, Role: "server", Instance: make([]byte, 16), Nonce: make([]byte, 32),
+			Auth: AuthPeerCred, MaxFrame: 1 << 20, Window: 1 << 20, MaxStreams: 8}
+		_, _ = nc.Write(AppendFrame(nil, KindHello, 0, 0, AppendHello(nil, &hello)))
+		time.Sleep(10 * time.Second) // silent; the connection closes first
+	}()
+	const timeout = 200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	nc, err := Dial(ctx, Endpoint{Network: "unix", Address: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	lg, _ := newTestLogger()
+	c, err := NewClientConn(ctx, nc, ClientConfig{Logger: lg, Limits: Limits{HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: timeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	select {
+	case <-c.Done():
+		t.Fatalf("declared dead after %v: %v", time.Since(start), c.Err())
+	case <-time.After(4 * timeout):
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a silent local peer was never declared dead")
+	}
+	took := time.Since(start)
+	if err := c.Err(); !errors.Is(err, ErrPeerSilent) || !strings.Contains(err.Error(), "is running") || took < localPeerSilenceFactor*timeout {
+		t.Fatalf("after %v: %v", took, err)
 	}
 }
