@@ -92,7 +92,7 @@ func (a *Account) Resize(n int64) error {
 	if delta > 0 && b.limit > 0 && b.used+delta > b.limit {
 		return &vec.Error{Code: vec.CodeOutOfResources, SQLState: "HY000", Err: ErrMemoryLimit,
 			Msg: fmt.Sprintf("query memory limit exceeded: %s needs %s more with %s in use, limit is %s",
-				a.what, fmtBytes(delta), fmtBytes(b.used), fmtBytes(b.limit))}
+				a.what, FormatBytes(delta), FormatBytes(b.used), FormatBytes(b.limit))}
 	}
 	b.used += delta
 	a.n = n
@@ -115,7 +115,9 @@ func (a *Account) Close() {
 	}
 }
 
-func fmtBytes(n int64) string {
+// FormatBytes prints a byte count for people, in the largest binary unit it reaches with
+// one decimal ("1.5 GiB", "512 B"); memory-limit errors use it.
+func FormatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))

@@ -169,6 +169,20 @@ func TestMergeStreams(t *testing.T) {
 	}
 }
 
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"},
+		{1<<20 - 1, "1024.0 KiB"}, {1 << 20, "1.0 MiB"}, {3 << 29, "1.5 GiB"}, {5 << 40, "5120.0 GiB"},
+	} {
+		if got := FormatBytes(c.n); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
 func TestBudget(t *testing.T) {
 	b := NewBudget(1000)
 	a1, a2 := b.NewAccount("one"), b.NewAccount("two")

@@ -187,7 +187,7 @@ func receiveBuilds(st *ipc.Stream, f *exec.Fragment, limit int64, link *wire.Fra
 			bytes += vec.RecordBytes(part)
 			if limit > 0 && bytes > limit {
 				return wire.SQLError(&vec.Error{Code: vec.CodeOutOfResources, SQLState: "HY000", Err: exec.ErrMemoryLimit,
-					Msg: fmt.Sprintf("query memory limit exceeded: the build sides hold %s, limit is %s", fmtBytes(bytes), fmtBytes(limit))})
+					Msg: fmt.Sprintf("query memory limit exceeded: the build sides hold %s, limit is %s", exec.FormatBytes(bytes), exec.FormatBytes(limit))})
 			}
 			return nil
 		})
@@ -216,16 +216,4 @@ func fragmentError(ctx context.Context, err error) error {
 		return err
 	}
 	return ipc.Errorf(ipc.CodeInternal, "fragment: %v", err)
-}
-
-func fmtBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
