@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/storage/ndv"
 	"github.com/colinkdb/colink/tpch"
-	"golang.org/x/sys/unix"
 )
 
 // benchSF is the TPC-H scale factor of the benchmarks' lineitem: COLINK_BENCH_SF, default 0.1.
@@ -141,7 +141,7 @@ func BenchmarkScanLineitem(b *testing.B) {
 						scan()
 					}
 					var st ScanStats
-					cpu0 := cpuTime()
+					ru0, _ := rusage.Self()
 					b.ResetTimer()
 					for range b.N {
 						if mode != "warm" {
@@ -153,7 +153,8 @@ func BenchmarkScanLineitem(b *testing.B) {
 						}
 						st = scan()
 					}
-					cpu := cpuTime() - cpu0 // includes the untimed DropCache calls (small)
+					ru1, _ := rusage.Self()
+					cpu := ru1.Sub(ru0).CPU() // includes the untimed DropCache calls (small)
 					b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 					b.ReportMetric(float64(rows)*float64(b.N)/cpu.Seconds(), "rows/cpu-s")
 					b.ReportMetric(float64(st.BytesFromDisk)/(1<<20), "disk-MiB/scan")
@@ -184,7 +185,7 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu0 := cpuTime()
+		ru0, _ := rusage.Self()
 		for range b.N {
 			for _, c := range cols {
 				arr, _, err := sg.readColumn(0, c, t.schema.Field(c), t.kinds[c])
@@ -194,8 +195,9 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 				arr.Release()
 			}
 		}
+		ru1, _ := rusage.Self()
 		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		b.ReportMetric(float64(rows)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "rows/cpu-s")
+		b.ReportMetric(float64(rows)*float64(b.N)/ru1.Sub(ru0).CPU().Seconds(), "rows/cpu-s")
 	})
 	b.Run("pqarrow", func(b *testing.B) {
 		pf, err := file.OpenParquetFile(s.dir+"/"+sm.File, false)
@@ -207,7 +209,7 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu0 := cpuTime()
+		ru0, _ := rusage.Self()
 		for range b.N {
 			tbl, err := fr.ReadRowGroups(context.Background(), cols, []int{0})
 			if err != nil {
@@ -222,18 +224,10 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 			}
 			tbl.Release()
 		}
+		ru1, _ := rusage.Self()
 		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		b.ReportMetric(float64(rows)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "rows/cpu-s")
+		b.ReportMetric(float64(rows)*float64(b.N)/ru1.Sub(ru0).CPU().Seconds(), "rows/cpu-s")
 	})
-}
-
-// cpuTime is the process's user+sys CPU time so far.
-func cpuTime() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func toDecimal64(d *array.Decimal128) arrow.Array {

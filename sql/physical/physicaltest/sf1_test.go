@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/colinkdb/colink/dbt3/answers"
 	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/storage"
 )
@@ -116,14 +116,15 @@ func TestSF1Timings(t *testing.T) {
 		var times, cpus []time.Duration
 		var st = out.Stats
 		for range runs {
-			c0 := cpuTime()
+			ru0, _ := rusage.Self()
 			start := time.Now()
 			o, err := s.Run(ctx, text)
 			if err != nil {
 				t.Fatalf("Q%d: %v", n, err)
 			}
 			times = append(times, time.Since(start))
-			cpus = append(cpus, cpuTime()-c0)
+			ru1, _ := rusage.Self()
+			cpus = append(cpus, ru1.Sub(ru0).CPU())
 			st = o.Stats
 		}
 		slices.Sort(times)
@@ -145,13 +146,4 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
-}
-
-// cpuTime is the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
