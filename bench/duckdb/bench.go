@@ -17,6 +17,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/colinkdb/colink/dbt3/measure"
+	"github.com/colinkdb/colink/internal/rusage"
 )
 
 // config is one benchmark run's settings.
@@ -116,28 +117,11 @@ func (in *instance) describe(ctx context.Context) (version string, settings []st
 	return version, settings, float64(suppliers) / 10000, nil
 }
 
-// usage is the process's cumulative resource use: every DuckDB worker thread, and the Go
-// runtime's threads, count, since DuckDB runs in this process.
-func usage() (measure.Usage, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return measure.Usage{}, fmt.Errorf("getrusage: %w", err)
-	}
-	return measure.Usage{
-		User:        time.Duration(ru.Utime.Nano()).Seconds(),
-		Sys:         time.Duration(ru.Stime.Nano()).Seconds(),
-		Voluntary:   ru.Nvcsw,
-		Involuntary: ru.Nivcsw,
-	}, nil
-}
-
-func usageSince(later, earlier measure.Usage) measure.Usage {
-	return measure.Usage{
-		User:        later.User - earlier.User,
-		Sys:         later.Sys - earlier.Sys,
-		Voluntary:   later.Voluntary - earlier.Voluntary,
-		Involuntary: later.Involuntary - earlier.Involuntary,
-	}
+// usage is the process's resource use between two getrusage(RUSAGE_SELF) readings: every
+// DuckDB worker thread, and the Go runtime's threads, count, since DuckDB runs in this process.
+func usage(later, earlier rusage.Usage) measure.Usage {
+	d := later.Sub(earlier)
+	return measure.Usage{User: d.User.Seconds(), Sys: d.Sys.Seconds(), Voluntary: d.Voluntary, Involuntary: d.Involuntary}
 }
 
 // rawResult is a statement's rows as scanned, before formatting.
@@ -154,7 +138,7 @@ type rawResult struct {
 func (in *instance) run(ctx context.Context, q *query) (measure.Sample, *table, error) {
 	sample := measure.Sample{System: "duckdb", Query: q.Name}
 	runtime.GC() // no collection of earlier garbage inside the measured interval
-	before, err := usage()
+	before, err := rusage.Self()
 	if err != nil {
 		return sample, nil, err
 	}
@@ -179,13 +163,13 @@ func (in *instance) run(ctx context.Context, q *query) (measure.Sample, *table, 
 		last = res
 	}
 	elapsed := time.Since(start)
-	after, uerr := usage()
+	after, uerr := rusage.Self()
 	if uerr != nil {
 		return sample, nil, uerr
 	}
 	sample.Elapsed = elapsed.Seconds()
 	sample.Rows = rows
-	sample.Procs = map[string]measure.Usage{"duckdb": usageSince(after, before)}
+	sample.Procs = map[string]measure.Usage{"duckdb": usage(after, before)}
 	if failed >= 0 {
 		for _, stmt := range q.Statements[failed+1:] {
 			if !returnsRows(stmt) {
