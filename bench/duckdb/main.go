@@ -25,6 +25,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
 // Exit statuses.
@@ -159,7 +161,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	if *markdown != "" {
-		if err := writeFileAtomic(*markdown, []byte(table)); err != nil {
+		if err := atomicfile.Write(*markdown, []byte(table), 0o644); err != nil {
 			return err
 		}
 	}
@@ -187,30 +189,4 @@ func commandLine(args []string) string {
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " ")
-}
-
-// writeFileAtomic writes data to path through a synced temporary file in the same directory.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("fsync %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
