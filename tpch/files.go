@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
 // Format is an output file format.
@@ -455,17 +457,11 @@ type fileSink struct {
 
 func (fs *fileSink) run(ctx context.Context) (err error) {
 	path := filepath.Join(fs.dir, fs.name)
-	f, err := os.CreateTemp(fs.dir, "."+fs.name+".tmp-*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
-		return fmt.Errorf("creating %s: %w", path, err)
+		return err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Abort() // unless committed
 	var pw *parquetSink
 	if fs.format == FormatParquet {
 		if pw, err = newParquetSink(f, fs.table); err != nil {
@@ -519,47 +515,27 @@ func (fs *fileSink) run(ctx context.Context) (err error) {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 	}
-	if err := finishFile(f, path, fs.noSync); err != nil {
+	return commit(f, fs.noSync)
+}
+
+// commit renames a completed file into place as an ordinary readable one, fsynced unless
+// noSync.
+func commit(f *atomicfile.File, noSync bool) error {
+	if noSync {
+		return f.CommitUnsynced(0o644)
+	}
+	return f.Commit(0o644)
+}
+
+// writeFileAtomic replaces path with data, fsynced unless noSync.
+func writeFileAtomic(path string, data []byte, noSync bool) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
 		return err
 	}
-	committed = true
-	return nil
-}
-
-// finishFile syncs, closes and renames a completed temporary file to path.
-func finishFile(f *os.File, path string, noSync bool) error {
-	// CreateTemp makes the file private; the finished file is an ordinary readable one.
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if !noSync {
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("syncing %s: %w", path, err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("renaming into %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to path through a synced temporary file.
-func writeFileAtomic(path string, data []byte, noSync bool) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("creating %s: %w", path, err)
-	}
+	defer f.Abort() // unless committed
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := finishFile(f, path, noSync); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return commit(f, noSync)
 }
