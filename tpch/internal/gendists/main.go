@@ -14,6 +14,7 @@ import (
 	"log"
 	"os"
 
+	"github.com/colinkdb/colink/internal/atomicfile"
 	"github.com/colinkdb/colink/tpch/internal/distfile"
 )
 
@@ -51,11 +52,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tmp := *out + ".tmp"
-	if err := os.WriteFile(tmp, src, 0o644); err != nil {
-		log.Fatal(err)
-	}
-	if err := os.Rename(tmp, *out); err != nil {
+	if err := atomicfile.Write(*out, src, 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
