@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -344,38 +346,13 @@ func readCatalog(dir string) (*catalog, error) {
 }
 
 // writeCatalog durably replaces DIR/CATALOG with c: temp file, fsync, rename, fsync DIR.
+// The file stays private to the store's owner (0600).
 func writeCatalog(dir string, c *catalog) error {
 	data, err := encodeCatalog(c)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(dir, catalogFile, data)
-}
-
-// writeFileAtomic writes name in dir so that a crash leaves either the old file or the
-// complete new one.
-func writeFileAtomic(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, name+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", tmpName, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("fsync %s: %w", tmpName, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmpName, err)
-	}
-	if err := os.Rename(tmpName, filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("rename %s: %w", tmpName, err)
-	}
-	return syncDir(dir)
+	return atomicfile.Write(filepath.Join(dir, catalogFile), data, 0o600)
 }
 
 // syncDir fsyncs a directory so that entries created or renamed in it are durable.

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"golang.org/x/sys/unix"
 
+	"github.com/colinkdb/colink/internal/atomicfile"
 	"github.com/colinkdb/colink/storage/ndv"
 )
 
@@ -195,7 +196,8 @@ func (s *Store) removeLeftovers(cat *catalog) error {
 		return fmt.Errorf("storage: list %s: %w", s.dir, err)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), catalogFile+".tmp-") {
+		// atomicfile's temporary catalogs, and the CATALOG.tmp-* of builds before it.
+		if strings.HasPrefix(e.Name(), atomicfile.TempPrefix(catalogFile)) || strings.HasPrefix(e.Name(), catalogFile+".tmp-") {
 			s.removeLeftover(filepath.Join(s.dir, e.Name()))
 		}
 	}

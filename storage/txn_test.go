@@ -209,7 +209,7 @@ func TestLeftoversRemoved(t *testing.T) {
 	s := openTest(t, dir, testOptions())
 	loadTable(t, s, "t", allKindsSchema(), 1, 100, 100)
 	s.Close()
-	for _, f := range []string{"tables/t/seg-00009999.parquet", "tables/gone/seg-00000077.parquet", "CATALOG.tmp-123"} {
+	for _, f := range []string{"tables/t/seg-00009999.parquet", "tables/gone/seg-00000077.parquet", "CATALOG.tmp-123", ".CATALOG.tmp-456"} {
 		p := filepath.Join(dir, f)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
