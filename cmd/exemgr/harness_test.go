@@ -1,24 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	dsql "database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/colinkdb/colink/dbt3/answers"
@@ -42,7 +36,7 @@ type harness struct {
 	mu       sync.Mutex        // guards the fields below
 	dir      string            // binaries, data directories, sockets
 	bins     map[string]string // command → binary
-	procs    []*proc
+	procs    []*testbin.Proc
 	clusters map[string]*cluster
 	exemgrs  map[string]*exemgrProc
 }
@@ -60,7 +54,7 @@ func (h *harness) stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, p := range h.procs {
-		p.kill()
+		p.Kill()
 	}
 	if h.dir != "" {
 		os.RemoveAll(h.dir)
@@ -100,110 +94,19 @@ func (h *harness) bin(t testing.TB, pkg string, tags ...string) string {
 	return b
 }
 
-// proc is a daemon the harness started; its stderr is kept.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  strings.Builder
-	done chan struct{}
-}
-
 // start runs a daemon until the harness stops (or the caller kills it).
-func (h *harness) start(t testing.TB, name, bin string, args ...string) *proc {
+func (h *harness) start(t testing.TB, bin string, args ...string) *testbin.Proc {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	p := testbin.Spawn(t, bin, args...)
 	h.mu.Lock()
 	h.procs = append(h.procs, p)
 	h.mu.Unlock()
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.log.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-		}
-		cmd.Wait()
-		close(p.done)
-	}()
 	return p
-}
-
-func (p *proc) logText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
-
-// waitLog waits until the daemon's stderr matches re and returns the first submatch.
-func (p *proc) waitLog(t testing.TB, re string, timeout time.Duration) string {
-	t.Helper()
-	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if m := rx.FindStringSubmatch(p.logText()); m != nil {
-			return m[len(m)-1]
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("%s exited before logging %q:\n%s", p.name, re, p.logText())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	t.Fatalf("%s logged nothing matching %q within %v:\n%s", p.name, re, timeout, p.logText())
-	return ""
-}
-
-func (p *proc) kill() {
-	select {
-	case <-p.done:
-	default:
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// alive reports whether the process is still running.
-func (p *proc) alive() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// terminate sends SIGTERM and waits for the exit code.
-func (p *proc) terminate(t testing.TB, timeout time.Duration) int {
-	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	return p.wait(t, timeout)
-}
-
-// wait waits for the process to exit and returns its exit code.
-func (p *proc) wait(t testing.TB, timeout time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(timeout):
-		t.Fatalf("%s did not exit within %v:\n%s", p.name, timeout, p.logText())
-	}
-	return p.cmd.ProcessState.ExitCode()
 }
 
 // primproc is one running primproc and its endpoints.
 type primproc struct {
-	*proc
+	*testbin.Proc
 	tcp, unix string
 }
 
@@ -239,9 +142,9 @@ func (h *harness) startPrimproc(t testing.TB, name, dataDir string, sf string) *
 	if sf != "0.01" {
 		rg, seg = "8192", "32768"
 	}
-	p.proc = h.start(t, name, h.bin(t, "./cmd/primproc"), "--data-dir", dataDir, "--listen", p.tcp, "--listen", p.unix,
+	p.Proc = h.start(t, h.bin(t, "./cmd/primproc"), "--data-dir", dataDir, "--listen", p.tcp, "--listen", p.unix,
 		"--row-group-rows", rg, "--segment-rows", seg, "--threads", "2", "--cache-size", "1GiB")
-	p.waitLog(t, `primproc: serving`, 30*time.Second)
+	p.WaitLog(t, `primproc: serving`, 30*time.Second)
 	return p
 }
 
@@ -319,32 +222,16 @@ func loadTPCH(ctx context.Context, urls []string, sf string, segRows int64, tabl
 		loads = append(loads, pmclient.TableLoad{Table: name, Schema: def.ArrowSchema(), Chunks: n,
 			ClusterBy: clusterBy[name], EstimatedRows: rows,
 			Open: func(k int) (pmclient.ChunkReader, error) {
-				g, err := tpch.NewGenerator(sc, name, k+1, n)
-				if err != nil {
-					return nil, err
-				}
-				return generatorChunk{g}, nil
+				return tpch.NewGenerator(sc, name, k+1, n)
 			}})
 	}
 	_, err = cl.Load(ctx, loads, pmclient.LoadOptions{})
 	return err
 }
 
-type generatorChunk struct{ g *tpch.Generator }
-
-func (c generatorChunk) Next() (arrow.RecordBatch, error) {
-	rec, err := c.g.Next()
-	if err == io.EOF {
-		return nil, nil
-	}
-	return rec, err
-}
-
-func (c generatorChunk) Close() { c.g.Close() }
-
 // exemgrProc is a running exemgr.
 type exemgrProc struct {
-	*proc
+	*testbin.Proc
 	addr   string // MySQL TCP address
 	socket string // MySQL unix socket
 	peers  []string
@@ -382,11 +269,11 @@ func (h *harness) startExemgr(t testing.TB, peers []string, transport string, ex
 	for _, p := range peers {
 		args = append(args, "--primproc", p)
 	}
-	e.proc = h.start(t, "exemgr", bin, append(args, extra...)...)
-	e.waitLog(t, `accepting MySQL clients.*network=unix`, 30*time.Second)
+	e.Proc = h.start(t, bin, append(args, extra...)...)
+	e.WaitLog(t, `accepting MySQL clients.*network=unix`, 30*time.Second)
 	// Every primproc is connected before the first query.
 	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(e.logText(), "exemgr: primproc up") < len(peers) && time.Now().Before(deadline) {
+	for strings.Count(e.Log(), "exemgr: primproc up") < len(peers) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return e
@@ -416,7 +303,7 @@ func (e *exemgrProc) conn(t testing.TB) *dsql.Conn {
 	t.Helper()
 	c, err := e.db(t, false).Conn(context.Background())
 	if err != nil {
-		t.Fatalf("connect to exemgr: %v\n%s", err, e.logText())
+		t.Fatalf("connect to exemgr: %v\n%s", err, e.Log())
 	}
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -19,9 +19,9 @@ func TestBuildTagSetsDefaultTransport(t *testing.T) {
 	needDaemons(t)
 	dir := testbin.TempDir(t)
 	port := testbin.FreePort(t)
-	p := shared.start(t, "primproc", shared.bin(t, "./cmd/primproc"), "--data-dir", filepath.Join(dir, "pm"),
+	p := shared.start(t, shared.bin(t, "./cmd/primproc"), "--data-dir", filepath.Join(dir, "pm"),
 		"--listen", fmt.Sprintf("tcp://127.0.0.1:%d", port), "--listen", "unix://"+filepath.Join(dir, "pm.sock"))
-	p.waitLog(t, `primproc: serving`, 10*time.Second)
+	p.WaitLog(t, `primproc: serving`, 10*time.Second)
 	for _, tc := range []struct {
 		tags []string
 		want string
@@ -30,14 +30,14 @@ func TestBuildTagSetsDefaultTransport(t *testing.T) {
 		{[]string{"colink_unix"}, "unix"},
 	} {
 		bin := shared.bin(t, "./cmd/exemgr", tc.tags...)
-		em := shared.start(t, "exemgr", bin, "--primproc", fmt.Sprintf("tcp://127.0.0.1:%d", port),
+		em := shared.start(t, bin, "--primproc", fmt.Sprintf("tcp://127.0.0.1:%d", port),
 			"--mysql-listen", fmt.Sprintf("127.0.0.1:%d", testbin.FreePort(t)))
-		got := em.waitLog(t, `exemgr: primproc up.* transport=(\w+)`, 10*time.Second)
+		got := em.WaitLog(t, `exemgr: primproc up.* transport=(\w+)`, 10*time.Second)
 		if got != tc.want {
-			t.Errorf("tags %v: transport %s, want %s\n%s", tc.tags, got, tc.want, em.logText())
+			t.Errorf("tags %v: transport %s, want %s\n%s", tc.tags, got, tc.want, em.Log())
 		}
-		if code := em.terminate(t, 10*time.Second); code != 0 {
-			t.Errorf("tags %v: exit code %d after SIGTERM\n%s", tc.tags, code, em.logText())
+		if code := em.Terminate(t, 10*time.Second); code != 0 {
+			t.Errorf("tags %v: exit code %d after SIGTERM\n%s", tc.tags, code, em.Log())
 		}
 	}
 }
@@ -50,9 +50,9 @@ func TestPrimprocDown(t *testing.T) {
 	dir := testbin.TempDir(t)
 	port := testbin.FreePort(t)
 	url := fmt.Sprintf("tcp://127.0.0.1:%d", port)
-	startPM := func() *proc {
-		p := shared.start(t, "primproc", shared.bin(t, "./cmd/primproc"), "--data-dir", filepath.Join(dir, "pm"), "--listen", url)
-		p.waitLog(t, `primproc: serving`, 10*time.Second)
+	startPM := func() *testbin.Proc {
+		p := shared.start(t, shared.bin(t, "./cmd/primproc"), "--data-dir", filepath.Join(dir, "pm"), "--listen", url)
+		p.WaitLog(t, `primproc: serving`, 10*time.Second)
 		return p
 	}
 	pm := startPM()
@@ -71,8 +71,8 @@ func TestPrimprocDown(t *testing.T) {
 	if err := conn.QueryRowContext(ctx, "select count(*) from nation, region where n_regionkey = r_regionkey").Scan(&n); err != nil || n != 25 {
 		t.Fatalf("after a load: %d, %v", n, err)
 	}
-	pm.kill()
-	em.waitLog(t, `exemgr: primproc down`, 5*time.Second)
+	pm.Kill()
+	em.WaitLog(t, `exemgr: primproc down`, 5*time.Second)
 	start := time.Now()
 	_, err := conn.ExecContext(ctx, "show tables")
 	took := time.Since(start)
@@ -88,7 +88,7 @@ func TestPrimprocDown(t *testing.T) {
 		t.Fatalf("exemgr itself: %q, %v", comment, err)
 	}
 	startPM()
-	em.waitLog(t, `(?s)primproc down.*exemgr: primproc up`, 10*time.Second)
+	em.WaitLog(t, `(?s)primproc down.*exemgr: primproc up`, 10*time.Second)
 	if !waitFor(5*time.Second, func() bool { _, err := conn.ExecContext(ctx, "show tables"); return err == nil }) {
 		_, err := conn.ExecContext(ctx, "show tables")
 		t.Fatalf("with the primproc back: %s", errorText(err))
@@ -108,7 +108,7 @@ func TestShutdownDuringQuery(t *testing.T) {
 		done <- conn.QueryRowContext(context.Background(), longQuery).Scan(&n)
 	}()
 	time.Sleep(300 * time.Millisecond)
-	em.cmd.Process.Signal(syscall.SIGTERM)
+	em.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-done:
 		if err == nil {
@@ -117,7 +117,7 @@ func TestShutdownDuringQuery(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the query did not end within 10s of SIGTERM")
 	}
-	if code := em.wait(t, 10*time.Second); code != 0 {
-		t.Errorf("exit code %d after SIGTERM\n%s", code, em.logText())
+	if code := em.Wait(t, 10*time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM\n%s", code, em.Log())
 	}
 }

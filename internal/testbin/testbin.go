@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -52,6 +53,15 @@ type Proc struct {
 // Start runs bin with args; the process is killed when the test ends.
 func Start(t testing.TB, bin string, args ...string) *Proc {
 	t.Helper()
+	p := Spawn(t, bin, args...)
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// Spawn runs bin with args as Start does, but the process outlives the test: the caller
+// kills it (a fixture that a package's tests share, stopped in TestMain).
+func Spawn(t testing.TB, bin string, args ...string) *Proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -64,6 +74,7 @@ func Start(t testing.TB, bin string, args ...string) *Proc {
 	p := &Proc{Cmd: cmd, done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20) // a long log line must not stop the capture
 		for sc.Scan() {
 			p.mu.Lock()
 			p.log.WriteString(sc.Text() + "\n")
@@ -72,15 +83,29 @@ func Start(t testing.TB, bin string, args ...string) *Proc {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
 	return p
+}
+
+// Kill kills the process unless it has exited, and waits for it.
+func (p *Proc) Kill() {
+	select {
+	case <-p.done:
+	default:
+		p.Cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Terminate sends the process SIGTERM and returns its exit code, as Wait.
+func (p *Proc) Terminate(t testing.TB, timeout time.Duration) int {
+	t.Helper()
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	return p.Wait(t, timeout)
+}
+
+// name is the process's command and pid, for messages.
+func (p *Proc) name() string {
+	return fmt.Sprintf("%s (pid %d)", filepath.Base(p.Cmd.Path), p.Cmd.Process.Pid)
 }
 
 // Log returns the stderr captured so far.
@@ -104,11 +129,11 @@ func (p *Proc) WaitLog(t testing.TB, re string, timeout time.Duration) string {
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("process exited (%v) before logging %q:\n%s", p.err, re, p.Log())
+			t.Fatalf("%s exited (%v) before logging %q:\n%s", p.name(), p.err, re, p.Log())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("no log matching %q within %v:\n%s", re, timeout, p.Log())
+	t.Fatalf("%s logged nothing matching %q within %v:\n%s", p.name(), re, timeout, p.Log())
 	return ""
 }
 
@@ -118,7 +143,7 @@ func (p *Proc) Wait(t testing.TB, timeout time.Duration) int {
 	select {
 	case <-p.done:
 	case <-time.After(timeout):
-		t.Fatalf("process did not exit within %v:\n%s", timeout, p.Log())
+		t.Fatalf("%s did not exit within %v:\n%s", p.name(), timeout, p.Log())
 	}
 	return p.Cmd.ProcessState.ExitCode()
 }
