@@ -210,13 +210,6 @@ func (c *rfCluster) start(t *testing.T, p *rfProc) {
 	p.p.WaitLog(t, `primproc: serving`, 20*time.Second)
 }
 
-// kill kills p with SIGKILL and waits for it to be gone.
-func (c *rfCluster) kill(t *testing.T, p *rfProc) {
-	t.Helper()
-	p.p.Cmd.Process.Kill()
-	p.p.Wait(t, 10*time.Second)
-}
-
 func (c *rfCluster) load(t *testing.T) {
 	t.Helper()
 	args := []string{"load", "--sf", "0.01"}
@@ -590,7 +583,7 @@ func TestRefreshCrash(t *testing.T) {
 		if v := rng.IntN(3); v < 2 {
 			victim, name = c.pms[v], fmt.Sprintf("primproc%d", v)
 		}
-		c.kill(t, victim)
+		victim.p.Kill() // SIGKILL, and gone once it returns
 		<-done
 		conn.Close()
 		c.start(t, victim)

@@ -416,8 +416,7 @@ func TestKill9DuringLoad(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	p.proc.Cmd.Process.Kill()
-	p.proc.Wait(t, 5*time.Second)
+	p.proc.Kill()
 	if err := <-errc; err == nil {
 		t.Fatal("the load succeeded although primproc was killed")
 	} else {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -125,8 +124,7 @@ func TestPrimprocOverTCPAndUnix(t *testing.T) {
 		cl.Close()
 	}
 	// SIGTERM: a clean exit, the socket file removed.
-	p.Cmd.Process.Signal(syscall.SIGTERM)
-	if code := p.Wait(t, 10*time.Second); code != 0 {
+	if code := p.Terminate(t, 10*time.Second); code != 0 {
 		t.Fatalf("exit code %d after SIGTERM:\n%s", code, p.Log())
 	}
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
