@@ -409,13 +409,3 @@ func TestRoundOrder(t *testing.T) {
 		t.Error("duplicate transport accepted")
 	}
 }
-
-func TestRunID(t *testing.T) {
-	at := time.Date(2026, 11, 30, 5, 12, 59, 0, time.UTC)
-	if got := RunID("compare", 0.01, at); got != "2026-11-30T0512-compare-sf0.01" {
-		t.Errorf("RunID %q", got)
-	}
-	if got := RunID("bench", 1, at); got != "2026-11-30T0512-bench-sf1" {
-		t.Errorf("RunID %q", got)
-	}
-}

@@ -281,13 +281,13 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 	log.Info("duckdb", "version", version, "sf", sf, "threads", cfg.Threads, "settings", strings.Join(settings, " "))
 
 	run := &measure.Run{
-		ID:      started.UTC().Format("2006-01-02T1504") + "-duckdb-sf" + strconv.FormatFloat(sf, 'f', -1, 64),
+		ID:      measure.RunID("duckdb", sf, started),
 		Driver:  "duckdb",
 		Command: cfg.Command,
 		Started: started.UTC(),
 		SF:      sf,
 		Threads: cfg.Threads,
-		Host:    hostInfo(),
+		Host:    measure.LocalHost(),
 		Notes: []string{
 			"duckdb " + version + " (github.com/duckdb/duckdb-go/v2, in-process); settings: " + strings.Join(settings, ", "),
 			"tables: views over read_parquet of the files in " + cfg.DataDir + "; DuckDB sees them as:",

@@ -1,39 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/colinkdb/colink/dbt3/measure"
 )
-
-// hostInfo describes this machine for the record.
-func hostInfo() measure.Host {
-	h := measure.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		h.Kernel = strings.TrimSpace(string(b))
-	}
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-				fields := strings.Fields(rest)
-				if len(fields) > 0 {
-					if kib, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
-						h.MemoryMiB = kib / 1024
-					}
-				}
-				break
-			}
-		}
-		f.Close()
-	}
-	return h
-}
 
 // summary prints the run as a Markdown table: per query the cold round's elapsed time, the
 // warm rounds' elapsed and CPU (user+sys) as median [min–max], the warm median context
@@ -41,7 +13,7 @@ func hostInfo() measure.Host {
 func summary(run *measure.Run, outcomes []outcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "DuckDB, SF %s, %d threads, %d rounds (1 cold, %d warm); times in seconds\n\n",
-		strconv.FormatFloat(run.SF, 'f', -1, 64), run.Threads, rounds(run), max(rounds(run)-1, 0))
+		measure.FormatSF(run.SF), run.Threads, rounds(run), max(rounds(run)-1, 0))
 	b.WriteString("| query | rows | cold elapsed | cold CPU | warm elapsed | warm CPU | warm CPU/elapsed | warm ctxsw vol/invol | check |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, o := range outcomes {

@@ -257,7 +257,7 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 		return cerr
 	}
 
-	run.ID = dbt3.RunID("compare", p.scale.SF(), started)
+	run.ID = measure.RunID("compare", p.scale.SF(), started)
 	run.Command = command
 	run.Started = started
 	run.SF = p.scale.SF()
@@ -265,7 +265,7 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 	if run.Threads == 0 {
 		run.Threads = runtime.NumCPU()
 	}
-	run.Host = dbt3.HostInfo()
+	run.Host = measure.LocalHost()
 	run.Notes = append(run.Notes,
 		"transports are switched by restarting exemgr alone with --transport; the primprocs keep running (listening on TCP and a unix socket at once), so exemgr is fresh at the start of every transport's share of every round and the primprocs' caches carry over from the previous share: hence the cache drop before every query of the cold round",
 		fmt.Sprintf("the client talks to exemgr over a unix socket (the same in every configuration); answers checked %s", answerNote(o.answers)),

@@ -114,10 +114,10 @@ func clockSeed(t time.Time) int64 {
 
 // finishRun fills a run's identity and writes it if --out was given.
 func finishRun(run *measure.Run, driver string, sf float64, started time.Time, out string) error {
-	run.ID = dbt3.RunID(driver, sf, started)
+	run.ID = measure.RunID(driver, sf, started)
 	run.Started = started
 	run.Command = "dbt3 " + strings.Join(os.Args[1:], " ")
-	run.Host = dbt3.HostInfo()
+	run.Host = measure.LocalHost()
 	if out == "" {
 		return nil
 	}

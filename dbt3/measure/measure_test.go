@@ -2,6 +2,8 @@ package measure
 
 import (
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +51,25 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	if n := len(got.Select(func(s *Sample) bool { return s.Transport == "tcp" })); n != 0 {
 		t.Fatalf("Select(tcp) = %d samples, want 0", n)
+	}
+}
+
+func TestRunID(t *testing.T) {
+	at := time.Date(2026, 11, 30, 5, 12, 59, 0, time.UTC)
+	if got := RunID("compare", 0.01, at); got != "2026-11-30T0512-compare-sf0.01" {
+		t.Errorf("RunID %q", got)
+	}
+	if got := RunID("bench", 1, at); got != "2026-11-30T0512-bench-sf1" {
+		t.Errorf("RunID %q", got)
+	}
+}
+
+func TestLocalHost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	h := LocalHost()
+	if h.CPUs < 1 || h.MemoryMiB < 1 || !strings.HasPrefix(h.Kernel, "Linux ") || h.GoVersion != runtime.Version() {
+		t.Errorf("LocalHost %+v: want CPUs, memory, kernel \"Linux <release>\" and Go version", h)
 	}
 }

@@ -1,4 +1,4 @@
-package dbt3
+package measure
 
 import (
 	"bufio"
@@ -8,26 +8,27 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/colinkdb/colink/dbt3/measure"
 )
 
-// HostInfo describes this machine for a run's record.
-func HostInfo() measure.Host {
-	h := measure.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		h.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+// LocalHost describes this machine for a run's record: CPUs, memory, kernel ("Linux
+// 6.8.0-…", as uname's system name and release) and Go version. What cannot be read stays
+// zero.
+func LocalHost() Host {
+	h := Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	ostype, err1 := os.ReadFile("/proc/sys/kernel/ostype")
+	release, err2 := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err1 == nil && err2 == nil {
+		h.Kernel = strings.TrimSpace(string(ostype)) + " " + strings.TrimSpace(string(release))
 	}
 	if f, err := os.Open("/proc/meminfo"); err == nil {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-				kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				h.MemoryMiB = kib / 1024
+				if fields := strings.Fields(rest); len(fields) > 0 { // "16384000 kB"
+					kib, _ := strconv.ParseInt(fields[0], 10, 64)
+					h.MemoryMiB = kib / 1024
+				}
 				break
 			}
 		}
