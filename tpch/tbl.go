@@ -133,39 +133,34 @@ func (f *tblFormatter) partsupp(dst []byte, p *partRow) []byte {
 }
 
 func (f *tblFormatter) supplier(dst []byte, s *suppRow) []byte {
-	dst = appendInt(dst, s.key)
-	dst = append(dst, "|Supplier#"...)
-	dst = appendPadded(dst, s.key, 9)
-	dst = append(dst, '|')
-	dst = append(dst, s.address...)
-	dst = append(dst, '|')
-	dst = appendInt(dst, s.nation)
-	dst = append(dst, '|')
-	dst = append(dst, s.phone[:]...)
-	dst = append(dst, '|')
-	dst = appendMoney(dst, s.acctbal)
-	dst = append(dst, '|')
+	dst = appendParty(dst, s.key, "|Supplier#", s.address, s.nation, &s.phone, s.acctbal)
 	dst = append(dst, s.comment...)
 	return append(dst, '|', '\n')
 }
 
 func (f *tblFormatter) customer(dst []byte, c *custRow) []byte {
-	dst = appendInt(dst, c.key)
-	dst = append(dst, "|Customer#"...)
-	dst = appendPadded(dst, c.key, 9)
-	dst = append(dst, '|')
-	dst = append(dst, c.address...)
-	dst = append(dst, '|')
-	dst = appendInt(dst, c.nation)
-	dst = append(dst, '|')
-	dst = append(dst, c.phone[:]...)
-	dst = append(dst, '|')
-	dst = appendMoney(dst, c.acctbal)
-	dst = append(dst, '|')
+	dst = appendParty(dst, c.key, "|Customer#", c.address, c.nation, &c.phone, c.acctbal)
 	dst = append(dst, f.d.mseg.bytes[c.segment]...)
 	dst = append(dst, '|')
 	dst = append(dst, c.comment...)
 	return append(dst, '|', '\n')
+}
+
+// appendParty appends the fields a supplier's and a customer's line begin with:
+// key|Supplier#000000001|address|nation|phone|acctbal| (name is "|Supplier#" or "|Customer#").
+func appendParty(dst []byte, key int64, name string, address []byte, nation int64, phone *[15]byte, acctbal int64) []byte {
+	dst = appendInt(dst, key)
+	dst = append(dst, name...)
+	dst = appendPadded(dst, key, 9)
+	dst = append(dst, '|')
+	dst = append(dst, address...)
+	dst = append(dst, '|')
+	dst = appendInt(dst, nation)
+	dst = append(dst, '|')
+	dst = append(dst, phone[:]...)
+	dst = append(dst, '|')
+	dst = appendMoney(dst, acctbal)
+	return append(dst, '|')
 }
 
 func (f *tblFormatter) order(dst []byte, o *orderRow) []byte {
