@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/colinkdb/colink/exec"
@@ -103,14 +104,7 @@ func clusterTotals(t *testing.T, cl pmclient.Cluster, table, col string) (int64,
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			rec, err := fs.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		err = fs.Each(func(rec arrow.RecordBatch) error {
 			s, n := rec.Column(0).(*array.Decimal128), rec.Column(1).(*array.Int64)
 			for i := 0; i < int(rec.NumRows()); i++ {
 				if s.IsValid(i) {
@@ -118,9 +112,12 @@ func clusterTotals(t *testing.T, cl pmclient.Cluster, table, col string) (int64,
 				}
 				rows += n.Value(i)
 			}
-			rec.Release()
-		}
+			return nil
+		})
 		fs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	return rows, sum
 }

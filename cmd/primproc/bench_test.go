@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	colexec "github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/expr"
@@ -223,15 +224,8 @@ func benchFragment(ctx context.Context, c *pmclient.Client, args *wire.FragmentA
 		return fragRun{}, err
 	}
 	defer fs.Close()
-	for {
-		rec, err := fs.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fragRun{}, err
-		}
-		rec.Release()
+	if err := fs.Each(func(arrow.RecordBatch) error { return nil }); err != nil {
+		return fragRun{}, err
 	}
 	wall := time.Since(start)
 	self1, _ := rusage.Self()

@@ -256,21 +256,17 @@ func tryRun(ctx context.Context, cl pmclient.Cluster, args *wire.FragmentArgs) (
 		if err != nil {
 			return nil, nil, err
 		}
-		for {
-			rec, err := fs.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				fs.Close()
-				return nil, nil, err
-			}
+		err = fs.Each(func(rec arrow.RecordBatch) error {
 			tab := &vec.Table{}
 			types, _ := vec.TypesFromSchema(rec.Schema())
 			tab.Types = types
 			tab.AppendRecord(rec)
 			rows = append(rows, tab.Rows...)
-			rec.Release()
+			return nil
+		})
+		if err != nil {
+			fs.Close()
+			return nil, nil, err
 		}
 		ends = append(ends, fs.End())
 		fs.Close()
@@ -763,19 +759,15 @@ func TestJoinBuildSides(t *testing.T) {
 				}
 			}
 		}
-		for {
-			rec, err := fs.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		err = fs.Each(func(rec arrow.RecordBatch) error {
 			tag, sum := rec.Column(0).(*array.String), rec.Column(1).(*array.Decimal128)
 			for i := 0; i < int(rec.NumRows()); i++ {
 				got[strings.Clone(tag.Value(i))] += sum.Value(i).BigInt().Int64() // Value aliases the record's buffer
 			}
-			rec.Release()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		buildRows += fs.End().Link.BuildRows
 		fs.Close()

@@ -340,6 +340,26 @@ func (f *FragmentStream) Recv() (arrow.RecordBatch, error) {
 	return rec, nil
 }
 
+// Each reads the output to its end: it calls fn with every record, releasing the record
+// when fn returns (fn retains what it keeps), and returns the first error of Recv or fn.
+// After a nil return, End holds the fragment's counters.
+func (f *FragmentStream) Each(fn func(arrow.RecordBatch) error) error {
+	for {
+		rec, err := f.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = fn(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // Schema is the output schema, once Recv has returned a record or io.EOF.
 func (f *FragmentStream) Schema() *arrow.Schema { return f.st.Schema() }
 

@@ -143,20 +143,15 @@ func scanKV(t *testing.T, ctx context.Context, cl pmclient.Cluster, pins []uint6
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			rec, err := fs.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				fs.Close()
-				t.Fatal(err)
-			}
+		err = fs.Each(func(rec arrow.RecordBatch) error {
 			keys[m] = append(keys[m], rec.Column(0).(*array.Int64).Int64Values()...)
 			rowIDs[m] = append(rowIDs[m], rec.Column(1).(*array.Int64).Int64Values()...)
-			rec.Release()
-		}
+			return nil
+		})
 		fs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	return keys, rowIDs
 }
