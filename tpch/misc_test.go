@@ -270,3 +270,39 @@ func TestPoolCheckpoints(t *testing.T) {
 		t.Fatalf("only %d of %d checkpoints reached", next, len(cps))
 	}
 }
+
+// TestPickIsUnif checks that pick's integer division gives exactly dbgen's float UnifInt
+// (rng.unif) for every distribution total the kit can have. Both are non-decreasing step
+// functions of the draw x, and the integer one steps up exactly at x = ⌈k·M/total⌉
+// (M = 2³¹−1), so agreeing at each such x and the x before it means agreeing everywhere.
+func TestPickIsUnif(t *testing.T) {
+	const maxTotal = 1024
+	for _, s := range distSpecs() {
+		if d := newDist(s); d.total > maxTotal {
+			t.Fatalf("distribution %s totals %d, over the %d checked here", s.name, d.total, maxTotal)
+		}
+	}
+	r := newRNG(false)
+	// seedBefore returns the seed whose next draw is x: one step back, 16807^(M−2) = 16807⁻¹.
+	seedBefore := func(x int64) int64 { return nthElement(pmModulus-2, x) }
+	check := func(d *dist, x int64) {
+		r.seed[sPCntr] = seedBefore(x)
+		r2 := r
+		if got, want := int64(r.pick(d, sPCntr))+1, r2.unif(1, d.total, sPCntr); got != want {
+			t.Fatalf("total %d, draw %d: pick gives %d, unif %d", d.total, x, got, want)
+		}
+	}
+	for total := int64(1); total <= maxTotal; total++ {
+		d := &dist{total: total, pick: make([]int16, total)}
+		for i := range d.pick {
+			d.pick[i] = int16(i)
+		}
+		check(d, 1)
+		check(d, pmModulus-1)
+		for k := int64(1); k < total; k++ {
+			x := (k*pmModulus + total - 1) / total // ⌈k·M/total⌉
+			check(d, x-1)
+			check(d, x)
+		}
+	}
+}
