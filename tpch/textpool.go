@@ -14,7 +14,7 @@ const textPoolSize = 300 * 1024 * 1024
 // maxSentence bounds one generated sentence (dbgen's MAX_SENT_LEN).
 const maxSentence = 256
 
-// textPool returns dbgen's text pool. It is built on first use (about 1.5 s of CPU, spread
+// textPool returns dbgen's text pool. It is built on first use (about 1 s of CPU, spread
 // over the cores)
 // and never changes afterwards, so every generator in the process shares it. The pool lives
 // outside the Go heap, in an anonymous mapping with transparent huge pages requested: it is

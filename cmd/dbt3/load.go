@@ -115,7 +115,7 @@ each segment (--cluster=false keeps dbgen's order).`)
 		}
 	}
 	// Generated rows draw their comments from dbgen's text pool, 300 MiB of sentences built
-	// once per process: about 1.5 s of CPU whatever the scale factor, the whole of a small
+	// once per process: about 1 s of CPU whatever the scale factor, the whole of a small
 	// load's fixed cost. It is built before any upload opens, so that no table's load time
 	// (which the primprocs measure from the upload's start) includes it.
 	var poolTime time.Duration
