@@ -34,13 +34,27 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return out, nil
 	}
+	// bindArgs checks that there are lo..hi arguments and binds them.
+	bindArgs := func(lo, hi int) ([]plan.Expr, error) {
+		if err := argc(lo, hi); err != nil {
+			return nil, err
+		}
+		return args(0)
+	}
+	// strArgs binds the arguments of a string function of lo..hi arguments, the first a
+	// string (returned apart).
+	strArgs := func(lo, hi int) (plan.Expr, []plan.Expr, error) {
+		a, err := bindArgs(lo, hi)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := b.toString(a[0], text)
+		return s, a, err
+	}
 	// numArgs binds the arguments of a numeric function of lo..hi arguments, the first a
 	// number (returned apart).
 	numArgs := func(lo, hi int) (plan.Expr, []plan.Expr, error) {
-		if err := argc(lo, hi); err != nil {
-			return nil, nil, err
-		}
-		a, err := args(0)
+		a, err := bindArgs(lo, hi)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -83,10 +97,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return b.dateFunc(fn, a[0], text)
 	case ast.Year, ast.Month, ast.Day, ast.DayOfMonth:
-		if err := argc(1, 1); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
+		a, err := bindArgs(1, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -94,14 +105,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			ast.Day: plan.FnExtractDay, ast.DayOfMonth: plan.FnExtractDay}[name]
 		return b.dateFunc(fn, a[0], text)
 	case ast.Substring, ast.Substr, ast.Mid:
-		if err := argc(2, 3); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
-		if err != nil {
-			return nil, err
-		}
-		s, err := b.toString(a[0], text)
+		s, a, err := strArgs(2, 3)
 		if err != nil {
 			return nil, err
 		}
@@ -121,14 +125,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return call, nil
 	case ast.Upper, ast.Ucase, ast.Lower, ast.Lcase:
-		if err := argc(1, 1); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
-		if err != nil {
-			return nil, err
-		}
-		s, err := b.toString(a[0], text)
+		s, _, err := strArgs(1, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -138,14 +135,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return &plan.Call{Fn: fn, Args: []plan.Expr{s}, T: types.VarcharType(s.Type().Length)}, nil
 	case ast.Length, ast.OctetLength, ast.CharLength, ast.CharacterLength:
-		if err := argc(1, 1); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
-		if err != nil {
-			return nil, err
-		}
-		s, err := b.toString(a[0], text)
+		s, _, err := strArgs(1, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -182,10 +172,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		case ast.Greatest, ast.Least:
 			lo = 2
 		}
-		if err := argc(lo, hi); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
+		a, err := bindArgs(lo, hi)
 		if err != nil {
 			return nil, err
 		}
@@ -197,10 +184,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			ast.Greatest: plan.FnGreatest, ast.Least: plan.FnLeast}[name]
 		return &plan.Call{Fn: fn, Args: a, T: t}, nil
 	case ast.Nullif:
-		if err := argc(2, 2); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
+		a, err := bindArgs(2, 2)
 		if err != nil {
 			return nil, err
 		}
@@ -210,10 +194,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return &plan.Case{Whens: []plan.When{{Cond: eq, Then: plan.Lit(types.NullValue(a[0].Type()))}}, Else: a[0], T: a[0].Type()}, nil
 	case ast.If:
-		if err := argc(3, 3); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
+		a, err := bindArgs(3, 3)
 		if err != nil {
 			return nil, err
 		}
@@ -302,10 +283,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 	case ast.Trim, ast.LTrim, ast.RTrim:
 		return b.trim(x, name, ctx)
 	case ast.DateDiff:
-		if err := argc(2, 2); err != nil {
-			return nil, err
-		}
-		a, err := args(0)
+		a, err := bindArgs(2, 2)
 		if err != nil {
 			return nil, err
 		}
