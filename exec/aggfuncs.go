@@ -428,8 +428,18 @@ func (f *sumFloatFn) merge(st []*vec.Vec, rows []int32, gids []int32) error {
 }
 
 func (f *sumFloatFn) partial(out []*vec.Vec, start, end int) error {
+	f.sumsTo(out[0], start, end)
+	if f.avg {
+		n := end - start
+		out[1].Prepare(vec.Int64Type, n)
+		copy(out[1].I64, f.counts[start:end])
+	}
+	return nil
+}
+
+// sumsTo writes groups [start,end)'s sums to o, NULL where a group saw no value.
+func (f *sumFloatFn) sumsTo(o *vec.Vec, start, end int) {
 	n := end - start
-	o := out[0]
 	o.Prepare(vec.Float64Type, n)
 	copy(o.F64, f.sums[start:end])
 	for k := 0; k < n; k++ {
@@ -440,17 +450,11 @@ func (f *sumFloatFn) partial(out []*vec.Vec, start, end int) error {
 			o.Nulls[k] = true
 		}
 	}
-	if f.avg {
-		out[1].Prepare(vec.Int64Type, n)
-		copy(out[1].I64, f.counts[start:end])
-	}
-	return nil
 }
 
+// final has one output vector (AVG's result), not partial's two (sum and count).
 func (f *sumFloatFn) final(o *vec.Vec, start, end int) error {
-	if err := f.partial([]*vec.Vec{o}, start, end); err != nil {
-		return err
-	}
+	f.sumsTo(o, start, end)
 	if f.avg {
 		for k := range o.F64 {
 			if c := f.counts[start+k]; c > 0 {
