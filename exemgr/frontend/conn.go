@@ -287,6 +287,8 @@ type textResult struct {
 	rows [][]cell
 	// info is the OK packet's message when cols is nil.
 	info string
+	// warnings are the statement's warnings, for SHOW WARNINGS and the OK packet's count.
+	warnings []Warning
 }
 
 // cell is one value of a textResult.
@@ -302,11 +304,15 @@ var nullCell = cell{null: true}
 // writeText answers with res: a result set if it has columns, otherwise an OK.
 func (c *conn) writeText(res *textResult, more bool) error {
 	if res == nil || res.cols == nil {
-		info := ""
+		info, warnings := "", uint16(0)
 		if res != nil {
 			info = res.info
+			if len(res.warnings) > 0 {
+				c.sess.setWarnings(res.warnings)
+				warnings = warningCount(res.warnings)
+			}
 		}
-		return c.w.ok(0, 0, status(more), 0, info)
+		return c.w.ok(0, 0, status(more), warnings, info)
 	}
 	c.w.columnCount(len(res.cols))
 	for i := range res.cols {

@@ -45,6 +45,7 @@ const (
 	ErrQueryMemoryLimit   uint16 = 1041 // out of memory: a query over --query-memory
 	ErrWrongArguments     uint16 = 1210 // incorrect arguments to a function
 	ErrWrongValueForVar   uint16 = 1231 // SET to a value a variable cannot take
+	ErrUnknownCollation   uint16 = 1273 // a collation colink does not compare by
 	ErrOperandColumns     uint16 = 1241 // operand should contain N column(s)
 	ErrSubqueryNo1Row     uint16 = 1242 // subquery returns more than 1 row
 	ErrWrongFieldWithGrp  uint16 = 1055 // non-aggregated column not in GROUP BY

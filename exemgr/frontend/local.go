@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"runtime"
@@ -69,9 +70,9 @@ func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
 		"character_set_results":    str("utf8mb4"),
 		"character_set_server":     str("utf8mb4"),
 		"character_set_database":   str("utf8mb4"),
-		"collation_connection":     str("utf8mb4_general_ci"),
-		"collation_server":         str("utf8mb4_general_ci"),
-		"collation_database":       str("utf8mb4_general_ci"),
+		"collation_connection":     str(defaultCollationName),
+		"collation_server":         str(defaultCollationName),
+		"collation_database":       str(defaultCollationName),
 		"init_connect":             str(""),
 		"time_zone":                str("SYSTEM"),
 		"system_time_zone":         ro(str(time.Now().Format("MST"))),
@@ -329,8 +330,13 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		if cs.kind != tokWord && cs.kind != tokString && cs.kind != tokQuotedIdent {
 			return nil, nil, false
 		}
+		collation := ""
 		if p.accept("collate") {
-			p.next()
+			t := p.next()
+			if t.kind != tokWord && t.kind != tokString && t.kind != tokQuotedIdent {
+				return nil, nil, false
+			}
+			collation = t.value
 		}
 		if !p.done() {
 			return nil, nil, false
@@ -338,7 +344,9 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
 			c.sess.SetVar(v, cs.value)
 		}
-		return nil, nil, true
+		bin, warn := binaryCollationOf(cs.value, collation)
+		c.sess.SetVar("collation_connection", bin)
+		return warn, nil, true
 	case p.acceptSeq("character", "set"), p.accept("charset"):
 		return nil, nil, true
 	}
@@ -347,6 +355,7 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		reset       bool // SET name = DEFAULT: back to the server's value
 	}
 	var sets []assignment
+	var res *textResult // carries the warnings of collations colink replaced
 	for {
 		scope := ""
 		switch {
@@ -402,6 +411,17 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 				}
 			}
 		}
+		if strings.HasPrefix(name, "collation_") && !isDefault {
+			cs, _, _ := strings.Cut(value, "_")
+			bin, warn := binaryCollationOf(cs, value)
+			if warn != nil {
+				if res == nil {
+					res = &textResult{}
+				}
+				res.warnings = append(res.warnings, warn.warnings...)
+			}
+			value = bin
+		}
 		sets = append(sets, assignment{name, value, isDefault})
 		if !p.accept(",") {
 			break
@@ -417,7 +437,24 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 			c.sess.SetVar(a.name, a.value)
 		}
 	}
-	return nil, nil, true
+	return res, nil, true
+}
+
+// binaryCollationOf returns the binary collation of character set cs, which is what colink
+// compares with whatever collation a client asks for: the engine compares strings
+// byte-wise. warn is nil when the requested collation is that one (or none was named), and
+// otherwise a result carrying a warning (1273, as MySQL's unknown collation) saying so.
+func binaryCollationOf(cs, requested string) (name string, warn *textResult) {
+	cs = strings.ToLower(cs)
+	name = cs + "_bin"
+	if cs == "binary" {
+		name = "binary"
+	}
+	if requested == "" || strings.EqualFold(requested, name) {
+		return name, nil
+	}
+	return name, &textResult{warnings: []Warning{{Level: "Warning", Code: ErrUnknownCollation,
+		Message: fmt.Sprintf("colink compares strings byte-wise: collation '%s' is treated as '%s'", requested, name)}}}
 }
 
 // literalValue parses a SET value: a string, a number (optionally negative), a word (ON,
@@ -630,7 +667,8 @@ func (c *conn) warnings(p *parser, errorsOnly bool) (*textResult, error, bool) {
 }
 
 // likeMatch matches s against a LIKE pattern (% any run, _ one character, \ escapes),
-// case-insensitively as MySQL's default collations do.
+// case-insensitively: MySQL matches SHOW VARIABLES LIKE against variable names that way,
+// whatever the connection's collation.
 func likeMatch(pattern, s string) bool {
 	p, t := []rune(strings.ToLower(pattern)), []rune(strings.ToLower(s))
 	// Iterative matching with backtracking to the last %.

@@ -21,8 +21,12 @@ const (
 	statusAutocommit  uint16 = 0x0002
 	statusMoreResults uint16 = 0x0008
 
-	binaryCollation  = 63 // the "binary" character set, for numbers and dates
-	defaultCollation = 45 // utf8mb4_general_ci
+	binaryCollation = 63 // the "binary" character set, for numbers and dates
+	// defaultCollation is utf8mb4_bin: colink compares and sorts strings byte-wise
+	// everywhere (exec, constant folding), so the handshake and every string column
+	// advertise the binary collation rather than MySQL's case-insensitive default.
+	defaultCollation     = 46
+	defaultCollationName = "utf8mb4_bin"
 
 	headerOK  = 0x00
 	headerEOF = 0xfe
