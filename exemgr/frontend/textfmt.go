@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+
+	"github.com/colinkdb/colink/internal/civil"
 )
 
 // This file formats values as MySQL's text protocol spells them. Every function appends to
@@ -87,41 +89,7 @@ func appendScaled(dst []byte, neg bool, digits []byte, scale int32) []byte {
 }
 
 // appendDate appends days since 1970-01-01 as YYYY-MM-DD (proleptic Gregorian calendar).
-func appendDate(dst []byte, days int32) []byte {
-	y, m, d := civilFromDays(int64(days))
-	if y < 0 || y > 9999 {
-		// MySQL cannot hold such a date; print it unpadded rather than wrongly.
-		dst = strconv.AppendInt(dst, y, 10)
-	} else {
-		dst = append(dst, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10))
-	}
-	return append(dst, '-', byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
-}
-
-// civilFromDays converts days since 1970-01-01 to a year, month and day, by counting 400-year
-// eras of 146097 days starting on March 1st so that the leap day ends each year.
-func civilFromDays(z int64) (year int64, month, day int) {
-	z += 719468 // days from 0000-03-01 to 1970-01-01
-	era := z / 146097
-	if z < 0 && z%146097 != 0 {
-		era--
-	}
-	doe := z - era*146097                                  // day of era, [0, 146096]
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // year of era, [0, 399]
-	doy := doe - (365*yoe + yoe/4 - yoe/100)               // day of year from March 1st, [0, 365]
-	mp := (5*doy + 2) / 153                                // month from March, [0, 11]
-	day = int(doy - (153*mp+2)/5 + 1)
-	if mp < 10 {
-		month = int(mp + 3)
-	} else {
-		month = int(mp - 9)
-	}
-	year = yoe + era*400
-	if month <= 2 {
-		year++
-	}
-	return year, month, day
-}
+func appendDate(dst []byte, days int32) []byte { return civil.AppendDate(dst, int64(days)) }
 
 // appendDouble appends f as MySQL prints a DOUBLE it has no scale for: the shortest digits
 // that read back as f, in fixed notation unless the number is below 1e-15 in magnitude or

@@ -190,10 +190,16 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 		}
 	}
 	switch x.Fn {
-	case FnAddDays:
-		return types.DateValue(a[0].Int + a[1].Int), nil
-	case FnAddMonths:
-		return types.DateValue(types.AddMonths(a[0].Int, a[1].Int)), nil
+	case FnAddDays, FnAddMonths:
+		add := types.AddDays
+		if x.Fn == FnAddMonths {
+			add = types.AddMonths
+		}
+		// MySQL: a result outside 0001-01-01 … 9999-12-31, whatever the interval, is NULL.
+		if d, ok := add(a[0].Int, a[1].Int); ok {
+			return types.DateValue(d), nil
+		}
+		return types.NullValue(types.DateType), nil
 	case FnExtractYear, FnExtractMonth, FnExtractDay:
 		y, m, d := types.CivilFromDays(a[0].Int)
 		n := map[Func]int{FnExtractYear: y, FnExtractMonth: int(m), FnExtractDay: d}[x.Fn]

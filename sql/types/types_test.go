@@ -1,6 +1,7 @@
 package types
 
 import (
+	"math"
 	"testing"
 )
 
@@ -162,19 +163,37 @@ func TestDates(t *testing.T) {
 		t.Errorf("1998-12-01 - 90 days = %s", got)
 	}
 	jan31, _ := ParseDate("2020-01-31")
-	if got := FormatDate(AddMonths(jan31, 1)); got != "2020-02-29" {
-		t.Errorf("2020-01-31 + 1 month = %s", got)
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{1, "2020-02-29"}, {-13, "2018-12-31"}, {12 * 7980, "NULL"}, {math.MinInt64, "NULL"}} {
+		got := "NULL"
+		if r, ok := AddMonths(jan31, c.n); ok {
+			got = FormatDate(r)
+		}
+		if got != c.want {
+			t.Errorf("2020-01-31 + %d months = %s, want %s", c.n, got, c.want)
+		}
 	}
-	if got := FormatDate(AddMonths(jan31, -13)); got != "2018-12-31" {
-		t.Errorf("2020-01-31 - 13 months = %s", got)
-	}
-	for _, bad := range []string{"1995-2-30", "95-01-01", "1995-00-10", "1995/01/01", "0999-01-01"} {
+	for _, bad := range []string{"1995-2-30", "95-01-01", "1995-00-10", "1995/01/01", "0000-01-01",
+		"10000-01-01", "1995-001-01", "2021-13-45"} {
 		if _, err := ParseDate(bad); err == nil {
 			t.Errorf("ParseDate(%q): no error", bad)
 		}
 	}
 	if d, err := ParseDate("1995-3-5"); err != nil || FormatDate(d) != "1995-03-05" {
 		t.Errorf("ParseDate(1995-3-5) = %v, %v", d, err)
+	}
+	// The ends of MySQL's DATE range, and days beyond time.Duration's ±292 years, read and
+	// print back unchanged.
+	for _, s := range []string{"0001-01-01", "9999-12-31", "0999-01-01", "2262-04-12", "1677-09-21", "3000-02-28"} {
+		d, err := ParseDate(s)
+		if err != nil || FormatDate(d) != s {
+			t.Errorf("ParseDate(%q) = %d %v, prints %s", s, d, err, FormatDate(d))
+		}
+		if y, m, dd := CivilFromDays(d); DaysFromCivil(y, m, dd) != d {
+			t.Errorf("%s: civil round trip fails", s)
+		}
 	}
 }
 

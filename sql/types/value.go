@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/colinkdb/colink/internal/civil"
 )
 
 // Value is a constant of a SQL type: a literal in a query, or what the constant folder
@@ -113,11 +115,8 @@ func allDigits(s string) bool {
 	return true
 }
 
-// epoch is day 0 of DATE values.
-var epoch = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // ParseDate reads 'YYYY-MM-DD' (month and day may have one digit) into days since
-// 1970-01-01, rejecting dates outside MySQL's range 1000-01-01 … 9999-12-31 and days that do
+// 1970-01-01, rejecting dates outside MySQL's range 0001-01-01 … 9999-12-31 and days that do
 // not exist.
 func ParseDate(s string) (int64, error) {
 	parts := strings.Split(strings.TrimSpace(s), "-")
@@ -126,46 +125,37 @@ func ParseDate(s string) (int64, error) {
 	}
 	var n [3]int
 	for i, p := range parts {
-		if p == "" || len(p) > 4 || !allDigits(p) {
+		if p == "" || len(p) > 4 || i > 0 && len(p) > 2 || !allDigits(p) {
 			return 0, fmt.Errorf("incorrect DATE value: '%s'", s)
 		}
 		n[i], _ = strconv.Atoi(p)
 	}
-	y, m, d := n[0], n[1], n[2]
-	if y < 1000 || m < 1 || m > 12 || d < 1 || d > daysIn(y, time.Month(m)) {
+	if !civil.Valid(n[0], n[1], n[2]) {
 		return 0, fmt.Errorf("incorrect DATE value: '%s'", s)
 	}
-	return DaysFromCivil(y, time.Month(m), d), nil
+	return civil.Days(n[0], n[1], n[2]), nil
 }
 
 // DaysFromCivil converts a calendar date to days since 1970-01-01.
-func DaysFromCivil(y int, m time.Month, d int) int64 {
-	return int64(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Sub(epoch) / (24 * time.Hour))
-}
+func DaysFromCivil(y int, m time.Month, d int) int64 { return civil.Days(y, int(m), d) }
 
 // CivilFromDays converts days since 1970-01-01 to a calendar date.
 func CivilFromDays(days int64) (int, time.Month, int) {
-	return epoch.AddDate(0, 0, int(days)).Date()
+	y, m, d := civil.Date(days)
+	return y, time.Month(m), d
 }
 
 // FormatDate spells days since 1970-01-01 as YYYY-MM-DD.
-func FormatDate(days int64) string {
-	y, m, d := CivilFromDays(days)
-	return fmt.Sprintf("%04d-%02d-%02d", y, int(m), d)
-}
+func FormatDate(days int64) string { return civil.Format(days) }
 
-func daysIn(y int, m time.Month) int {
-	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
-}
+// AddDays adds n days to a date as MySQL's DATE_ADD does; false (MySQL's NULL) when the
+// result leaves 0001-01-01 … 9999-12-31.
+func AddDays(days, n int64) (int64, bool) { return civil.AddDays(days, n) }
 
 // AddMonths adds n months to a date as MySQL's DATE_ADD does: the day is clamped to the end
-// of the resulting month (2020-01-31 + 1 month = 2020-02-29).
-func AddMonths(days int64, n int64) int64 {
-	y, m, d := CivilFromDays(days)
-	total := int64(y)*12 + int64(m-1) + n
-	ny, nm := int(total/12), time.Month(total%12+1)
-	return DaysFromCivil(ny, nm, min(d, daysIn(ny, nm)))
-}
+// of the resulting month (2020-01-31 + 1 month = 2020-02-29); false (MySQL's NULL) when the
+// result leaves 0001-01-01 … 9999-12-31.
+func AddMonths(days, n int64) (int64, bool) { return civil.AddMonths(days, n) }
 
 // Pow10 returns 10^n.
 func Pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
