@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,14 +37,15 @@ func TestSnapshotIsolationAndObsoleteFiles(t *testing.T) {
 	cur.Release()
 	checkTable(t, s, "orders", 2, 2500)
 
-	// The old scan still reads the old rows: its files are kept while it is open.
-	var n int64
+	// The old scan still reads the old rows: its files are kept while it is open. ForEach
+	// calls fn from both workers at once, so the count is atomic.
+	var n atomic.Int64
 	err = oldScan.ForEach(context.Background(), 2, func(ref RowGroupRef, rec arrow.Record) error {
-		n += rec.NumRows()
+		n.Add(rec.NumRows())
 		return nil
 	})
-	if err != nil || n != 4000 {
-		t.Fatalf("old scan: %d rows, %v", n, err)
+	if err != nil || n.Load() != 4000 {
+		t.Fatalf("old scan: %d rows, %v", n.Load(), err)
 	}
 	for _, sg := range oldInfo.Segments {
 		if _, err := os.Stat(filepath.Join(dir, sg.File)); err != nil {
