@@ -3,6 +3,8 @@ package physical
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +33,8 @@ type ExecOptions struct {
 	// plan of its own, usually another fragment's rows gathered from the primprocs); 1 or
 	// less computes them one after the other.
 	Threads int
+	// Log receives the stack of a panic that fails the query (default slog.Default()).
+	Log *slog.Logger
 }
 
 // run is the state of one execution of a plan.
@@ -75,6 +79,9 @@ func (p *Plan) Execute(ctx context.Context, runner Runner, opts ExecOptions) (*R
 	}
 	if opts.Alloc == nil {
 		opts.Alloc = vec.NewPool(0)
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
 	}
 	r := &run{ctx: ctx, runner: runner, opts: opts, budget: exec.NewBudget(opts.QueryMemory),
 		bcasts: map[*Broadcast]*bcastData{}}
@@ -192,8 +199,22 @@ func (res *Result) ReadAll(ctx context.Context) ([]arrow.RecordBatch, error) {
 	}
 }
 
+// recoverPanic turns a panic in what into error 1105 in *err, failing the query rather
+// than the daemon (the build sides run on goroutines of their own, where a panic is out of
+// reach of the caller's recover). The stack goes to the log, a short message to the client.
+func (r *run) recoverPanic(what string, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	r.opts.Log.Error("physical: internal error", "in", what, "panic", p, "stack", string(debug.Stack()))
+	*err = &vec.Error{Code: vec.CodeUnknown, SQLState: "HY000",
+		Msg: fmt.Sprintf("internal error in %s: %v (the query was abandoned)", what, p)}
+}
+
 // broadcast materializes a build side once per run.
-func (r *run) broadcast(ctx context.Context, b *Broadcast) (*bcastData, error) {
+func (r *run) broadcast(ctx context.Context, b *Broadcast) (_ *bcastData, err error) {
+	defer r.recoverPanic(fmt.Sprintf("broadcast %d", b.ID), &err)
 	r.mu.Lock()
 	if d, ok := r.bcasts[b]; ok {
 		r.mu.Unlock()
@@ -207,18 +228,21 @@ func (r *run) broadcast(ctx context.Context, b *Broadcast) (*bcastData, error) {
 	in := b.Input.Types()
 	m := exec.NewMaterializer(op, vec.SchemaOf(nil, in), r.opts.OutputRows, nil)
 	d := &bcastData{acct: r.budget.NewAccount(fmt.Sprintf("broadcast %d", b.ID))}
-	fail := func(err error) (*bcastData, error) {
-		m.Close()
-		for _, rec := range d.recs {
-			rec.Release()
+	// Until d is stored in r.bcasts, a failure (or a panic) releases what d holds.
+	stored := false
+	defer func() {
+		if !stored {
+			m.Close()
+			for _, rec := range d.recs {
+				rec.Release()
+			}
+			d.acct.Close()
 		}
-		d.acct.Close()
-		return nil, err
-	}
+	}()
 	for {
 		rec, err := m.Next(ctx)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		if rec == nil {
 			break
@@ -232,23 +256,24 @@ func (r *run) broadcast(ctx context.Context, b *Broadcast) (*bcastData, error) {
 		d.rows += rec.NumRows()
 		d.bytes += vec.RecordBytes(rec)
 		if err := d.acct.Resize(d.bytes); err != nil {
-			return fail(err)
+			return nil, err
 		}
 	}
 	if err := m.Close(); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	if b.uniqueKeys != nil {
 		if err := checkUnique(d.recs, b.types, b.uniqueKeys); err != nil {
-			return fail(err)
+			return nil, err
 		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bcasts == nil {
-		return fail(fmt.Errorf("physical: broadcast %d computed after the result was closed", b.ID))
+		return nil, fmt.Errorf("physical: broadcast %d computed after the result was closed", b.ID)
 	}
 	r.bcasts[b] = d
+	stored = true
 	return d, nil
 }
 
@@ -277,7 +302,7 @@ func (r *run) broadcasts(ctx context.Context, bs []*Broadcast) ([]*bcastData, er
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i], errs[i] = r.broadcast(ctx, b)
+			out[i], errs[i] = r.broadcast(ctx, b) // broadcast recovers its own panics
 			if errs[i] != nil {
 				cancel(errs[i])
 			}
@@ -286,6 +311,11 @@ func (r *run) broadcasts(ctx context.Context, bs []*Broadcast) ([]*bcastData, er
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
