@@ -13,9 +13,14 @@
 // Close. Batches hold at most vec.DefaultBatchRows rows (by default), carry a selection
 // vector, and are valid until the producer's next Next. Operators buffer rows only where
 // they must (hash tables, sorts) and charge that memory to a per-query Budget; going over it
-// fails the query with ErrMemoryLimit (MySQL error 1041). A budget made with NewBudgetPool
-// also lends hash aggregates and join tables their large arrays from a recycling vec.Pool
-// (primproc's one pool for all its queries), which they give back when they close.
+// fails the query with ErrMemoryLimit (MySQL error 1041). A panic on a goroutine the package
+// starts (parallel workers, fragment workers, aggregate workers) fails only its query, with
+// ErrInternal (1105, "internal error in <operator>: <value>"); the stack goes to the logger
+// ContextWithLogger put in the context (default slog.Default()), never into the error.
+//
+// A budget made with NewBudgetPool also lends hash aggregates and join tables their large
+// arrays from a recycling vec.Pool (primproc's one pool for all its queries), which they
+// give back when they close.
 //
 //	NewSource(stream, types, n)          Arrow records -> batches (zero-copy views)
 //	NewMaterializer(op, schema, n, a)    batches -> Arrow records of ~n rows (a RecordStream)

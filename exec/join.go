@@ -241,7 +241,11 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 		rows = append(rows, r)
 	}
 	h := vec.MakeSlice[uint64](t.pool, total)
-	hashParallel(t.keyVecs, rows, h, t.ht.seed)
+	if err := hashParallel(t.keyVecs, rows, h, t.ht.seed); err != nil {
+		vec.FreeSlice(t.pool, h)
+		vec.FreeSlice(t.pool, rows)
+		return err
+	}
 	order := t.ht.partitionRows(rows, h)
 	t.first = vec.GrowSlice(t.pool, t.first, t.ht.len()+len(rows))
 	t.last = vec.GrowSlice(t.pool, t.last, t.ht.len()+len(rows))
@@ -309,16 +313,19 @@ func (t *JoinTable) chain(g, r int32) {
 // bulkBuildRows is the build side size from which AddRecords hashes in bulk.
 const bulkBuildRows = 1 << 17
 
-// hashParallel is hashRows over two halves of rows at once.
-func hashParallel(keys []*vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
+// hashParallel is hashRows over two halves of rows at once. A panic in the second
+// goroutine becomes its error (the caller's own half panics on the caller's goroutine).
+func hashParallel(keys []*vec.Vec, rows []int32, h []uint64, seed maphash.Seed) error {
 	half := len(rows) / 2
-	done := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
+		var err error
+		defer func() { done <- err }()
+		defer recoverTo(context.Background(), "join build hashing", &err)
 		hashRows(keys, rows[half:], h, seed)
-		close(done)
 	}()
 	hashRows(keys, rows[:half], h, seed)
-	<-done
+	return <-done
 }
 
 // AddOperator appends every row of an operator (initialising and closing it).

@@ -38,6 +38,8 @@ type ParallelAggregate struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+	errMu   sync.Mutex
+	err     error // the first worker failure: the cause, where the others see cancellation
 	started bool
 	cur     int // the worker whose output Next is reading
 
@@ -48,14 +50,14 @@ type ParallelAggregate struct {
 
 // aggWorker is one share of a ParallelAggregate: batches in, the aggregation's batches out.
 type aggWorker struct {
-	agg  *HashAggregate
-	in   chan *vec.Batch // dealt rows (owned batches)
-	free chan *vec.Batch // batches the worker has consumed, for reuse
-	out  chan *vec.Batch // output copies
-	done chan *vec.Batch // output copies Next has passed on, for reuse
-	err  error           // set before out is closed
-	fill *vec.Batch      // the batch being dealt into
-	last *vec.Batch      // the output batch Next returned last
+	agg    *HashAggregate
+	in     chan *vec.Batch // dealt rows (owned batches)
+	free   chan *vec.Batch // batches the worker has consumed, for reuse
+	out    chan *vec.Batch // output copies
+	done   chan *vec.Batch // output copies Next has passed on, for reuse
+	failed bool            // set before out is closed when the worker failed (see p.err)
+	fill   *vec.Batch      // the batch being dealt into
+	last   *vec.Batch      // the output batch Next returned last
 }
 
 // parallelAggMinRows is the input size from which the aggregation is dealt out to the
@@ -152,8 +154,8 @@ func (p *ParallelAggregate) Next(ctx context.Context) (*vec.Batch, error) {
 		select {
 		case b, ok := <-w.out:
 			if !ok {
-				if w.err != nil {
-					return nil, w.err
+				if w.failed {
+					return nil, p.failure()
 				}
 				p.cur++
 				continue
@@ -298,10 +300,8 @@ func (p *ParallelAggregate) workerErr(ctx context.Context) error {
 	p.stopInputs()
 	p.cancel()
 	p.wg.Wait()
-	for _, w := range p.workers {
-		if w.err != nil {
-			return w.err
-		}
+	if err := p.failure(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -321,23 +321,39 @@ func (p *ParallelAggregate) stopInputs() {
 
 func (p *ParallelAggregate) runWorker(w *aggWorker) {
 	defer p.wg.Done()
-	defer close(w.out)
-	fail := func(err error) {
-		w.err = err
+	defer close(w.out) // after w.err is set
+	if err := p.work(w); err != nil {
+		w.failed = true
+		p.errMu.Lock()
+		if p.err == nil {
+			p.err = err
+		}
+		p.errMu.Unlock()
 		p.cancel()
 	}
+}
+
+// failure is the first worker error (nil: none).
+func (p *ParallelAggregate) failure() error {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	return p.err
+}
+
+// work runs worker w's aggregation, sending its output batches to w.out. A panic becomes
+// its error, which fails only this query.
+func (p *ParallelAggregate) work(w *aggWorker) (err error) {
+	defer recoverTo(p.ctx, "parallel aggregate worker", &err)
 	if err := w.agg.Init(p.ctx); err != nil {
-		fail(err)
-		return
+		return err
 	}
 	for {
 		b, err := w.agg.Next(p.ctx)
 		if err != nil {
-			fail(fmt.Errorf("aggregate worker: %w", err))
-			return
+			return fmt.Errorf("aggregate worker: %w", err)
 		}
 		if b == nil {
-			return
+			return nil
 		}
 		var c *vec.Batch
 		select {
@@ -355,7 +371,7 @@ func (p *ParallelAggregate) runWorker(w *aggWorker) {
 		select {
 		case w.out <- c:
 		case <-p.ctx.Done():
-			return
+			return nil
 		}
 	}
 }

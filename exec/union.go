@@ -126,9 +126,15 @@ func (p *Parallel) run(ctx context.Context, w int, work WorkFunc) {
 			return ctx.Err()
 		}
 	}
-	if err := work(ctx, w, emit); err != nil {
+	if err := runWork(ctx, w, work, emit); err != nil {
 		p.fail(err)
 	}
+}
+
+// runWork calls work, turning a panic into an error that fails only this stream.
+func runWork(ctx context.Context, w int, work WorkFunc, emit func(arrow.RecordBatch) error) (err error) {
+	defer recoverTo(ctx, "parallel worker", &err)
+	return work(ctx, w, emit)
 }
 
 func (p *Parallel) fail(err error) {
