@@ -340,6 +340,7 @@ func (n *substrNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 }
 
 // substring applies MySQL's SUBSTRING to UTF-8 text; length < 0 means "to the end".
+// pos and length may be any int64: 0 <= start < n holds before anything is added to start.
 func substring(s []byte, pos, length int64) []byte {
 	if pos == 0 || length == 0 {
 		return nil
@@ -361,7 +362,7 @@ func substring(s []byte, pos, length int64) []byte {
 			return nil
 		}
 		end := n
-		if length >= 0 && start+length < n {
+		if length >= 0 && length < n-start { // not start+length: it may overflow
 			end = start + length
 		}
 		return s[start:end]
