@@ -10,6 +10,7 @@
 package bind
 
 import (
+	"math"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -376,7 +377,11 @@ func (b *Binder) itemColumn(it selectItem) plan.ColumnID {
 	return b.newColumn(it.name, it.expr.Type(), b.nullable(it.expr))
 }
 
-// limit reads LIMIT count [OFFSET offset], which must be non-negative integer literals.
+// limit reads LIMIT count [OFFSET offset], which must be non-negative integer literals up
+// to 2^64-1, as in MySQL (LIMIT 95, 18446744073709551615 is its idiom for "from row 95 to
+// the end"). No result has 2^63 rows, so the values are clamped to int64 and a count that
+// reaches past row 2^63-1 means no limit (-1): offset+count never overflows an int64, which
+// the operators and the partial limits pushed into fragments rely on.
 func (b *Binder) limit(l *ast.Limit) (count, offset int64, err error) {
 	read := func(e ast.ExprNode) (int64, error) {
 		v, ok := e.(ast.ValueExpr)
@@ -389,9 +394,7 @@ func (b *Binder) limit(l *ast.Limit) (count, offset int64, err error) {
 				return x, nil
 			}
 		case uint64:
-			if x <= 1<<62 {
-				return int64(x), nil
-			}
+			return int64(min(x, math.MaxInt64)), nil
 		}
 		return 0, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to LIMIT")
 	}
@@ -405,6 +408,9 @@ func (b *Binder) limit(l *ast.Limit) (count, offset int64, err error) {
 		if offset, err = read(l.Offset); err != nil {
 			return 0, 0, err
 		}
+	}
+	if count > math.MaxInt64-offset {
+		count = -1
 	}
 	return count, offset, nil
 }

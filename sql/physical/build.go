@@ -2,6 +2,7 @@ package physical
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -667,6 +668,12 @@ func sortRefs(keys []plan.SortKey) plan.ColSet {
 }
 
 func (b *builder) limit(l *plan.Limit, need plan.ColSet) (*rel, error) {
+	if l.Count > math.MaxInt64-l.Offset {
+		// Rows past 2^63-1 do not exist: no limit, and Count+Offset below cannot overflow.
+		lim := *l
+		lim.Count = -1
+		l = &lim
+	}
 	if s, ok := l.Input.(*plan.Sort); ok && l.Count >= 0 {
 		r, err := b.build(s.Input, need.Union(sortRefs(s.Keys)))
 		if err != nil {
