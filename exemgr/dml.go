@@ -2,11 +2,8 @@ package exemgr
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -318,11 +315,8 @@ func (e *Engine) loadData(ctx context.Context, ev env, view *catView, x *sql.Loa
 		if r, err = ev.s.LocalFile(spec.Path); err != nil {
 			return nil, err
 		}
-	} else if r, err = os.Open(spec.Path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, loadErr(29, "HY000", "File '%s' not found (Errcode: 2 \"No such file or directory\")", spec.Path)
-		}
-		return nil, loadErr(29, "HY000", "File '%s' cannot be read: %v", spec.Path, err)
+	} else if r, err = openServerFile(e.cfg.SecureFilePriv, spec.Path); err != nil {
+		return nil, err
 	}
 	defer r.Close()
 	pins, err := e.pinSnapshots(ctx, x.SQL())

@@ -46,6 +46,9 @@ type EngineConfig struct {
 	// PrimProcTimeout bounds how long a statement waits for a primproc without a live
 	// connection before failing.
 	PrimProcTimeout time.Duration
+	// SecureFilePriv is the directory under which LOAD DATA INFILE (not LOCAL) may read
+	// server-side files, like MySQL's secure_file_priv; empty refuses every such file.
+	SecureFilePriv string
 	// Logger receives the engine's events; the ExeMgr's logger if nil.
 	Logger *slog.Logger
 }

@@ -50,6 +50,8 @@ func run(args []string) int {
 	daemon.ByteSizeVar(fs, &ecfg.PmMaxMemorySmallSide, "pm-max-memory-small-side", opt.DefaultPmMaxMemorySmallSide, "",
 		"largest estimated join build side broadcast to the primprocs (PM join); larger ones join in exemgr (UM join)")
 	fs.IntVar(&ecfg.Threads, "threads", runtime.GOMAXPROCS(0), "build sides of one fragment exemgr computes at once (sibling broadcasts overlap); 1 computes them one after the other")
+	fs.StringVar(&ecfg.SecureFilePriv, "secure-file-priv", "",
+		"directory LOAD DATA INFILE (not LOCAL) may read server-side files from, like mysqld's; empty (the default, unlike mysqld's) refuses them all, and LOAD DATA LOCAL INFILE still works")
 	fs.DurationVar(&ecfg.PrimProcTimeout, "primproc-timeout", exemgr.DefaultPrimProcTimeout, "how long a statement waits for a primproc without a live connection before failing")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: exemgr [flags]\n\nRuns colink's execution manager. Compiled-in default transport: %s.\n\n%s", ipc.DefaultTransport, fs.FlagUsages())
@@ -79,6 +81,10 @@ func run(args []string) int {
 	ecfg.Logger = log
 	if ecfg.Threads < 1 {
 		fmt.Fprintln(os.Stderr, "exemgr: --threads must be at least 1")
+		return daemon.ExitUsage
+	}
+	if err := exemgr.CheckSecureFilePriv(ecfg.SecureFilePriv); err != nil {
+		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage
 	}
 	em, err := exemgr.New(cfg)
