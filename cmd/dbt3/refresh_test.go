@@ -173,7 +173,8 @@ type rfCluster struct {
 func startRefreshCluster(t *testing.T, bins daemons.Binaries, dir string) *rfCluster {
 	t.Helper()
 	c := &rfCluster{mysql: fmt.Sprintf("127.0.0.1:%d", testbin.FreePort(t))}
-	emArgs := []string{"--mysql-listen", c.mysql, "--threads", "1", "--primproc-timeout", "3s", "--heartbeat-timeout", "2s"}
+	// The non-LOCAL LOAD DATA statements read files under dir, which exemgr must allow.
+	emArgs := []string{"--mysql-listen", c.mysql, "--threads", "1", "--primproc-timeout", "3s", "--heartbeat-timeout", "2s", "--secure-file-priv", dir}
 	for i := 0; i < 2; i++ {
 		url := fmt.Sprintf("tcp://127.0.0.1:%d", testbin.FreePort(t))
 		c.urls = append(c.urls, url)
