@@ -508,6 +508,11 @@ func (b *Binder) aggCall(x *ast.AggregateFuncExpr, ctx *exprCtx) (plan.Expr, err
 	if err != nil {
 		return nil, err
 	}
+	if arg.Type().Kind == types.Null {
+		// An expression of type NULL is always NULL (COUNT(NULL) = 0, SUM(NULL) is NULL);
+		// the operators aggregate typed columns, so it becomes a BIGINT NULL.
+		arg = plan.Lit(types.NullValue(types.Int64Type))
+	}
 	a := &plan.AggCall{Fn: fn, Arg: arg, Distinct: x.Distinct}
 	t := arg.Type()
 	switch fn {
