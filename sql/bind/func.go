@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"math"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -436,10 +437,7 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 			return nil, sqlerr.New(sqlerr.ErTruncatedWrongValue, "Truncated incorrect INTEGER value: '%s'", l.V.Text())
 		}
 		if !v.Null {
-			v.Int *= factor
-			if sub {
-				v.Int = -v.Int
-			}
+			v.Int = intervalCount(v.Int, factor, sub)
 		}
 		n = plan.Lit(v)
 	} else {
@@ -501,4 +499,21 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 		return nil, sqlerr.Unsupported("CAST between dates and numbers")
 	}
 	return b.castTo(v, t, text)
+}
+
+// intervalCount returns n×factor days or months, negated for DATE_SUB. A count beyond
+// int64 saturates instead of wrapping: any count that large leaves the DATE range, so the
+// result is NULL, as MySQL's is, rather than a wrapped date.
+func intervalCount(n, factor int64, sub bool) int64 {
+	if sub {
+		factor = -factor
+	}
+	r := n * factor
+	if n != 0 && (r/n != factor || n == -1 && factor == math.MinInt64 || n == math.MinInt64 && factor == -1) {
+		if (n < 0) != (factor < 0) {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return r
 }

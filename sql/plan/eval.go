@@ -1,12 +1,14 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
 )
 
@@ -40,6 +42,19 @@ func Eval(e Expr) (types.Value, error) {
 		}
 		return Eval(x.Else)
 	case *Call:
+		if x.Fn == FnCoalesce {
+			// Lazy, as MySQL: the operands after the first non-NULL one are not evaluated.
+			for _, a := range x.Args {
+				v, err := Eval(a)
+				if err != nil {
+					return types.Value{}, err
+				}
+				if !v.Null {
+					return types.Convert(v, x.T)
+				}
+			}
+			return types.NullValue(x.T), nil
+		}
 		args := make([]types.Value, len(x.Args))
 		for i, a := range x.Args {
 			v, err := Eval(a)
@@ -80,11 +95,13 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 		if x.Fn == FnIntDiv && x.T.Kind == types.Int64 && (a[0].Type.Kind == types.Decimal || a[1].Type.Kind == types.Decimal) {
 			return types.Value{}, errNotConstant
 		}
-		return types.Arithmetic(op, a[0], a[1], x.T)
+		v, err := types.Arithmetic(op, a[0], a[1], x.T)
+		return v, rangeError(x, err)
 	}
 	switch x.Fn {
 	case FnNeg:
-		return types.Arithmetic(types.OpSub, types.Value{Type: a[0].Type, Int: 0, Dec: zeroDec(a[0])}, a[0], x.T)
+		v, err := types.Arithmetic(types.OpSub, types.Value{Type: a[0].Type, Int: 0, Dec: zeroDec(a[0])}, a[0], x.T)
+		return v, rangeError(x, err)
 	case FnAnd:
 		r := 1
 		for _, v := range a {
@@ -257,7 +274,8 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 			return types.Value{}, err
 		}
 		if c < 0 {
-			return evalCall(&Call{Fn: FnNeg, T: x.T}, a[:1])
+			v, err := types.Arithmetic(types.OpSub, types.Value{Type: a[0].Type, Dec: zeroDec(a[0])}, a[0], x.T)
+			return v, rangeError(x, err)
 		}
 		return types.Convert(a[0], x.T)
 	case FnRound:
@@ -277,6 +295,37 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 		}
 	}
 	return types.Value{}, errNotConstant
+}
+
+// rangeError turns an arithmetic result out of its type's range into MySQL's error 1690,
+// which names the expression as MySQL prints it: "BIGINT value is out of range in
+// '(9223372036854775807 + 1)'". Other errors pass unchanged.
+func rangeError(x *Call, err error) error {
+	var oor *types.OutOfRangeError
+	if !errors.As(err, &oor) {
+		return err
+	}
+	return sqlerr.Wrap(err, sqlerr.ErDataOutOfRange, "%s value is out of range in '%s'", oor.Type, mysqlText(x))
+}
+
+// mysqlText prints a constant arithmetic expression as MySQL's error messages do: every
+// binary operation in parentheses, a negation as -(x).
+func mysqlText(e Expr) string {
+	x, ok := e.(*Call)
+	if !ok {
+		return FormatExpr(e, nil)
+	}
+	if x.Fn == FnNeg && len(x.Args) == 1 {
+		return "-(" + mysqlText(x.Args[0]) + ")"
+	}
+	if _, arith := arithOf[x.Fn]; arith && len(x.Args) == 2 {
+		op := funcs[x.Fn].infix
+		if x.Fn == FnIntDiv {
+			op = "DIV"
+		}
+		return "(" + mysqlText(x.Args[0]) + " " + op + " " + mysqlText(x.Args[1]) + ")"
+	}
+	return FormatExpr(e, nil)
 }
 
 // zeroDec is a zero unscaled decimal when v is a decimal (nil otherwise).

@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"errors"
+
+	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
 )
 
@@ -80,6 +83,20 @@ func foldCall(x *Call) Expr {
 		return x
 	}
 	switch x.Fn {
+	case FnCoalesce:
+		// The first non-NULL literal is the value when no column comes before it.
+		for _, a := range x.Args {
+			l, ok := a.(*Literal)
+			if !ok {
+				break
+			}
+			if !l.V.Null {
+				if v, err := types.Convert(l.V, x.T); err == nil {
+					return Lit(v)
+				}
+				break
+			}
+		}
 	case FnAnd:
 		var keep []Expr
 		for _, a := range x.Args {
@@ -228,4 +245,75 @@ func FoldConds(conds []Expr) []Expr {
 		}
 	}
 	return out
+}
+
+// ConstantError returns the first error that a constant part of the plan raises when it is
+// evaluated (MySQL's error 1690 for BIGINT 9223372036854775807 + 1, say), or nil. Run it
+// after FoldPlan: a constant that Fold could not turn into a literal is still in the plan,
+// and without this check the executor would compute it on its own. Only parts evaluated
+// whatever the data are checked — not the branches of a CASE, nor the operands of AND, OR
+// and COALESCE after the first — because MySQL evaluates those only when it reaches them.
+func ConstantError(n Node) error {
+	var err error
+	var check func(e Expr)
+	check = func(e Expr) {
+		if err != nil || e == nil {
+			return
+		}
+		switch x := e.(type) {
+		case *Subquery:
+			if x.Probe != nil {
+				check(x.Probe)
+			}
+			if err == nil {
+				err = ConstantError(x.Plan)
+			}
+			return
+		case *Case:
+			if len(x.Whens) > 0 {
+				check(x.Whens[0].Cond)
+			}
+			return
+		case *Call:
+			args := x.Args
+			switch x.Fn {
+			case FnAnd, FnOr, FnCoalesce:
+				args = args[:min(len(args), 1)]
+			}
+			for _, a := range args {
+				check(a)
+			}
+			if err == nil && allLiterals(x.Args) {
+				err = definiteError(x)
+			}
+			return
+		case *Cast:
+			check(x.Arg)
+			if _, ok := x.Arg.(*Literal); ok && err == nil {
+				err = definiteError(x)
+			}
+			return
+		}
+		for _, c := range Children(e) {
+			check(c)
+		}
+	}
+	WalkPlan(n, func(n Node) bool {
+		for _, e := range NodeExprs(n) {
+			check(e)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// definiteError evaluates a constant expression and returns its error if it is one to
+// report to the client (a *sqlerr.Error), not merely a function the folder cannot compute.
+func definiteError(e Expr) error {
+	_, err := Eval(e)
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return nil
 }

@@ -183,8 +183,18 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
+// OutOfRangeError reports an arithmetic result its type cannot hold: a BIGINT past 64 bits,
+// a DECIMAL past its precision (at most 38 digits), a DOUBLE past ±1.8e308. MySQL reports
+// it as error 1690, naming the expression; the caller, which has the expression, does so.
+type OutOfRangeError struct {
+	Type string // "BIGINT", "DECIMAL" or "DOUBLE", as MySQL's message names it
+}
+
+func (e *OutOfRangeError) Error() string { return e.Type + " value is out of range" }
+
 // Arithmetic computes "a op b" into result type t (as Arith gives it). Division by zero is
-// NULL, as in MySQL. Operands are converted to t's kind first.
+// NULL, as in MySQL. Operands are converted to t's kind first. A result that t cannot hold
+// is an *OutOfRangeError, never a wrapped value.
 func Arithmetic(op ArithOp, a, b Value, t Type) (Value, error) {
 	if a.Null || b.Null {
 		return NullValue(t), nil
@@ -200,23 +210,31 @@ func Arithmetic(op ArithOp, a, b Value, t Type) (Value, error) {
 			return Value{}, err
 		}
 		var r int64
+		ok := true
 		switch op {
 		case OpAdd:
 			r = x.Int + y.Int
+			ok = (r > x.Int) == (y.Int > 0)
 		case OpSub:
 			r = x.Int - y.Int
+			ok = (r < x.Int) == (y.Int > 0)
 		case OpMul:
 			r = x.Int * y.Int
+			ok = x.Int == 0 || r/x.Int == y.Int && !(x.Int == -1 && y.Int == math.MinInt64)
 		case OpIntDiv, OpDiv:
 			if y.Int == 0 {
 				return NullValue(t), nil
 			}
 			r = x.Int / y.Int
+			ok = !(x.Int == math.MinInt64 && y.Int == -1)
 		case OpMod:
 			if y.Int == 0 {
 				return NullValue(t), nil
 			}
 			r = x.Int % y.Int
+		}
+		if !ok {
+			return Value{}, &OutOfRangeError{Type: "BIGINT"}
 		}
 		return Value{Type: t, Int: r}, nil
 	case Float64:
@@ -250,6 +268,9 @@ func Arithmetic(op ArithOp, a, b Value, t Type) (Value, error) {
 			} else {
 				r = math.Trunc(x.Float / y.Float)
 			}
+		}
+		if math.IsInf(r, 0) || math.IsNaN(r) {
+			return Value{}, &OutOfRangeError{Type: "DOUBLE"}
 		}
 		return FloatValue(r), nil
 	case Decimal:
@@ -296,6 +317,9 @@ func Arithmetic(op ArithOp, a, b Value, t Type) (Value, error) {
 			}
 			q := new(big.Int).Quo(num, den)
 			u = roundScaled(q, 1, 0)
+		}
+		if new(big.Int).Abs(u).Cmp(Pow10(t.Precision)) >= 0 {
+			return Value{}, &OutOfRangeError{Type: "DECIMAL"}
 		}
 		return Value{Type: t, Dec: u}, nil
 	}
