@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/colinkdb/colink/exec/vec"
 )
@@ -202,6 +203,34 @@ type keyedRow[T int32 | int64 | float64] struct {
 	r int32
 }
 
+// prefixedRow is a row of a string sort key with the string's first 16 bytes as two
+// big-endian words (which order as the bytes do).
+type prefixedRow struct {
+	hi, lo uint64
+	r      int32
+}
+
+// sortScratch is the memory sortRows(perm, cols) allocates besides perm: its (key, row)
+// pairs, one per row, when the first key's column has no NULLs.
+func (o *rowOrder) sortScratch(cols []*vec.Vec, rows int) int64 {
+	col := cols[o.keys[0].Col]
+	if col.Nulls != nil {
+		return 0
+	}
+	var per uintptr
+	switch col.Type.ID {
+	case vec.Int64, vec.Decimal64:
+		per = unsafe.Sizeof(keyedRow[int64]{})
+	case vec.Int32, vec.Date32:
+		per = unsafe.Sizeof(keyedRow[int32]{})
+	case vec.Float64:
+		per = unsafe.Sizeof(keyedRow[float64]{})
+	case vec.String:
+		per = unsafe.Sizeof(prefixedRow{})
+	}
+	return int64(per) * int64(rows)
+}
+
 // tieBreak orders rows a and b whose first keys are equal: by the other keys, then by row.
 func tieBreak(a, b int32, rest func(a, b int32) int) int {
 	if rest != nil {
@@ -233,15 +262,10 @@ func sortPairs[T int32 | int64 | float64](perm []int32, x []T, desc bool, rest f
 	}
 }
 
-// sortStrings sorts ascending rows perm by a string column: each row with its string's
-// first 16 bytes as two big-endian words (which order as the bytes do); only equal
+// sortStrings sorts ascending rows perm by a string column, as prefixedRows: only equal
 // prefixes compare the whole strings.
 func sortStrings(perm []int32, col *vec.Vec, desc bool, rest func(a, b int32) int) {
 	offs, data := col.Offsets, col.Bytes
-	type prefixed struct {
-		hi, lo uint64
-		r      int32
-	}
 	word := func(s []byte) uint64 {
 		var w uint64
 		for k := 0; k < 8; k++ {
@@ -252,20 +276,20 @@ func sortStrings(perm []int32, col *vec.Vec, desc bool, rest func(a, b int32) in
 		}
 		return w
 	}
-	pairs := make([]prefixed, len(perm))
+	pairs := make([]prefixedRow, len(perm))
 	for p, r := range perm {
 		s := data[offs[r]:offs[r+1]]
 		var lo uint64
 		if len(s) > 8 {
 			lo = word(s[8:])
 		}
-		pairs[p] = prefixed{word(s), lo, r}
+		pairs[p] = prefixedRow{word(s), lo, r}
 	}
 	sign := 1
 	if desc {
 		sign = -1
 	}
-	slices.SortFunc(pairs, func(a, b prefixed) int {
+	slices.SortFunc(pairs, func(a, b prefixedRow) int {
 		switch {
 		case a.hi != b.hi:
 			if a.hi < b.hi {
@@ -356,7 +380,8 @@ func (e *emitter) next(s *rowStore, batchRows int) *vec.Batch {
 	return &e.out
 }
 
-// Sort orders its whole input (buffered, charged to the budget).
+// Sort orders its whole input (buffered, charged to the budget, as are the permutation
+// and the sort's (key, row) pairs while they live).
 type Sort struct {
 	input     Operator
 	order     *rowOrder
@@ -400,16 +425,21 @@ func (s *Sort) Next(ctx context.Context) (*vec.Batch, error) {
 				return nil, err
 			}
 		}
+		// Charged before they are allocated: the permutation and sortRows' pairs.
 		n := s.store.len()
+		kept := s.store.memSize() + int64(n)*4
+		if err := s.acct.Resize(kept + s.order.sortScratch(s.store.cols, n)); err != nil {
+			return nil, err
+		}
 		perm := make([]int32, n)
 		for i := range perm {
 			perm[i] = int32(i)
 		}
-		if err := s.acct.Resize(s.store.memSize() + int64(n)*4); err != nil {
-			return nil, err
-		}
 		s.order.sortRows(perm, s.store.cols)
 		s.em.order = perm
+		if err := s.acct.Resize(kept); err != nil { // the pairs are garbage now
+			return nil, err
+		}
 	}
 	return s.em.next(s.store, s.batchRows), nil
 }
@@ -545,7 +575,14 @@ func (t *TopN) add(b *vec.Batch) error {
 	if int64(t.store.len()) >= 2*k+int64(t.batchRows) {
 		t.compact(false)
 	}
-	n := t.store.memSize()
+	return t.charge(0)
+}
+
+// charge sets the account to the memory the top-N holds (both stores and the row lists)
+// plus extra.
+func (t *TopN) charge(extra int64) error {
+	n := t.store.memSize() + extra +
+		int64(cap(t.ident)+cap(t.cand)+cap(t.idx)+cap(t.perm))*4
 	if t.spare != nil {
 		n += t.spare.memSize()
 	}
@@ -601,7 +638,16 @@ func (t *TopN) Next(ctx context.Context) (*vec.Batch, error) {
 				}
 			}
 		}
+		// The final compaction sorts: its row lists and pairs are charged before they
+		// are allocated.
+		n := t.store.len()
+		if err := t.charge(int64(2*n)*4 + t.order.sortScratch(t.store.cols, n)); err != nil {
+			return nil, err
+		}
 		t.compact(true)
+		if err := t.charge(int64(t.store.len()) * 4); err != nil { // + the order below
+			return nil, err
+		}
 		order := make([]int32, 0, t.store.len())
 		for i := int(t.offset); i < t.store.len(); i++ {
 			order = append(order, int32(i))
