@@ -345,14 +345,61 @@ func readCatalog(dir string) (*catalog, error) {
 	return decodeCatalog(path, data)
 }
 
+// commitStep names a step of a commit at which a test may inject a failure (Store.failAt).
+type commitStep string
+
+const (
+	stepSegmentSync    commitStep = "segment fsync"           // a finished segment file
+	stepSegmentDirSync commitStep = "segment directory fsync" // the directory of new segments
+	stepDeleteFile     commitStep = "delete file"             // a delete bitmap, written, not yet in place
+	stepCatalogWrite   commitStep = "catalog write"           // the temporary catalog, written, before its fsync
+	stepCatalogRename  commitStep = "catalog rename"          // just before the rename over CATALOG
+	stepCatalogDirSync commitStep = "catalog directory fsync" // after the rename, before DIR's fsync
+)
+
 // writeCatalog durably replaces DIR/CATALOG with c: temp file, fsync, rename, fsync DIR.
-// The file stays private to the store's owner (0600).
-func writeCatalog(dir string, c *catalog) error {
+// The file stays private to the store's owner (0600). renamed reports whether the new
+// catalog took CATALOG's place: if it did and err is set (DIR's fsync failed), the store is
+// in doubt — a crash may bring back either the old catalog or the new one — so the files of
+// both must be kept. fault, if not nil, may fail any step (tests).
+func writeCatalog(dir string, c *catalog, fault func(commitStep) error) (renamed bool, err error) {
 	data, err := encodeCatalog(c)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return atomicfile.Write(filepath.Join(dir, catalogFile), data, 0o600)
+	if fault == nil {
+		fault = func(commitStep) error { return nil }
+	}
+	path := filepath.Join(dir, catalogFile)
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fault(stepCatalogWrite); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return false, fmt.Errorf("fsync %s: %w", f.Name(), err)
+	}
+	if err := fault(stepCatalogRename); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	// The file is already synced: CommitUnsynced only renames, so that its error means the
+	// rename did not happen, and DIR's fsync below is the one step that can fail after it.
+	if err := f.CommitUnsynced(0o600); err != nil {
+		return false, err
+	}
+	if err := fault(stepCatalogDirSync); err != nil {
+		return true, fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return true, err
+	}
+	return true, nil
 }
 
 // syncDir fsyncs a directory so that entries created or renamed in it are durable.

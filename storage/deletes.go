@@ -212,7 +212,7 @@ func (s *Store) mergeDeletes(next *catalog, table string, tableID, segID uint64,
 	name := fmt.Sprintf("seg-%08d.del-%08d", segID, next.Version)
 	rel := path.Join(path.Dir(sm.File), name)
 	abs := filepath.Join(s.dir, filepath.FromSlash(rel))
-	if err := writeFileSynced(abs, data); err != nil {
+	if err := s.writeFileSynced(abs, data); err != nil {
 		return "", err
 	}
 	if err := syncDir(filepath.Dir(abs)); err != nil {
@@ -228,12 +228,16 @@ func (s *Store) mergeDeletes(next *catalog, table string, tableID, segID uint64,
 }
 
 // writeFileSynced creates path (which must not exist) with data and fsyncs it.
-func writeFileSynced(path string, data []byte) error {
+func (s *Store) writeFileSynced(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("storage: create %s: %w", path, err)
 	}
 	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("storage: write %s: %w", path, err)
+	}
+	if err := s.fault(stepDeleteFile); err != nil {
 		f.Close()
 		return fmt.Errorf("storage: write %s: %w", path, err)
 	}

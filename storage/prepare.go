@@ -248,7 +248,7 @@ func (tx *Txn) Prepare(ctx context.Context, id string, meta map[string]string) (
 		rel := path.Join(path.Dir(sm.File), fmt.Sprintf("seg-%08d.pdel-%08d", segID, next.Version))
 		abs := filepath.Join(s.dir, filepath.FromSlash(rel))
 		tx.files = append(tx.files, abs)
-		if err := writeFileSynced(abs, data); err != nil {
+		if err := s.writeFileSynced(abs, data); err != nil {
 			tx.Abort()
 			return res, err
 		}
@@ -262,15 +262,18 @@ func (tx *Txn) Prepare(ctx context.Context, id string, meta map[string]string) (
 	i, _ := cur.prepared(id)
 	next.Prepared = slices.Insert(slices.Clone(cur.Prepared), i, p)
 	next.NextSegmentID = max(next.NextSegmentID, s.nextSegmentID.Load())
-	if err := writeCatalog(s.dir, next); err != nil {
+	published, err := s.installCatalog(next)
+	if !published {
 		tx.Abort()
 		return res, fmt.Errorf("storage: prepare: %w", err)
 	}
-	s.mu.Lock()
-	s.publishLocked(next)
-	s.mu.Unlock()
-	tx.finish() // the files now belong to the catalog
+	tx.finish() // the files now belong to the catalog, even if it is in doubt
 	res.Version = next.Version
+	if err != nil {
+		// Prepared, but a crash may forget it: the coordinator aborts (AbortPrepared of an
+		// ID the store does not know records the abort), or commits after asking again.
+		return res, fmt.Errorf("storage: prepare: %w", err)
+	}
 	return res, nil
 }
 
@@ -289,6 +292,9 @@ func (s *Store) CommitPrepared(ctx context.Context, id string) (uint64, error) {
 	if p == nil {
 		switch cur.state(id) {
 		case TxnCommitted:
+			if err := s.settle(); err != nil {
+				return 0, fmt.Errorf("storage: commit of prepared transaction %s: %w", id, err)
+			}
 			return cur.Version, nil
 		case TxnAborted:
 			return 0, fmt.Errorf("%w: %s", ErrTxnAborted, id)
@@ -331,12 +337,13 @@ func (s *Store) CommitPrepared(ctx context.Context, id string) (uint64, error) {
 			return fail(err)
 		}
 	}
-	if err := writeCatalog(s.dir, next); err != nil {
+	published, err := s.installCatalog(next)
+	if !published {
 		return fail(err)
 	}
-	s.mu.Lock()
-	s.publishLocked(next)
-	s.mu.Unlock()
+	if err != nil { // committed (the catalog names the delete files), but in doubt
+		return next.Version, fmt.Errorf("storage: commit of prepared transaction %s: %w", id, err)
+	}
 	return next.Version, nil
 }
 
@@ -355,6 +362,9 @@ func (s *Store) AbortPrepared(id string) error {
 	s.mu.Unlock()
 	switch cur.state(id) {
 	case TxnAborted:
+		if err := s.settle(); err != nil {
+			return fmt.Errorf("storage: abort of prepared transaction %s: %w", id, err)
+		}
 		return nil
 	case TxnCommitted:
 		return fmt.Errorf("%w: %s", ErrTxnCommitted, id)
@@ -362,12 +372,9 @@ func (s *Store) AbortPrepared(id string) error {
 	next := cur.clone()
 	next.Version = cur.Version + 1
 	next.resolve(id, false)
-	if err := writeCatalog(s.dir, next); err != nil {
+	if _, err := s.installCatalog(next); err != nil {
 		return fmt.Errorf("storage: abort of prepared transaction %s: %w", id, err)
 	}
-	s.mu.Lock()
-	s.publishLocked(next)
-	s.mu.Unlock()
 	return nil
 }
 

@@ -91,13 +91,13 @@ func (s *Store) AddMissingSketches(ctx context.Context) (SketchResult, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if err := writeCatalog(s.dir, next); err != nil {
+	published, err := s.installCatalog(next)
+	if published {
+		res.Version = next.Version
+	}
+	if err != nil {
 		return res, fmt.Errorf("storage: record sketches: %w", err)
 	}
-	s.mu.Lock()
-	s.publishLocked(next)
-	s.mu.Unlock()
-	res.Version = next.Version
 	return res, nil
 }
 

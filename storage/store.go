@@ -118,14 +118,23 @@ type Store struct {
 	nextSegmentID atomic.Uint64 // allocator for segment ids of uncommitted writes
 	commitMu      sync.Mutex    // serializes commits
 
+	// failAt is the fault-injection seam of the tests: when set (before the store is used),
+	// it is called at each commitStep and an error it returns fails that step as an I/O error
+	// would. Always nil outside tests.
+	failAt func(commitStep) error
+
 	// sketches caches segments' decoded distinct-value sketches by segment ID (a segment's
 	// sketches never change), so that the catalog's statistics do not decode every segment
 	// on every request.
 	sketchMu sync.Mutex
 	sketches map[uint64][]ndv.Sketch
 
-	mu       sync.Mutex // guards the fields below
-	cur      *Snapshot
+	mu  sync.Mutex // guards the fields below
+	cur *Snapshot
+	// inDoubt pins the versions that were current when a catalog was renamed into place but
+	// DIR's fsync then failed: until a later fsync of DIR succeeds, a crash may bring any of
+	// them back, so their files must stay.
+	inDoubt  []*Snapshot
 	fileRefs map[string]int      // relative path → live snapshots naming it
 	segs     map[uint64]*segment // open (or openable) segment files by id
 	dels     map[string]bitmap   // loaded delete bitmaps by file
@@ -157,7 +166,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if cat.StoreID == "" { // a new store, or one made before stores had identities
 		cat.StoreID = newStoreID()
-		if err := writeCatalog(dir, cat); err != nil {
+		if _, err := writeCatalog(dir, cat, nil); err != nil {
 			lock.Close()
 			return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 		}
@@ -180,6 +189,14 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.publishLocked(cat)
 	return s, nil
+}
+
+// fault runs the test seam at step: nil unless a test injects a failure there.
+func (s *Store) fault(step commitStep) error {
+	if s.failAt == nil {
+		return nil
+	}
+	return s.failAt(step)
 }
 
 // Dir returns the store's directory.
@@ -240,7 +257,12 @@ func (s *Store) removeLeftover(path string) {
 }
 
 // Close releases the directory lock and open files. Snapshots and scans must be finished.
+// If a commit left the catalog in doubt, Close fsyncs DIR once more and reports whether
+// that failed.
 func (s *Store) Close() error {
+	s.commitMu.Lock()
+	settleErr := s.settle()
+	s.commitMu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -254,7 +276,7 @@ func (s *Store) Close() error {
 		sg.close()
 	}
 	s.cache.drop()
-	return s.lock.Close()
+	return errors.Join(settleErr, s.lock.Close())
 }
 
 // Snapshot pins the current catalog version. The caller must Release it.
@@ -274,6 +296,62 @@ func (s *Store) publishLocked(cat *catalog) {
 	if old != nil {
 		s.releaseLocked(old)
 	}
+}
+
+// installCatalog writes next as the store's catalog and publishes it; the caller holds
+// commitMu. published reports whether next took effect. If it did not, the old catalog is
+// in place and the caller removes the files it wrote for next. If it did, those files belong
+// to the catalog from then on, even when err is set: DIR's fsync failed after the rename,
+// err wraps ErrNotDurable, and the previous version stays pinned (its files kept) until a
+// later fsync of DIR succeeds, because a crash before that may bring it back.
+func (s *Store) installCatalog(next *catalog) (published bool, err error) {
+	renamed, err := writeCatalog(s.dir, next, s.fault)
+	if !renamed {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.cur.refs++
+		s.inDoubt = append(s.inDoubt, s.cur)
+		s.publishLocked(next)
+		return true, fmt.Errorf("%w: %w", ErrNotDurable, err)
+	}
+	s.publishLocked(next)
+	s.settledLocked()
+	return true, nil
+}
+
+// settle makes the current catalog durable if a commit left it in doubt (fsyncs DIR), so
+// that an answer given after it (a prepared transaction's outcome, asked again) holds
+// across a crash. The caller holds commitMu.
+func (s *Store) settle() error {
+	s.mu.Lock()
+	doubt := len(s.inDoubt) > 0
+	s.mu.Unlock()
+	if !doubt {
+		return nil
+	}
+	err := s.fault(stepCatalogDirSync)
+	if err == nil {
+		err = syncDir(s.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotDurable, err)
+	}
+	s.mu.Lock()
+	s.settledLocked()
+	s.mu.Unlock()
+	return nil
+}
+
+// settledLocked releases the versions pinned while the catalog was in doubt: DIR's fsync
+// has since succeeded, so no crash brings them back.
+func (s *Store) settledLocked() {
+	for _, sn := range s.inDoubt {
+		s.releaseLocked(sn)
+	}
+	s.inDoubt = nil
 }
 
 // releaseLocked drops one reference to sn; when the last goes, files no other live version

@@ -26,6 +26,11 @@ import (
 // (it was replaced or dropped after this transaction started changing it).
 var ErrConflict = errors.New("storage: conflicting concurrent change")
 
+// ErrNotDurable is wrapped by the error of a commit (or prepare, or resolution of a prepared
+// transaction) that took effect — the new catalog is in place and new snapshots see the
+// change — but whose final directory fsync failed, so that a crash may still undo it.
+var ErrNotDurable = errors.New("storage: the change is applied but not known to be durable (a crash may undo it)")
+
 // Txn groups changes that become visible together, atomically and durably, at Commit:
 // replacing or dropping tables, appending segments, deleting rows. Files it writes stay
 // invisible until then; Abort (or a crash) discards them. A Txn pins the snapshot it began
@@ -150,16 +155,18 @@ func (tx *Txn) Commit(ctx context.Context) error {
 		tx.Abort()
 		return err
 	}
-	if err := writeCatalog(s.dir, next); err != nil {
-		// The rename may or may not have happened; a failed fsync leaves us unsure what is
-		// durable. Keep serving the old version; Open will settle on whatever is on disk.
+	published, err := s.installCatalog(next)
+	if !published {
+		// The old catalog is in place and names none of the transaction's files.
 		tx.Abort()
 		return fmt.Errorf("storage: commit: %w", err)
 	}
-	s.mu.Lock()
-	s.publishLocked(next)
-	s.mu.Unlock()
+	// From here on the catalog names the files: they are never removed as the
+	// transaction's, even if the commit is in doubt (err wraps ErrNotDurable).
 	tx.finish()
+	if err != nil {
+		return fmt.Errorf("storage: commit: %w", err)
+	}
 	return nil
 }
 
@@ -180,6 +187,9 @@ func (tx *Txn) finishWriters(ctx context.Context) error {
 		}
 	}
 	for d := range dirs {
+		if err := tx.store.fault(stepSegmentDirSync); err != nil {
+			return fmt.Errorf("fsync directory %s: %w", d, err)
+		}
 		if err := syncDir(d); err != nil {
 			return err
 		}
@@ -709,6 +719,9 @@ func (sw *segmentWriter) finish() (*segmentMeta, error) {
 	}
 	if err := sw.bw.Flush(); err != nil {
 		return nil, fmt.Errorf("write segment %s: %w", sw.abs, err)
+	}
+	if err := sw.w.tx.store.fault(stepSegmentSync); err != nil {
+		return nil, fmt.Errorf("fsync segment %s: %w", sw.abs, err)
 	}
 	if err := sw.f.Sync(); err != nil {
 		return nil, fmt.Errorf("fsync segment %s: %w", sw.abs, err)

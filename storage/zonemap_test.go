@@ -281,7 +281,7 @@ func TestAddMissingSketches(t *testing.T) {
 			sg.Sketches = nil
 		}
 	}
-	if err := writeCatalog(dir, old); err != nil {
+	if _, err := writeCatalog(dir, old, nil); err != nil {
 		t.Fatal(err)
 	}
 	s = openTest(t, dir, Options{RowGroupRows: 100, SegmentRows: 500})
