@@ -121,7 +121,10 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			}
 			call.Args = append(call.Args, n)
 			if l, ok := n.(*plan.Literal); ok && i == 1 && !l.V.Null && l.V.Int >= 0 {
-				call.T = types.VarcharType(int(l.V.Int))
+				// The result is no longer than the length asked for, nor than the string.
+				if w := int64(s.Type().Length); w == 0 || l.V.Int < w {
+					call.T = types.VarcharType(int(min(l.V.Int, math.MaxInt32)))
+				}
 			}
 		}
 		return call, nil

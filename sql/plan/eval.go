@@ -222,28 +222,30 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 		n := map[Func]int{FnExtractYear: y, FnExtractMonth: int(m), FnExtractDay: d}[x.Fn]
 		return types.Value{Type: x.T, Int: int64(n)}, nil
 	case FnSubstring:
+		// MySQL: characters, not bytes; position 1 is the first character, a negative one
+		// counts from the end, 0 (or one past either end) gives the empty string, and so
+		// does a length below 1. All arithmetic stays within [0, len] so no int64 count
+		// can overflow.
 		r := []rune(a[0].Str)
+		size := int64(len(r))
 		pos := a[1].Int
-		n := int64(len(r))
-		if len(a) > 2 {
-			n = a[2].Int
-		}
-		// MySQL: position 1 is the first character, a negative one counts from the end,
-		// 0 gives the empty string.
 		var start int64
 		switch {
-		case pos > 0:
+		case pos > 0 && pos <= size:
 			start = pos - 1
-		case pos < 0:
-			start = int64(len(r)) + pos
+		case pos < 0 && pos >= -size:
+			start = size + pos
 		default:
-			start = int64(len(r))
-		}
-		if start < 0 || start > int64(len(r)) || n <= 0 {
 			return types.Value{Type: x.T, Str: ""}, nil
 		}
-		end := min(start+n, int64(len(r)))
-		return types.Value{Type: x.T, Str: string(r[start:end])}, nil
+		n := size - start
+		if len(a) > 2 {
+			if a[2].Int < 1 {
+				return types.Value{Type: x.T, Str: ""}, nil
+			}
+			n = min(n, a[2].Int)
+		}
+		return types.Value{Type: x.T, Str: string(r[start : start+n])}, nil
 	case FnUpper:
 		return types.Value{Type: x.T, Str: strings.ToUpper(a[0].Str)}, nil
 	case FnLower:
