@@ -145,11 +145,14 @@ func roundScaled(u *big.Int, from, to int) *big.Int {
 }
 
 // Compare orders two non-NULL values of the same kind: -1, 0 or 1. Strings compare
-// byte-wise with trailing spaces ignored (MySQL's PAD SPACE).
+// byte-wise with trailing spaces significant: colink's one collation is binary
+// (utf8mb4_bin-like without PAD SPACE), the same in the constant folder and in the
+// execution kernels, so 'a' = 'a ' is false and 'B' < 'a'. MySQL's default collation
+// would ignore case and trailing spaces; colink deliberately does not.
 func Compare(a, b Value) (int, error) {
 	if a.Type.Kind != b.Type.Kind {
 		if a.Type.IsString() && b.Type.IsString() {
-			return strings.Compare(strings.TrimRight(a.Str, " "), strings.TrimRight(b.Str, " ")), nil
+			return strings.Compare(a.Str, b.Str), nil
 		}
 		return 0, fmt.Errorf("cannot compare %s with %s", a.Type, b.Type)
 	}
@@ -168,7 +171,7 @@ func Compare(a, b Value) (int, error) {
 		}
 		return 0, nil
 	case Char, Varchar:
-		return strings.Compare(strings.TrimRight(a.Str, " "), strings.TrimRight(b.Str, " ")), nil
+		return strings.Compare(a.Str, b.Str), nil
 	}
 	return 0, fmt.Errorf("cannot compare values of type %s", a.Type)
 }
