@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
 // A delete file marks deleted rows of one segment: "CLDV", a little-endian uint32 format
@@ -212,11 +214,8 @@ func (s *Store) mergeDeletes(next *catalog, table string, tableID, segID uint64,
 	name := fmt.Sprintf("seg-%08d.del-%08d", segID, next.Version)
 	rel := path.Join(path.Dir(sm.File), name)
 	abs := filepath.Join(s.dir, filepath.FromSlash(rel))
-	if err := s.writeFileSynced(abs, data); err != nil {
-		return "", err
-	}
-	if err := syncDir(filepath.Dir(abs)); err != nil {
-		return abs, err
+	if err := s.writeDeleteFile(abs, data); err != nil {
+		return abs, err // the rename may have happened: the caller removes abs
 	}
 	nsm := *sm
 	nsm.Deletes = &deleteMeta{File: rel, Count: count, Size: int64(len(data)), CRC: crc32c(data)}
@@ -227,25 +226,26 @@ func (s *Store) mergeDeletes(next *catalog, table string, tableID, segID uint64,
 	return abs, nil
 }
 
-// writeFileSynced creates path (which must not exist) with data and fsyncs it.
-func (s *Store) writeFileSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+// writeDeleteFile durably creates the delete file abs through a temporary file: fsynced,
+// renamed into place, directory fsynced. An error or a crash never leaves a partial file
+// under abs, so the delete set a catalog names is whole or absent. The name is new (it
+// holds the version being committed), so nothing a catalog names is replaced.
+func (s *Store) writeDeleteFile(abs string, data []byte) error {
+	f, err := atomicfile.Create(abs)
 	if err != nil {
-		return fmt.Errorf("storage: create %s: %w", path, err)
+		return fmt.Errorf("storage: %w", err)
 	}
+	defer f.Abort()
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("storage: write %s: %w", path, err)
+		return fmt.Errorf("storage: write %s: %w", abs, err)
 	}
 	if err := s.fault(stepDeleteFile); err != nil {
-		f.Close()
-		return fmt.Errorf("storage: write %s: %w", path, err)
+		return fmt.Errorf("storage: write %s: %w", abs, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("storage: fsync %s: %w", path, err)
+	if err := f.Commit(0o644); err != nil {
+		return fmt.Errorf("storage: %w", err)
 	}
-	return f.Close()
+	return nil
 }
 
 // dropDeleted returns a copy of rec without the rows ref marks deleted.

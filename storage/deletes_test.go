@@ -184,3 +184,50 @@ func TestDamagedDeleteFile(t *testing.T) {
 		t.Fatalf("scan with a damaged delete file: %v", err)
 	}
 }
+
+// TestDeleteFileFailure fails the writing of a delete file: the commit fails, the previous
+// delete set stays as it was, no partial file is left under the new file's name, and the
+// same delete then commits (a partial file left under that name would make it fail).
+func TestDeleteFileFailure(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, testOptions())
+	loadTable(t, s, "t", allKindsSchema(), 1, 2000, 1000)
+	first := func(r int64) bool { return r%3 == 0 }
+	deleteWhere(t, s, "t", first)
+
+	second := func(r int64) bool { return r%5 == 0 }
+	snap := s.Snapshot()
+	ti, _ := snap.Table("t")
+	snap.Release()
+	tx := s.Begin()
+	for _, sg := range ti.Segments {
+		var rows []int64
+		for r := int64(0); r < sg.Rows; r++ {
+			if second(r) {
+				rows = append(rows, r)
+			}
+		}
+		if err := tx.Delete("t", sg.ID, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.failAt = func(st commitStep) error {
+		if st == stepDeleteFile {
+			return errInjected
+		}
+		return nil
+	}
+	if err := tx.Commit(context.Background()); !errors.Is(err, errInjected) {
+		t.Fatalf("commit with a failing delete file: %v", err)
+	}
+	s.failAt = nil
+	checkLive(t, s, "t", 1, 2000, func(r int64) bool { return !first(r) })
+	checkOnlyCatalogFiles(t, s)
+
+	deleteWhere(t, s, "t", second) // the same delete, at the same catalog version
+	both := func(r int64) bool { return !first(r) && !second(r) }
+	checkLive(t, s, "t", 1, 2000, both)
+	s.Close()
+	s = openTest(t, dir, testOptions())
+	checkLive(t, s, "t", 1, 2000, both)
+}

@@ -74,7 +74,7 @@ func faultOps() []faultOp {
 // new version in place (it is on disk) while keeping the old version's files, since a crash
 // that loses the rename brings the old catalog back.
 func TestCommitFaults(t *testing.T) {
-	steps := []commitStep{stepSegmentSync, stepSegmentDirSync, stepCatalogWrite, stepCatalogRename, stepCatalogDirSync}
+	steps := []commitStep{stepSegmentSync, stepSegmentDirSync, stepDeleteFile, stepCatalogWrite, stepCatalogRename, stepCatalogDirSync}
 	for _, op := range faultOps() {
 		// The expected new state: the change committed without faults.
 		ref := openTest(t, t.TempDir(), testOptions())

@@ -248,11 +248,7 @@ func (tx *Txn) Prepare(ctx context.Context, id string, meta map[string]string) (
 		rel := path.Join(path.Dir(sm.File), fmt.Sprintf("seg-%08d.pdel-%08d", segID, next.Version))
 		abs := filepath.Join(s.dir, filepath.FromSlash(rel))
 		tx.files = append(tx.files, abs)
-		if err := s.writeFileSynced(abs, data); err != nil {
-			tx.Abort()
-			return res, err
-		}
-		if err := syncDir(filepath.Dir(abs)); err != nil {
+		if err := s.writeDeleteFile(abs, data); err != nil {
 			tx.Abort()
 			return res, err
 		}
