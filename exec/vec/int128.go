@@ -15,11 +15,12 @@ type Int128 struct {
 // I128 widens an int64.
 func I128(v int64) Int128 { return Int128{Lo: uint64(v), Hi: v >> 63} }
 
-// MaxInt128 and MinInt128 bound Int128.
-var (
-	MaxInt128 = Int128{Lo: ^uint64(0), Hi: 1<<63 - 1}
-	MinInt128 = Int128{Lo: 0, Hi: -1 << 63}
-)
+// MaxInt128 is the largest Int128 (functions, not variables: Go has no struct constants,
+// and an exported variable could be changed by any importer).
+func MaxInt128() Int128 { return Int128{Lo: ^uint64(0), Hi: 1<<63 - 1} }
+
+// MinInt128 is the smallest Int128.
+func MinInt128() Int128 { return Int128{Lo: 0, Hi: -1 << 63} }
 
 // IsInt64 reports whether v fits in an int64.
 func (v Int128) IsInt64() bool { return v.Hi == int64(v.Lo)>>63 }
@@ -83,7 +84,7 @@ func (v Int128) Sub(w Int128) (Int128, bool) {
 func (v Int128) Neg() (Int128, bool) {
 	lo, b := bits.Sub64(0, v.Lo, 0)
 	hi := -v.Hi - int64(b)
-	return Int128{Lo: lo, Hi: hi}, v != MinInt128
+	return Int128{Lo: lo, Hi: hi}, v != MinInt128()
 }
 
 // uabs returns |v| as an unsigned 128-bit magnitude (hi, lo); |MinInt128| = 2^127 fits.
@@ -99,7 +100,7 @@ func (v Int128) uabs() (uint64, uint64) {
 func fromMag(hi, lo uint64, neg bool) (Int128, bool) {
 	if hi > 1<<63-1 {
 		if neg && hi == 1<<63 && lo == 0 {
-			return MinInt128, true
+			return MinInt128(), true
 		}
 		return Int128{}, false
 	}

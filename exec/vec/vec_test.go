@@ -16,7 +16,7 @@ func toBig(v Int128) *big.Int {
 }
 
 func fitsI128(b *big.Int) bool {
-	return b.Cmp(toBig(MaxInt128)) <= 0 && b.Cmp(toBig(MinInt128)) >= 0
+	return b.Cmp(toBig(MaxInt128())) <= 0 && b.Cmp(toBig(MinInt128())) >= 0
 }
 
 func randI128(r *rand.Rand) Int128 {
@@ -70,6 +70,30 @@ func TestInt128AgainstBig(t *testing.T) {
 				t.Fatalf("Mul64x64(%d,%d) = %s", x, y, got)
 			}
 		}
+	}
+}
+
+// TestInt128Bounds: MaxInt128 and MinInt128 are 2^127-1 and -2^127, and the arithmetic
+// reports overflow just past them.
+func TestInt128Bounds(t *testing.T) {
+	max127 := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 127), big.NewInt(1))
+	if got := toBig(MaxInt128()); got.Cmp(max127) != 0 {
+		t.Errorf("MaxInt128() = %s, want %s", got, max127)
+	}
+	if got, want := toBig(MinInt128()), new(big.Int).Neg(new(big.Int).Add(max127, big.NewInt(1))); got.Cmp(want) != 0 {
+		t.Errorf("MinInt128() = %s, want %s", got, want)
+	}
+	if _, ok := MaxInt128().Add(I128(1)); ok {
+		t.Error("MaxInt128()+1 did not overflow")
+	}
+	if _, ok := MinInt128().Sub(I128(1)); ok {
+		t.Error("MinInt128()-1 did not overflow")
+	}
+	if _, ok := MinInt128().Neg(); ok {
+		t.Error("-MinInt128() did not overflow")
+	}
+	if n, ok := MaxInt128().Neg(); !ok || n != (Int128{Lo: 1, Hi: -1 << 63}) {
+		t.Errorf("-MaxInt128() = %s, %v", n, ok)
 	}
 }
 
