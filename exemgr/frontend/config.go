@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/colinkdb/colink/internal/daemon"
 )
 
 // Config configures the front end.
@@ -27,6 +29,9 @@ type Config struct {
 	VersionComment string
 	// MaxConnections bounds concurrent client connections; more are refused with 1040.
 	MaxConnections int
+	// MaxAllowedPacket bounds a client's packet (a query, a chunk of a LOCAL file) in bytes,
+	// as mysqld's max_allowed_packet: a larger one gets ERR 1153 and the connection closes.
+	MaxAllowedPacket int64
 	// HandshakeTimeout bounds the connection phase, so a silent client cannot hold a slot.
 	HandshakeTimeout time.Duration
 	// Logger receives connection events; nil means slog.Default().
@@ -47,12 +52,14 @@ func DefaultConfig() Config {
 		ServerVersion:    DefaultServerVersion,
 		VersionComment:   DefaultVersionComment,
 		MaxConnections:   1000,
+		MaxAllowedPacket: DefaultMaxAllowedPacket,
 		HandshakeTimeout: 10 * time.Second,
 	}
 }
 
 // RegisterFlags adds the front end's flags to fs, defaulting to c's current values:
-// --mysql-listen, --mysql-socket, --users-file and --mysql-max-connections.
+// --mysql-listen, --mysql-socket, --users-file, --mysql-max-connections and
+// --max-allowed-packet.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Listen, "mysql-listen", c.Listen,
 		"addresses for MySQL clients, comma-separated: host:port, tcp://host:port, unix:///path or /path (a unix socket)")
@@ -60,6 +67,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.UsersFile, "users-file", c.UsersFile,
 		"file of user:password lines (mode 0600); default: root with no password, from loopback and the unix socket only")
 	fs.IntVar(&c.MaxConnections, "mysql-max-connections", c.MaxConnections, "maximum concurrent client connections")
+	daemon.ByteSizeVar(fs, &c.MaxAllowedPacket, "max-allowed-packet", c.MaxAllowedPacket, "",
+		"largest statement (or LOCAL file chunk) a client may send, like mysqld's max_allowed_packet (1KiB to 1GiB); a larger one gets error 1153 and its connection closes")
 }
 
 // listenAddr is a parsed listen address.

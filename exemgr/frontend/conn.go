@@ -34,6 +34,8 @@ type conn struct {
 	// reading a LOCAL file from it); local is the statement's LOCAL file, if it opened one.
 	unwatch   func()
 	localFile *localFile
+	// in receives each packet the client sends in the command phase.
+	in packetBuffer
 }
 
 // errQuit ends the command loop without an error worth logging.
@@ -44,7 +46,7 @@ var errQuit = errors.New("client quit")
 func (c *conn) serve(ctx context.Context) {
 	for {
 		c.mc.ResetSequence()
-		data, err := c.mc.ReadPacket()
+		data, err := c.readPacket()
 		if err != nil || len(data) == 0 {
 			return
 		}

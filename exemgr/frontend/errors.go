@@ -46,6 +46,7 @@ const (
 	ErrWrongArguments     uint16 = 1210 // incorrect arguments to a function
 	ErrWrongValueForVar   uint16 = 1231 // SET to a value a variable cannot take
 	ErrUnknownCollation   uint16 = 1273 // a collation colink does not compare by
+	ErrNetPacketTooLarge  uint16 = 1153 // a client packet over max_allowed_packet
 	ErrOperandColumns     uint16 = 1241 // operand should contain N column(s)
 	ErrSubqueryNo1Row     uint16 = 1242 // subquery returns more than 1 row
 	ErrWrongFieldWithGrp  uint16 = 1055 // non-aggregated column not in GROUP BY

@@ -19,11 +19,25 @@ const (
 
 // capabilityPatchConn is the connection handed to go-mysql for the connection phase. It
 // ORs extraCapabilities into the capability flags of the first packet the server writes, the
-// initial handshake (Protocol::HandshakeV10), and passes everything else through.
+// initial handshake (Protocol::HandshakeV10), and bounds what the client may send before the
+// command phase (budget), which go-mysql would otherwise buffer whole.
 type capabilityPatchConn struct {
 	net.Conn
-	once sync.Once
+	once   sync.Once
+	budget readBudget
 }
+
+func newCapabilityPatchConn(nc net.Conn) *capabilityPatchConn {
+	c := &capabilityPatchConn{Conn: nc}
+	c.budget.left.Store(handshakeReadLimit)
+	return c
+}
+
+// Read is the connection's Read, within the budget.
+func (c *capabilityPatchConn) Read(p []byte) (int, error) { return c.budget.read(c.Conn, p) }
+
+// authenticated lifts the budget: command packets are bounded by max_allowed_packet.
+func (c *capabilityPatchConn) authenticated() { c.budget.left.Store(-1) }
 
 func (c *capabilityPatchConn) Write(p []byte) (int, error) {
 	c.once.Do(func() { patchHandshakeCapabilities(p) })

@@ -53,7 +53,7 @@ func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
 		"port":                     ro(num(port)),
 		"socket":                   ro(str(socket)),
 		"max_connections":          ro(num(strconv.Itoa(cfg.MaxConnections))),
-		"max_allowed_packet":       num("67108864"),
+		"max_allowed_packet":       ro(num(strconv.FormatInt(cfg.MaxAllowedPacket, 10))),
 		"net_buffer_length":        num("16384"),
 		"net_write_timeout":        num("60"),
 		"net_read_timeout":         num("30"),

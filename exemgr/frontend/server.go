@@ -52,6 +52,12 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = def.MaxConnections
 	}
+	if cfg.MaxAllowedPacket <= 0 {
+		cfg.MaxAllowedPacket = def.MaxAllowedPacket
+	}
+	if cfg.MaxAllowedPacket < minMaxAllowedPacket || cfg.MaxAllowedPacket > maxMaxAllowedPacket {
+		return nil, fmt.Errorf("--max-allowed-packet %d: must be between %d (1KiB) and %d (1GiB), as mysqld's", cfg.MaxAllowedPacket, minMaxAllowedPacket, maxMaxAllowedPacket)
+	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = def.HandshakeTimeout
 	}
@@ -237,7 +243,8 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	remote := nc.RemoteAddr()
 	_ = nc.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	hs := &handshakeHandler{ctx: ctx, engine: s.engine}
-	mc, err := s.proto.NewCustomizedConn(&capabilityPatchConn{Conn: nc}, credentialProvider{users: s.users, remote: remote}, hs)
+	pc := newCapabilityPatchConn(nc)
+	mc, err := s.proto.NewCustomizedConn(pc, credentialProvider{users: s.users, remote: remote}, hs)
 	if err != nil {
 		if errors.Is(err, server.ErrAccessDenied) {
 			s.log.Info("login refused", "remote", remote.String(), "err", err)
@@ -247,6 +254,7 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 		return
 	}
 	_ = nc.SetDeadline(time.Time{})
+	pc.authenticated()
 
 	sess := NewSession(mc.ConnectionID(), mc.GetUser(), hostOf(remote))
 	sess.database = hs.database

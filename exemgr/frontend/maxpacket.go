@@ -1,0 +1,92 @@
+package frontend
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+)
+
+// Bounds on what a client may make the front end buffer.
+const (
+	// DefaultMaxAllowedPacket is max_allowed_packet's default: MySQL 8.0's and MariaDB
+	// 10.2+'s, the value go-sql-driver assumes, and what @@max_allowed_packet reported
+	// before the front end enforced it.
+	DefaultMaxAllowedPacket = 64 << 20
+	// The bounds mysqld puts on max_allowed_packet.
+	minMaxAllowedPacket = 1 << 10
+	maxMaxAllowedPacket = 1 << 30
+	// handshakeReadLimit bounds the bytes a client may send before it is authenticated: a
+	// handshake response (with TLS request, auth switch and connection attributes, which
+	// MySQL caps at 64 KiB) is far smaller.
+	handshakeReadLimit = 1 << 20
+)
+
+// errPacketTooBig is a command packet (with its continuations) over max_allowed_packet.
+var errPacketTooBig = errors.New("packet bigger than max_allowed_packet")
+
+// packetBuffer receives one command packet's payload from go-mysql's ReadPacketTo. It
+// refuses to grow beyond limit, so a client cannot make the front end buffer more than
+// max_allowed_packet (ReadPacketTo copies in small chunks: the refusal comes after at most
+// limit bytes). Its memory is reused from one packet to the next.
+type packetBuffer struct {
+	buf    []byte
+	limit  int
+	tooBig bool
+}
+
+func (b *packetBuffer) Write(p []byte) (int, error) {
+	if len(b.buf)+len(p) > b.limit {
+		b.tooBig = true
+		return 0, errPacketTooBig
+	}
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// readPacket reads the client's next packet. The payload is valid until the next call.
+// A packet over max_allowed_packet gets ERR 1153, as from mysqld, and errPacketTooBig,
+// which ends the connection: the rest of the packet is never read.
+func (c *conn) readPacket() ([]byte, error) {
+	in := &c.in
+	if cap(in.buf) > keepCap {
+		in.buf = nil // a huge LOAD DATA chunk or query is not kept for the idle connection
+	}
+	in.buf, in.tooBig, in.limit = in.buf[:0], false, int(c.srv.cfg.MaxAllowedPacket)
+	if err := c.mc.ReadPacketTo(in); err != nil {
+		if in.tooBig {
+			c.srv.log.Info("client packet over max_allowed_packet: connection closed", "id", c.sess.id, "max_allowed_packet", in.limit)
+			c.w.reset(c.mc.Sequence)
+			c.w.errPacket(ErrNetPacketTooLarge, "08S01", "Got a packet bigger than 'max_allowed_packet' bytes")
+			c.w.flush()
+			return nil, errPacketTooBig
+		}
+		return nil, err
+	}
+	return in.buf, nil
+}
+
+// readBudget fails reads once a connection has read more than its budget, which
+// capabilityPatchConn applies during the connection phase.
+type readBudget struct {
+	left atomic.Int64 // negative: unlimited
+}
+
+// errHandshakeTooBig ends a connection phase that sends more than handshakeReadLimit.
+var errHandshakeTooBig = fmt.Errorf("client sent over %d bytes before authenticating", handshakeReadLimit)
+
+func (b *readBudget) read(conn net.Conn, p []byte) (int, error) {
+	left := b.left.Load()
+	if left < 0 {
+		return conn.Read(p)
+	}
+	if left == 0 {
+		return 0, errHandshakeTooBig
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := conn.Read(p)
+	b.left.Add(-int64(n))
+	return n, err
+}
