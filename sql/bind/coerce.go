@@ -64,6 +64,50 @@ func (b *Binder) commonForCompare(l, r plan.Expr) (types.Type, bool) {
 	return types.Common(l.Type(), r.Type())
 }
 
+// resultType is the type two values of a result merge into, by MySQL's aggregation of
+// result types (not its comparison rules, types.Common): NULL takes the other type,
+// numbers widen (integers to BIGINT, integers and decimals to a decimal wide enough for
+// both, anything with a DOUBLE to DOUBLE), strings meet as VARCHAR, two dates stay a DATE,
+// and a string or date mixed with anything else makes a VARCHAR long enough for the other
+// value's text (CASE WHEN … THEN 1 ELSE 'a' END is '1' or 'a'; a date with a number too).
+func resultType(a, b types.Type) (types.Type, bool) {
+	switch {
+	case a.Kind == types.Null:
+		return b, true
+	case b.Kind == types.Null:
+		return a, true
+	case a.IsNumeric() && b.IsNumeric(), a.IsString() && b.IsString(), a.Kind == types.Date && b.Kind == types.Date:
+		return types.Common(a, b)
+	}
+	wa, oka := textWidth(a)
+	wb, okb := textWidth(b)
+	if !oka || !okb {
+		return types.Type{}, false
+	}
+	return types.VarcharType(max(wa, wb)), true
+}
+
+// textWidth is the longest text of a value of type t, false for types without a text form.
+func textWidth(t types.Type) (int, bool) {
+	switch t.Kind {
+	case types.Char, types.Varchar:
+		return t.Length, true
+	case types.Bool:
+		return 1, true
+	case types.Int32:
+		return 11, true
+	case types.Int64:
+		return 20, true
+	case types.Decimal:
+		return t.Precision + 2, true
+	case types.Float64:
+		return 23, true
+	case types.Date:
+		return 10, true
+	}
+	return 0, false
+}
+
 // lossless reports whether v converts to t and back to the same value.
 func lossless(v types.Value, t types.Type) bool {
 	if v.Type.IsString() && t.IsString() {

@@ -460,13 +460,20 @@ func (b *Binder) caseExpr(x *ast.CaseExpr, ctx *exprCtx) (plan.Expr, error) {
 	return c, nil
 }
 
-// commonType is the type several values merge into (CASE branches, COALESCE arguments).
+// commonType is the type several values merge into: CASE and IF branches, COALESCE and
+// IFNULL arguments take resultType; GREATEST and LEAST, which compare their arguments,
+// take their comparison type, types.Common (a number and a string compare as DOUBLEs, as
+// MariaDB compares them).
 func (b *Binder) commonType(es []plan.Expr, what, text string) (types.Type, error) {
+	merge := resultType
+	if what == "GREATEST" || what == "LEAST" {
+		merge = types.Common
+	}
 	t := types.NullType
 	for _, e := range es {
-		nt, ok := types.Common(t, e.Type())
+		nt, ok := merge(t, e.Type())
 		if !ok {
-			return types.Type{}, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to %s: cannot mix %s and %s in '%s'", what, t, e.Type(), text)
+			return types.Type{}, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to %s: cannot mix %s and %s in '%s' (colink merges numbers, strings and dates only)", what, t, e.Type(), text)
 		}
 		t = nt
 	}
