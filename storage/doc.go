@@ -23,7 +23,11 @@
 // not exist. A commit writes every new segment, fsyncs it and its directory, then writes the
 // new catalog to a temporary file, fsyncs it, renames it over CATALOG and fsyncs DIR. A crash
 // at any point therefore leaves the old catalog or the new one; files of an interrupted
-// transaction are unreferenced and removed on the next Open.
+// transaction are unreferenced and removed on the next Open. A commit that fails before the
+// rename removes its files; once the rename is done the files belong to the new catalog: if
+// DIR's fsync then fails, the new version is published anyway and the commit's error wraps
+// ErrNotDurable, and the previous version's files are kept until a later fsync of DIR
+// succeeds, since a crash before it may bring the old catalog back.
 //
 // Each commit makes a new catalog version. Inserts add segments (Txn.Append); deletes write a
 // new bitmap file per touched segment holding all of its deleted rows (Txn.Delete); scans skip

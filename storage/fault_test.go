@@ -141,6 +141,15 @@ func TestCommitFaults(t *testing.T) {
 					}
 				}
 
+				if renamed && (op.name == "commit prepared" || op.name == "abort prepared") {
+					// The coordinator asks again: the same answer, now durable, and the
+					// previous version's files (p1's own delete file) are released.
+					if err := op.run(t, s); err != nil {
+						t.Fatalf("%s again: %v", op.name, err)
+					}
+					checkOnlyCatalogFiles(t, s)
+				}
+
 				// The store goes on: the next commit succeeds and leaves no stray files.
 				loadTable(t, s, "u", allKindsSchema(), 3, 100, 100)
 				checkComplete(t, s)
