@@ -53,6 +53,10 @@ type loadFormat struct {
 	ignore                                   uint64
 }
 
+// maxLoadLine bounds one line of a LOAD DATA file, in bytes: far more than any row of
+// columns colink loads, little enough to hold in memory.
+const maxLoadLine = 16 << 20
+
 // tableLoader parses a file into per-member batches of a table's rows.
 type tableLoader struct {
 	schema  *arrow.Schema
@@ -68,13 +72,18 @@ type tableLoader struct {
 	rows     int64
 	line     int64
 
+	// lineBuf gathers a line longer than the reader's buffer (or spanning several of its
+	// reads); maxLine bounds a line's length.
+	lineBuf []byte
+	maxLine int
+
 	field  [][]byte // the current line's fields (views or scratch)
 	isNull []bool
 	unesc  [][]byte // scratch per field for unescaped values
 }
 
 func newTableLoader(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, arrow.RecordBatch) error) (*tableLoader, error) {
-	l := &tableLoader{schema: schema, fields: len(spec.Columns), members: members, send: send, mem: memory.DefaultAllocator,
+	l := &tableLoader{schema: schema, fields: len(spec.Columns), members: members, send: send, mem: memory.DefaultAllocator, maxLine: maxLoadLine,
 		builders: make([]*array.RecordBuilder, members), counts: make([]int, members)}
 	f := &l.format
 	f.fieldTerm, f.enclosed, f.lineTerm, f.lineStart = []byte(spec.FieldsTerminated), []byte(spec.Enclosed), []byte(spec.LinesTerminated), []byte(spec.LinesStarting)
@@ -173,40 +182,57 @@ func (l *tableLoader) release() {
 
 // readLine reads the next line (without its terminator, after its LINES STARTING BY
 // prefix; nil if it has none). A line terminator inside an enclosed field does not end the
-// line. io.EOF at the end; a last line without a terminator counts.
+// line. io.EOF at the end; a last line without a terminator counts. The line is valid until
+// the next call: a line that fits in br's buffer is a view of it, a longer one is gathered
+// in l.lineBuf, which is reused, so reading allocates nothing per line. A line longer than
+// l.maxLine bytes (a file without line terminators, or the wrong LINES TERMINATED BY) is
+// an error rather than a file buffered whole.
 func (l *tableLoader) readLine(br *bufio.Reader) ([]byte, error) {
 	term := l.format.lineTerm
 	last := term[len(term)-1]
-	var buf []byte
+	var line []byte
+	gathering := false // line is l.lineBuf rather than a view of br's buffer
 	for {
 		chunk, err := br.ReadSlice(last)
-		buf = append(buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
+		if gathering {
+			l.lineBuf = append(l.lineBuf, chunk...)
+			line = l.lineBuf
+		} else {
+			line = chunk
+		}
+		if len(line) > l.maxLine+len(term) {
+			return nil, loadErr(1105, "HY000", "LOAD DATA: line %d is longer than %d bytes; is LINES TERMINATED BY right?", l.line+1, l.maxLine)
 		}
 		if err == io.EOF {
-			if len(buf) == 0 {
+			if len(line) == 0 {
 				return nil, io.EOF
 			}
 			break
 		}
-		if err != nil {
+		if err != nil && err != bufio.ErrBufferFull {
 			return nil, err
 		}
-		if bytes.HasSuffix(buf, term) && !l.openEnclosure(buf[:len(buf)-len(term)]) {
-			buf = buf[:len(buf)-len(term)]
+		if err == nil && bytes.HasSuffix(line, term) && !l.openEnclosure(line[:len(line)-len(term)]) {
+			line = line[:len(line)-len(term)]
 			break
+		}
+		// The line goes on (br's buffer is full, or the terminator was inside an enclosed
+		// field or only the end of a longer one): br's next ReadSlice overwrites its buffer,
+		// so gather the line.
+		if !gathering {
+			l.lineBuf = append(l.lineBuf[:0], line...)
+			gathering = true
 		}
 	}
 	l.line++
 	if len(l.format.lineStart) > 0 {
-		i := bytes.Index(buf, l.format.lineStart)
+		i := bytes.Index(line, l.format.lineStart)
 		if i < 0 {
 			return nil, nil
 		}
-		buf = buf[i+len(l.format.lineStart):]
+		line = line[i+len(l.format.lineStart):]
 	}
-	return buf, nil
+	return line, nil
 }
 
 // openEnclosure reports whether line ends inside an enclosed field (so its terminator is

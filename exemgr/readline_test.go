@@ -1,0 +1,137 @@
+package exemgr
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/colinkdb/colink/sql"
+)
+
+func newLineLoader(t testing.TB, spec sql.LoadSpec) *tableLoader {
+	t.Helper()
+	spec.Columns = []int{0, 1, 2, 3, 4, 5}
+	if spec.FieldsTerminated == "" {
+		spec.FieldsTerminated = "|"
+	}
+	l, err := newTableLoader(&spec, loadTestSchema, 1, func(int, arrow.RecordBatch) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// readLines reads text's lines through a reader of the smallest buffer (16 bytes), so that
+// most lines span several of its reads.
+func readLines(l *tableLoader, text string) ([]string, error) {
+	br := bufio.NewReaderSize(strings.NewReader(text), 16)
+	var out []string
+	for {
+		line, err := l.readLine(br)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(line))
+	}
+}
+
+// TestReadLine: lines longer than the reader's buffer, terminators split across its reads
+// or inside enclosed fields, and the bound on a line's length.
+func TestReadLine(t *testing.T) {
+	long := strings.Repeat("a", 50)
+	for _, tc := range []struct {
+		name    string
+		spec    sql.LoadSpec
+		maxLine int
+		text    string
+		want    string // lines joined by " / ", or "error: …"
+	}{
+		{"short lines", sql.LoadSpec{LinesTerminated: "\n"}, 100, "a\nb\n\nc", "a / b /  / c"},
+		{"longer than the buffer", sql.LoadSpec{LinesTerminated: "\n"}, 100, long + "\n" + long + "x\n", long + " / " + long + "x"},
+		{"two-byte terminator across reads", sql.LoadSpec{LinesTerminated: "\r\n"}, 100, "0123456789abcde\r\nxy\rz\r\n", "0123456789abcde / xy\rz"},
+		{"terminator inside an enclosed field", sql.LoadSpec{LinesTerminated: "\n", FieldsTerminated: "|", Enclosed: `"`}, 100,
+			"1|\"two\nlines and more than sixteen bytes\"|3\n4\n", "1|\"two\nlines and more than sixteen bytes\"|3 / 4"},
+		{"at the bound", sql.LoadSpec{LinesTerminated: "\n"}, 50, long + "\n" + long, long + " / " + long},
+		{"over the bound", sql.LoadSpec{LinesTerminated: "\n"}, 50, "a\n" + long + "b\nc\n", "error: line 2 is longer than 50 bytes"},
+		{"no terminator at all", sql.LoadSpec{LinesTerminated: "\n"}, 50, strings.Repeat(long, 100), "error: line 1 is longer than 50 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLineLoader(t, tc.spec)
+			l.maxLine = tc.maxLine
+			lines, err := readLines(l, tc.text)
+			got := strings.Join(lines, " / ")
+			if err != nil {
+				got = "error: " + err.Error()
+			}
+			if strings.HasPrefix(tc.want, "error: ") {
+				if !strings.Contains(got, strings.TrimPrefix(tc.want, "error: ")) {
+					t.Errorf("got %q, want an error containing %q", got, tc.want)
+				}
+			} else if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadLineAllocs: reading lines allocates nothing per line, whether they fit in the
+// reader's buffer or are gathered across its reads.
+func TestReadLineAllocs(t *testing.T) {
+	l := newLineLoader(t, sql.LoadSpec{LinesTerminated: "\n", FieldsTerminated: "|"})
+	var text bytes.Buffer
+	for i := range 1000 {
+		text.WriteString("1|2|3.50|1998-01-01|abc|")
+		text.WriteString(strings.Repeat("9", i%100)) // up to 124 bytes: some span reads
+		text.WriteString("\n")
+	}
+	data := text.Bytes()
+	rd := bytes.NewReader(data)
+	br := bufio.NewReaderSize(rd, 64)
+	lines := 0
+	readAll := func() {
+		rd.Reset(data)
+		br.Reset(rd)
+		for {
+			if _, err := l.readLine(br); err != nil {
+				if err != io.EOF {
+					t.Fatal(err)
+				}
+				return
+			}
+			lines++
+		}
+	}
+	readAll() // grows l.lineBuf once
+	if lines != 1000 {
+		t.Fatalf("%d lines, want 1000", lines)
+	}
+	if allocs := testing.AllocsPerRun(10, readAll); allocs != 0 {
+		t.Errorf("%.1f allocations per 1000 lines, want 0", allocs)
+	}
+}
+
+func BenchmarkReadLine(b *testing.B) {
+	l := newLineLoader(b, sql.LoadSpec{LinesTerminated: "\n", FieldsTerminated: "|"})
+	line := "1|155190|7706|1|17|21168.23|0.04|0.02|N|O|1996-03-13|1996-02-12|1996-03-22|DELIVER IN PERSON|TRUCK|egular courts above the|\n"
+	data := []byte(strings.Repeat(line, 10000))
+	rd := bytes.NewReader(data)
+	br := bufio.NewReaderSize(rd, 1<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(data)
+		br.Reset(rd)
+		for {
+			if _, err := l.readLine(br); err != nil {
+				break
+			}
+		}
+	}
+}
