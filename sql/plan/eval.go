@@ -16,13 +16,43 @@ import (
 var errNotConstant = fmt.Errorf("plan: expression is not constant")
 
 // Eval computes a constant expression (one without columns, aggregates or subqueries), as
-// the constant folder and SET statements need.
+// the constant folder and SET statements need. The value has e's type. Inside e, decimal
+// arithmetic passes MySQL's intermediate values from operator to operator (see
+// types.DecimalArith): only the result is rounded to its declared scale, so 1/3*3 is
+// 1.0000, as in MySQL, not 0.9999.
 func Eval(e Expr) (types.Value, error) {
+	v, err := eval(e)
+	if err != nil {
+		return types.Value{}, err
+	}
+	return settle(e, v)
+}
+
+// settle rounds an intermediate decimal (half away from zero) to e's declared type; a value
+// the type cannot hold is MySQL's error 1690.
+func settle(e Expr, v types.Value) (types.Value, error) {
+	t := e.Type()
+	if v.Type.Kind != types.Decimal || t.Kind != types.Decimal || v.Type.Equal(t) {
+		return v, nil
+	}
+	r, err := types.Convert(v, t)
+	if err != nil {
+		if c, ok := e.(*Call); ok {
+			return types.Value{}, rangeError(c, &types.OutOfRangeError{Type: "DECIMAL"})
+		}
+		return types.Value{}, err
+	}
+	return r, nil
+}
+
+// eval is Eval without the final rounding: an arithmetic operator's decimal result keeps
+// the digits MySQL keeps between operators.
+func eval(e Expr) (types.Value, error) {
 	switch x := e.(type) {
 	case *Literal:
 		return x.V, nil
 	case *Cast:
-		v, err := Eval(x.Arg)
+		v, err := eval(x.Arg)
 		if err != nil {
 			return types.Value{}, err
 		}
@@ -55,9 +85,19 @@ func Eval(e Expr) (types.Value, error) {
 			}
 			return types.NullValue(x.T), nil
 		}
+		// Arithmetic takes its operands unrounded; every other function takes values of
+		// their declared types.
+		_, arith := arithOf[x.Fn]
+		arith = arith || x.Fn == FnNeg
 		args := make([]types.Value, len(x.Args))
 		for i, a := range x.Args {
-			v, err := Eval(a)
+			var v types.Value
+			var err error
+			if arith {
+				v, err = eval(a)
+			} else {
+				v, err = Eval(a)
+			}
 			if err != nil {
 				return types.Value{}, err
 			}
@@ -95,12 +135,21 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 		if x.Fn == FnIntDiv && x.T.Kind == types.Int64 && (a[0].Type.Kind == types.Decimal || a[1].Type.Kind == types.Decimal) {
 			return types.Value{}, errNotConstant
 		}
+		if x.T.Kind == types.Decimal {
+			v, err := types.DecimalArith(op, a[0], a[1])
+			return v, rangeError(x, err)
+		}
 		v, err := types.Arithmetic(op, a[0], a[1], x.T)
 		return v, rangeError(x, err)
 	}
 	switch x.Fn {
 	case FnNeg:
-		v, err := types.Arithmetic(types.OpSub, types.Value{Type: a[0].Type, Int: 0, Dec: zeroDec(a[0])}, a[0], x.T)
+		zero := types.Value{Type: a[0].Type, Int: 0, Dec: zeroDec(a[0])}
+		if x.T.Kind == types.Decimal {
+			v, err := types.DecimalArith(types.OpSub, zero, a[0])
+			return v, rangeError(x, err)
+		}
+		v, err := types.Arithmetic(types.OpSub, zero, a[0], x.T)
 		return v, rangeError(x, err)
 	case FnAnd:
 		r := 1

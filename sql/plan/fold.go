@@ -41,12 +41,25 @@ func Fold(e Expr) Expr {
 			}
 			return &c, true
 		case *Call:
+			// A constant expression is evaluated whole, so that decimal arithmetic keeps
+			// MySQL's intermediate digits between its operators (1/3*3 is 1.0000); folding
+			// operator by operator would round each one.
+			if constantTree(x) {
+				if v, err := Eval(x); err == nil {
+					return Lit(v), true
+				}
+			}
 			args := make([]Expr, len(x.Args))
 			for i, a := range x.Args {
 				args[i] = Fold(a)
 			}
 			return foldCall(&Call{Fn: x.Fn, Args: args, T: x.T}), true
 		case *Cast:
+			if constantTree(x) {
+				if v, err := Eval(x); err == nil {
+					return Lit(v), true
+				}
+			}
 			arg := Fold(x.Arg)
 			if l, ok := arg.(*Literal); ok {
 				if v, err := types.Convert(l.V, x.T); err == nil {
@@ -64,6 +77,21 @@ func Fold(e Expr) Expr {
 		}
 		return x, true
 	})
+}
+
+// constantTree reports an expression of literals and functions only (no columns,
+// aggregates, subqueries or CASE, which Fold simplifies on its own).
+func constantTree(e Expr) bool {
+	constant := true
+	WalkExpr(e, func(x Expr) bool {
+		switch x.(type) {
+		case *Literal, *Call, *Cast:
+		default:
+			constant = false
+		}
+		return constant
+	})
+	return constant
 }
 
 func allLiterals(es []Expr) bool {

@@ -339,3 +339,70 @@ func exact(v Value) (*big.Int, int, error) {
 	}
 	return nil, 0, fmt.Errorf("%s is not an exact number", v.Type)
 }
+
+// Limits of the decimals DecimalArith passes between the operators of one expression.
+const (
+	// decimalWordDigits is the digits of one word of MySQL's decimal arithmetic: a
+	// quotient's scale is a whole number of words.
+	decimalWordDigits = 9
+	// maxIntermediateDigits is the most integer digits an intermediate result may have
+	// (MySQL's 65-digit decimals); the final result must still fit its type.
+	maxIntermediateDigits = 65
+)
+
+// DecimalArith computes "a op b" for integer and decimal operands as MySQL does between the
+// operators of one expression, before the result is rounded to its declared type: +, - and
+// * are exact, % keeps the larger scale, and / truncates its quotient to
+// 9×⌈(s1+s2+div_precision_increment)/9⌉ decimal places (whole 9-digit words), not to
+// s1+4. That is why MySQL gives 1.0000 for 1/3*3: the quotient carries 0.333333333, and only
+// the final result is rounded to 4 places. The result's type is a decimal whose scale is
+// the value's own; the caller rounds it to the declared type (Convert). Division by zero is
+// NULL.
+func DecimalArith(op ArithOp, a, b Value) (Value, error) {
+	if a.Null || b.Null {
+		return NullValue(Dec(MaxPrecision, 0)), nil
+	}
+	x, sx, err := exact(a)
+	if err != nil {
+		return Value{}, err
+	}
+	y, sy, err := exact(b)
+	if err != nil {
+		return Value{}, err
+	}
+	var u *big.Int
+	var s int
+	switch op {
+	case OpAdd, OpSub, OpMod:
+		s = max(sx, sy)
+		x, y = roundScaled(x, sx, s), roundScaled(y, sy, s)
+		switch op {
+		case OpAdd:
+			u = new(big.Int).Add(x, y)
+		case OpSub:
+			u = new(big.Int).Sub(x, y)
+		default:
+			if y.Sign() == 0 {
+				return NullValue(Dec(MaxPrecision, s)), nil
+			}
+			u = new(big.Int).Rem(x, y)
+		}
+	case OpMul:
+		u, s = new(big.Int).Mul(x, y), sx+sy
+	case OpDiv:
+		if y.Sign() == 0 {
+			return NullValue(Dec(MaxPrecision, sx+DivPrecisionIncrement)), nil
+		}
+		words := (sx + sy + DivPrecisionIncrement + decimalWordDigits - 1) / decimalWordDigits
+		s = words * decimalWordDigits
+		// x/10^sx ÷ y/10^sy = x·10^(s+sy-sx) / y at scale s; s >= sx so the shift is >= 0.
+		u = new(big.Int).Quo(new(big.Int).Mul(x, Pow10(s+sy-sx)), y) // truncates, as MySQL
+	default:
+		return Value{}, fmt.Errorf("decimal arithmetic: unknown operator %d", op)
+	}
+	n := len(new(big.Int).Abs(u).String())
+	if n-s > maxIntermediateDigits {
+		return Value{}, &OutOfRangeError{Type: "DECIMAL"}
+	}
+	return Value{Type: Type{Kind: Decimal, Precision: max(n, s, 1), Scale: s}, Dec: u}, nil
+}
