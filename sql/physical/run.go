@@ -1,11 +1,14 @@
 package physical
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"math"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -340,31 +343,118 @@ func withRowNumbers(rec arrow.RecordBatch, first int64) arrow.RecordBatch {
 // checkUnique fails with MySQL's error 1242 if two rows share a value of the key columns
 // (a scalar subquery that returns more than one row for an outer row). Rows with a NULL key
 // match nothing and are ignored.
+//
+// It allocates per call, not per row: every row's key is encoded into one arena sized up
+// front (fixed-width values as they are, strings length-prefixed, so that no two keys share
+// an encoding), and an open-addressing table of twice the row count finds equal keys.
 func checkUnique(recs []arrow.RecordBatch, types []vec.Type, keys []int) error {
-	seen := map[string]struct{}{}
+	var rows, width int
 	var b vec.Batch
-	var sb strings.Builder
+	for _, rec := range recs {
+		n := int(rec.NumRows())
+		if err := b.ViewRecord(rec, types, 0, n); err != nil {
+			return err
+		}
+		rows += n
+		for _, k := range keys {
+			c := b.Cols[k]
+			if c.Type.ID == vec.String {
+				width += int(c.Offsets[n]-c.Offsets[0]) + n*binary.MaxVarintLen32
+			} else {
+				width += n * keyWidth(c.Type)
+			}
+		}
+	}
+	size := 1
+	for size < 2*rows {
+		size *= 2
+	}
+	mask := uint64(size - 1)
+	slots := make([]int32, size) // a key's number + 1; 0 is an empty slot
+	hashes := make([]uint64, 0, rows)
+	ends := make([]int, 0, rows) // key i is arena[ends[i-1]:ends[i]]
+	arena := make([]byte, 0, width)
+	seed := maphash.MakeSeed()
 	for _, rec := range recs {
 		if err := b.ViewRecord(rec, types, 0, int(rec.NumRows())); err != nil {
 			return err
 		}
-	rows:
+	row:
 		for i := 0; i < b.N; i++ {
-			sb.Reset()
+			start := len(arena)
 			for _, k := range keys {
-				if b.Cols[k].IsNull(i) {
-					continue rows
+				c := b.Cols[k]
+				if c.IsNull(i) {
+					arena = arena[:start]
+					continue row
 				}
-				sb.WriteString(b.Cols[k].Datum(i).String())
-				sb.WriteByte(0)
+				arena = appendKey(arena, c, i)
 			}
-			if _, dup := seen[sb.String()]; dup {
-				return &vec.Error{Code: vec.CodeSubqueryRows, SQLState: "21000", Msg: "Subquery returns more than 1 row"}
+			key := arena[start:]
+			h := maphash.Bytes(seed, key)
+			pos := h & mask
+			for ; slots[pos] != 0; pos = (pos + 1) & mask {
+				e := slots[pos] - 1
+				if hashes[e] != h {
+					continue
+				}
+				from := 0
+				if e > 0 {
+					from = ends[e-1]
+				}
+				if bytes.Equal(arena[from:ends[e]], key) {
+					return &vec.Error{Code: vec.CodeSubqueryRows, SQLState: "21000", Msg: "Subquery returns more than 1 row"}
+				}
 			}
-			seen[sb.String()] = struct{}{}
+			hashes = append(hashes, h)
+			ends = append(ends, len(arena))
+			slots[pos] = int32(len(ends))
 		}
 	}
 	return nil
+}
+
+// keyWidth is the size of a fixed-width value in checkUnique's key encoding.
+func keyWidth(t vec.Type) int {
+	switch t.ID {
+	case vec.Bool:
+		return 1
+	case vec.Int32, vec.Date32:
+		return 4
+	case vec.Decimal128:
+		return 16
+	}
+	return 8
+}
+
+// appendKey appends row i of c (not NULL) in checkUnique's key encoding. Values of one
+// column compare equal exactly when their encodings do (a DOUBLE's -0 is written as 0).
+func appendKey(dst []byte, c *vec.Vec, i int) []byte {
+	switch c.Type.ID {
+	case vec.Bool:
+		if c.Bool[i] {
+			return append(dst, 1)
+		}
+		return append(dst, 0)
+	case vec.Int32, vec.Date32:
+		return binary.LittleEndian.AppendUint32(dst, uint32(c.I32[i]))
+	case vec.Int64, vec.Decimal64:
+		return binary.LittleEndian.AppendUint64(dst, uint64(c.I64[i]))
+	case vec.Decimal128:
+		dst = binary.LittleEndian.AppendUint64(dst, c.D128[i].Lo)
+		return binary.LittleEndian.AppendUint64(dst, uint64(c.D128[i].Hi))
+	case vec.Float64:
+		f := c.F64[i]
+		if f == 0 {
+			f = 0 // -0 = 0
+		}
+		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+	case vec.String:
+		s := c.String(i)
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		return append(dst, s...)
+	}
+	panic(fmt.Sprintf("physical: no key encoding for %s", c.Type))
 }
 
 func (n *Gather) open(r *run) (exec.Operator, error) {
