@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -12,25 +13,34 @@ import (
 // allocator, which recycles small objects well by itself.
 const minRecycled = 64 << 10
 
+// recycleIdle is how long the recycling pool may go unused before its buffers are dropped:
+// long enough to carry buffers from a cache drop (or a query's evictions) into the decodes
+// that follow, short enough that an idle daemon hands the memory back.
+const recycleIdle = 10 * time.Second
+
 // recyclingAllocator is the default allocator of decoded columns. Buffers of at least
 // minRecycled bytes are rounded up to a power of two and, when freed, kept in per-size free
 // lists (up to limit bytes in all) for the next allocation of that class. Decoding after a
 // cache drop then reuses memory that is already mapped instead of faulting in fresh pages
 // (~13 µs each on the reference machine) and having Go zero them. Recycled buffers are zeroed
-// before reuse, as Go's allocator would return them.
+// before reuse, as Go's allocator would return them. Once the pool has gone unused for idle
+// it is emptied (trim), so the garbage collector can return the memory to the system.
 type recyclingAllocator struct {
 	small memory.Allocator
 	limit int64
+	idle  time.Duration
 
-	mu     sync.Mutex
-	free   [64][][]byte // by log2 of capacity
-	pooled int64
+	mu      sync.Mutex
+	free    [64][][]byte // by log2 of capacity
+	pooled  int64
+	lastUse time.Time   // of the pool: the last Free into it or reuse from it
+	timer   *time.Timer // armed while the pool holds buffers; runs trimIfIdle
 
 	reused, fresh atomic.Int64
 }
 
-func newRecyclingAllocator(limit int64) *recyclingAllocator {
-	return &recyclingAllocator{small: memory.NewGoAllocator(), limit: limit}
+func newRecyclingAllocator(limit int64, idle time.Duration) *recyclingAllocator {
+	return &recyclingAllocator{small: memory.NewGoAllocator(), limit: limit, idle: idle}
 }
 
 func sizeClass(n int) int { return bits.Len(uint(n - 1)) }
@@ -46,6 +56,7 @@ func (a *recyclingAllocator) Allocate(size int) []byte {
 		l[len(l)-1] = nil
 		a.free[c] = l[:len(l)-1]
 		a.pooled -= int64(cap(b))
+		a.lastUse = time.Now()
 		a.mu.Unlock()
 		a.reused.Add(1)
 		b = b[:size]
@@ -86,12 +97,46 @@ func (a *recyclingAllocator) Free(b []byte) {
 	}
 	a.free[sizeClass(c)] = append(a.free[sizeClass(c)], b[:0])
 	a.pooled += int64(c)
+	a.lastUse = time.Now()
+	if a.timer == nil {
+		a.timer = time.AfterFunc(a.idle, a.trimIfIdle)
+	}
+}
+
+// trimIfIdle empties the pool if it has gone unused for idle, else checks again when it
+// would have.
+func (a *recyclingAllocator) trimIfIdle() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.timer == nil { // trimmed meanwhile
+		return
+	}
+	if wait := a.idle - time.Since(a.lastUse); wait > 0 && a.pooled > 0 {
+		a.timer.Reset(wait)
+		return
+	}
+	a.trimLocked()
 }
 
 // trim drops every pooled buffer (for the garbage collector to return to the system).
 func (a *recyclingAllocator) trim() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.trimLocked()
+}
+
+func (a *recyclingAllocator) trimLocked() {
 	clear(a.free[:])
 	a.pooled = 0
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+}
+
+// pooledBytes is the capacity of the buffers the pool holds.
+func (a *recyclingAllocator) pooledBytes() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pooled
 }

@@ -84,7 +84,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Allocator == nil {
 		// Recycle up to an eighth of the cache budget (64 MiB – 1 GiB) of decode buffers.
-		o.Allocator = newRecyclingAllocator(min(1<<30, max(64<<20, o.CacheSize/8)))
+		o.Allocator = newRecyclingAllocator(min(1<<30, max(64<<20, o.CacheSize/8)), recycleIdle)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -276,6 +276,9 @@ func (s *Store) Close() error {
 		sg.close()
 	}
 	s.cache.drop()
+	if ra, ok := s.opts.Allocator.(*recyclingAllocator); ok {
+		ra.trim() // the store's own: nothing allocates from it any more
+	}
 	return errors.Join(settleErr, s.lock.Close())
 }
 
