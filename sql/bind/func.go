@@ -481,6 +481,10 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 		}
 		t = types.Dec(p, s)
 	case mysql.TypeLonglong, mysql.TypeLong:
+		if mysql.HasUnsignedFlag(tp.GetFlag()) {
+			// Reading it as SIGNED would turn -1 into -1 instead of 18446744073709551615.
+			return nil, sqlerr.Unsupported("CAST(… AS UNSIGNED): colink has no BIGINT UNSIGNED; use CAST(… AS SIGNED)")
+		}
 		t = types.Int64Type
 	case mysql.TypeDouble, mysql.TypeFloat:
 		t = types.Float64Type
@@ -500,6 +504,13 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 	}
 	if v.Type().Kind == types.Date && t.IsNumeric() || v.Type().IsNumeric() && t.Kind == types.Date {
 		return nil, sqlerr.Unsupported("CAST between dates and numbers")
+	}
+	if l, ok := v.(*plan.Literal); ok && t.Kind == types.Date && l.V.Type.IsString() {
+		// MySQL's CAST of a string that is no date is NULL (with a warning), as the
+		// executor's CAST of string data is; only a DATE '…' literal is an error.
+		if _, err := types.Convert(l.V, t); err != nil {
+			return plan.Lit(types.NullValue(t)), nil
+		}
 	}
 	return b.castTo(v, t, text)
 }
