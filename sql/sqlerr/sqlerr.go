@@ -68,8 +68,10 @@ func sqlState(c Code) string {
 		return "21S01"
 	case ErOperandColumns, ErSubqueryNo1Row:
 		return "21000"
-	case ErTruncatedWrongValue, ErDataOutOfRange:
+	case ErTruncatedWrongValue:
 		return "22007"
+	case ErDataOutOfRange:
+		return "22003" // as MySQL and the executor's kernels (exec/vec.OutOfRange) send it
 	}
 	return "HY000"
 }
