@@ -14,7 +14,7 @@ import (
 // exploreFile is sql/physical's sqllogictest-style suite of queries a person types while
 // exploring TPC-H data at SF 0.01, with results checked against DuckDB; here it runs
 // through the real daemons.
-var exploreFile = filepath.Join("..", "..", "sql", "physical", "physicaltest", "testdata", "explore")
+var exploreFile = filepath.Join("..", "..", "internal", "enginetest", "testdata", "explore")
 
 // exploreCase is one case of the file: "query [rowsort]" with its result in psv form (NULL
 // as NULL), or "error" with the MySQL error it fails with.

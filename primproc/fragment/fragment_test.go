@@ -17,8 +17,8 @@ import (
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/enginetest"
 	"github.com/colinkdb/colink/primproc/fragment"
-	"github.com/colinkdb/colink/sql/physical/physicaltest"
 	"github.com/colinkdb/colink/storage"
 	"github.com/colinkdb/colink/tpch"
 )
@@ -39,7 +39,7 @@ func load(t *testing.T, n int) []*storage.Store {
 		t.Cleanup(func() { s.Close() })
 		out = append(out, s)
 	}
-	err := physicaltest.LoadTPCH(context.Background(), out, physicaltest.LoadOptions{SF: sf, SegmentRows: 1024, Cluster: true, Tables: []string{"lineitem", "nation"}})
+	err := enginetest.LoadTPCH(context.Background(), out, enginetest.LoadOptions{SF: sf, SegmentRows: 1024, Cluster: true, Tables: []string{"lineitem", "nation"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
-// Package physicaltest runs physical plans in process, without the link: a Runner over
+// Package enginetest runs physical plans in process, without the link: a Runner over
 // local stores (one per simulated primproc, each running fragments with package
 // primproc/fragment), a loader that generates TPC-H data straight into such stores, and a
 // Session that plans and runs SQL text against them. Tests and benchmarks of the planner
 // and of the engine's answers use it; the daemons do not.
-package physicaltest
+package enginetest
 
 import (
 	"context"
@@ -64,14 +64,23 @@ type LoadOptions struct {
 	Parallel int
 }
 
-// ClusterKeys are the columns LoadOptions.Cluster sorts segments by.
-var ClusterKeys = map[string]string{"lineitem": "l_shipdate", "orders": "o_orderdate"}
+// ClusterKey returns the column LoadOptions.Cluster sorts a table's segments by, false for
+// a table loaded as generated.
+func ClusterKey(table string) (string, bool) {
+	switch table {
+	case "lineitem":
+		return "l_shipdate", true
+	case "orders":
+		return "o_orderdate", true
+	}
+	return "", false
+}
 
 // LoadTPCH generates the TPC-H tables into the stores, replacing them: segment k of a table
 // goes to store k mod len(stores); every store gets every table, possibly empty.
 func LoadTPCH(ctx context.Context, stores []*storage.Store, o LoadOptions) error {
 	if len(stores) == 0 {
-		return errors.New("physicaltest: no stores to load")
+		return errors.New("enginetest: no stores to load")
 	}
 	sc, err := tpch.NewScale(o.SF)
 	if err != nil {
@@ -140,7 +149,7 @@ func loadTable(ctx context.Context, sc tpch.Scale, table string, stores []*stora
 				r.Release()
 			}
 		}()
-		if key, ok := ClusterKeys[table]; ok && o.Cluster {
+		if key, ok := ClusterKey(table); ok && o.Cluster {
 			sorted, err := sortRecords(ctx, schema, recs, key)
 			if err != nil {
 				return err
@@ -187,7 +196,7 @@ func loadTable(ctx context.Context, sc tpch.Scale, table string, stores []*stora
 	}
 	for _, tx := range txns {
 		if err := tx.Commit(ctx); err != nil {
-			return fmt.Errorf("physicaltest: load %s: %w", table, err)
+			return fmt.Errorf("enginetest: load %s: %w", table, err)
 		}
 		committed++
 	}
@@ -202,7 +211,7 @@ func sortRecords(ctx context.Context, schema *arrow.Schema, recs []arrow.RecordB
 	}
 	idx := schema.FieldIndices(key)
 	if len(idx) != 1 {
-		return nil, fmt.Errorf("physicaltest: no cluster column %s", key)
+		return nil, fmt.Errorf("enginetest: no cluster column %s", key)
 	}
 	src := exec.NewSource(exec.Records(recs...), types, 0)
 	sorted, err := exec.NewSort(src, []exec.SortKey{{Col: idx[0]}}, nil)

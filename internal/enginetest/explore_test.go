@@ -1,4 +1,4 @@
-package physicaltest
+package enginetest
 
 import (
 	"context"

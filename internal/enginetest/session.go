@@ -1,4 +1,4 @@
-package physicaltest
+package enginetest
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (s *Session) Plan(ctx context.Context, text string) (*physical.Plan, error)
 		return nil, err
 	}
 	if len(stmts) != 1 {
-		return nil, fmt.Errorf("physicaltest: %d statements, want one query", len(stmts))
+		return nil, fmt.Errorf("enginetest: %d statements, want one query", len(stmts))
 	}
 	return s.plan(ctx, stmts[0])
 }
@@ -96,7 +96,7 @@ func (s *Session) Run(ctx context.Context, script string) (*Output, error) {
 					db = s.DB
 				}
 				if !s.Catalog.DropView(db, v.Name) && !st.IfExists {
-					return nil, fmt.Errorf("physicaltest: unknown view %s.%s", db, v.Name)
+					return nil, fmt.Errorf("enginetest: unknown view %s.%s", db, v.Name)
 				}
 			}
 		case *sql.Query:
@@ -104,11 +104,11 @@ func (s *Session) Run(ctx context.Context, script string) (*Output, error) {
 				return nil, err
 			}
 		default:
-			return nil, fmt.Errorf("physicaltest: cannot run %T statements", st)
+			return nil, fmt.Errorf("enginetest: cannot run %T statements", st)
 		}
 	}
 	if out == nil {
-		return nil, fmt.Errorf("physicaltest: the script has no query")
+		return nil, fmt.Errorf("enginetest: the script has no query")
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package physicaltest
+package enginetest
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 )
 
 // answersDir is where the TPC-H reference answers live, relative to this package.
-var answersDir = filepath.Join("..", "..", "..", "..", "shared", "tpch", "answers")
+var answersDir = filepath.Join("..", "..", "..", "shared", "tpch", "answers")
 
 // testStores are loaded stores shared by the tests of one scale factor.
 type testStores struct {

@@ -1,4 +1,4 @@
-package physicaltest
+package enginetest
 
 import (
 	"fmt"
@@ -78,7 +78,7 @@ func MeasureStats(stores []*storage.Store) (*catalog.MemoryStats, error) {
 		}()
 		snap.Release()
 		if err != nil {
-			return nil, fmt.Errorf("physicaltest: statistics of store %d: %w", i, err)
+			return nil, fmt.Errorf("enginetest: statistics of store %d: %w", i, err)
 		}
 	}
 	out := catalog.NewMemoryStats()
