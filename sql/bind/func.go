@@ -436,6 +436,14 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 	if l, ok := n.(*plan.Literal); ok {
 		// The interval's amount is usually a quoted literal: INTERVAL '90' DAY.
 		v, err := types.Convert(l.V, types.Int64Type)
+		if err != nil && l.V.Type.IsNumeric() {
+			// A number beyond BIGINT (INTERVAL 1e30 DAY) leaves the DATE range either way:
+			// saturate it so the result is NULL, as MySQL's is.
+			v, err = types.Value{Type: types.Int64Type, Int: math.MaxInt64}, nil
+			if f, ferr := types.Convert(l.V, types.Float64Type); ferr == nil && f.Float < 0 {
+				v.Int = math.MinInt64
+			}
+		}
 		if err != nil {
 			return nil, sqlerr.New(sqlerr.ErTruncatedWrongValue, "Truncated incorrect INTEGER value: '%s'", l.V.Text())
 		}
@@ -531,3 +539,4 @@ func intervalCount(n, factor int64, sub bool) int64 {
 	}
 	return r
 }
+
