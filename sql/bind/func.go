@@ -539,4 +539,3 @@ func intervalCount(n, factor int64, sub bool) int64 {
 	}
 	return r
 }
-
