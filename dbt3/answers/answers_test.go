@@ -70,6 +70,25 @@ func TestCompare(t *testing.T) {
 		{"NAME|cnt|total|avg|ratio\nA|14876|532348211.65|25.575155|0.0\nB|348|12384801.37|0.047759|0.0\n", true},
 		// NULL against a value.
 		{"name|cnt|total|avg|ratio\nA|14876||25.575155|0.0\nB|348|12384801.37|0.047759|0.0\n", false},
+		// Subtly wrong answers, which the TPC-H spec's own tolerances (sums within 100,
+		// averages within 1%) would pass.
+		// A sum off by 0.01, and one whose extra places are not zeros.
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.64|25.575155|0.0\nB|348|12384801.37|0.047759|0.0\n", false},
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.6501|25.575155|0.0\nB|348|12384801.37|0.047759|0.0\n", false},
+		// An average off in the third significant digit.
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|25.475155|0.0\nB|348|12384801.37|0.047759|0.0\n", false},
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|25.575155|0.0\nB|348|12384801.37|0.047859|0.0\n", false},
+		// Averages printed at too coarse a scale: within half their last place, but wrong.
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|25.6|0.0\nB|348|12384801.37|0.047759|0.0\n", false},
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|26|0.0\nB|348|12384801.37|0.047759|0.0\n", false},
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|25.575155|0.0\nB|348|12384801.37|0.05|0.0\n", false},
+		// An average at scale 6 rounded the wrong way (truncated), off by a unit of its last place.
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|25.575155|0.0\nB|348|12384801.37|0.047758|0.0\n", false},
+		// More places than the double, correct to 1e-6 relative.
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|25.57515461145|0.0\nB|348|12384801.37|0.04775862068966|0.0\n", true},
+		// A ratio whose every expected value is 0.0: zero at any scale, nothing else.
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|25.575155|0.0000\nB|348|12384801.37|0.047759|0.00\n", true},
+		{"name|cnt|total|avg|ratio\nA|14876|532348211.65|25.575155|0.04\nB|348|12384801.37|0.047759|0.0\n", false},
 	}
 	w := mustParse(t, want)
 	for i, c := range cases {
