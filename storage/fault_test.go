@@ -24,10 +24,10 @@ type faultOp struct {
 func faultOps() []faultOp {
 	ctx := context.Background()
 	sc := allKindsSchema()
-	base := func(t *testing.T, s *Store) { loadTable(t, s, "t", sc, 1, 2000, 500) }
+	base := func(t *testing.T, s *Store) { loadTable(t, s, "t", sc, 1, 1000, 500) }
 	appendAndDelete := func(t *testing.T, s *Store) *Txn {
 		tx := s.Begin()
-		appendRows(t, tx, "t", 1, 2000, 2600)
+		appendRows(t, tx, "t", 1, 1000, 1300)
 		deleteByRowID(t, s, tx, "t", 0, func(r int64) bool { return r%3 == 0 })
 		return tx
 	}
@@ -44,7 +44,7 @@ func faultOps() []faultOp {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := genRecord(w.tx.store.opts.Allocator, sc, 2, 0, 1500)
+			rec := genRecord(w.tx.store.opts.Allocator, sc, 2, 0, 700)
 			defer rec.Release()
 			if err := w.Write(ctx, rec); err != nil {
 				t.Fatal(err)
@@ -76,9 +76,12 @@ func faultOps() []faultOp {
 func TestCommitFaults(t *testing.T) {
 	steps := []commitStep{stepSegmentSync, stepSegmentDirSync, stepDeleteFile, stepCatalogWrite, stepCatalogRename, stepCatalogDirSync}
 	for _, op := range faultOps() {
-		// The expected new state: the change committed without faults.
+		// The expected new state: the change committed without faults; and the steps it
+		// takes (only those are failed below).
 		ref := openTest(t, t.TempDir(), testOptions())
 		op.setup(t, ref)
+		taken := map[commitStep]bool{}
+		ref.failAt = func(st commitStep) error { taken[st] = true; return nil }
 		if err := op.run(t, ref); err != nil {
 			t.Fatalf("%s without faults: %v", op.name, err)
 		}
@@ -86,6 +89,9 @@ func TestCommitFaults(t *testing.T) {
 		ref.Close()
 
 		for _, step := range steps {
+			if !taken[step] {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/%s", op.name, step), func(t *testing.T) {
 				dir := t.TempDir()
 				s := openTest(t, dir, testOptions())
@@ -106,13 +112,7 @@ func TestCommitFaults(t *testing.T) {
 				err = op.run(t, s)
 				s.failAt = nil
 				if !hit {
-					if err != nil {
-						t.Fatalf("no fault injected, yet: %v", err)
-					}
-					if got := storeDigest(t, s); got != newState {
-						t.Fatalf("without a fault the store holds\n%s\nwant\n%s", got, newState)
-					}
-					return
+					t.Fatalf("the change did not reach step %s this time", step)
 				}
 				if !errors.Is(err, errInjected) {
 					t.Fatalf("failure at %s: error %v, want the injected one", step, err)
