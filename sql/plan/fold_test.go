@@ -19,7 +19,6 @@ type env struct{}
 func (env) Database() string                                { return "tpch" }
 func (env) SystemVariable(string, bool) (types.Value, bool) { return types.Value{}, false }
 func (env) UserVariable(name string) (types.Value, bool)    { return types.Value{}, false }
-func (env) String() string                                  { return "tpch" }
 func planSelect(t *testing.T, p *sql.Planner, q string) (*plan.Query, error) {
 	t.Helper()
 	stmts, err := sql.NewParser().Parse(q)
