@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -362,6 +363,9 @@ func rangeError(x *Call, err error) error {
 // mysqlText prints a constant arithmetic expression as MySQL's error messages do: every
 // binary operation in parentheses, a negation as -(x).
 func mysqlText(e Expr) string {
+	if l, ok := e.(*Literal); ok && !l.V.Null && l.V.Type.Kind == types.Float64 {
+		return strings.Replace(strconv.FormatFloat(l.V.Float, 'g', -1, 64), "e+", "e", 1) // 1e308
+	}
 	x, ok := e.(*Call)
 	if !ok {
 		return FormatExpr(e, nil)
