@@ -83,6 +83,10 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "exemgr: --threads must be at least 1")
 		return daemon.ExitUsage
 	}
+	if err := frontend.CheckMaxAllowedPacket(fcfg.MaxAllowedPacket); err != nil {
+		fmt.Fprintln(os.Stderr, "exemgr:", err)
+		return daemon.ExitUsage
+	}
 	if err := exemgr.CheckSecureFilePriv(ecfg.SecureFilePriv); err != nil {
 		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage

@@ -22,6 +22,14 @@ const (
 	handshakeReadLimit = 1 << 20
 )
 
+// CheckMaxAllowedPacket checks a --max-allowed-packet value against mysqld's bounds.
+func CheckMaxAllowedPacket(n int64) error {
+	if n < minMaxAllowedPacket || n > maxMaxAllowedPacket {
+		return fmt.Errorf("--max-allowed-packet %d: must be between %d (1KiB) and %d (1GiB), as mysqld's", n, minMaxAllowedPacket, maxMaxAllowedPacket)
+	}
+	return nil
+}
+
 // errPacketTooBig is a command packet (with its continuations) over max_allowed_packet.
 var errPacketTooBig = errors.New("packet bigger than max_allowed_packet")
 

@@ -124,3 +124,17 @@ func TestHandshakeReadLimit(t *testing.T) {
 		t.Errorf("the server took %v to hang up", time.Since(start))
 	}
 }
+
+func TestCheckMaxAllowedPacket(t *testing.T) {
+	for n, ok := range map[int64]bool{1023: false, 1024: true, DefaultMaxAllowedPacket: true, 1 << 30: true, 1<<30 + 1: false} {
+		if err := CheckMaxAllowedPacket(n); (err == nil) != ok {
+			t.Errorf("%d: %v", n, err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Listen = []string{"127.0.0.1:0"}
+	cfg.MaxAllowedPacket = 100
+	if _, err := Listen(cfg, newFakeEngine()); err == nil || !strings.Contains(err.Error(), "--max-allowed-packet") {
+		t.Errorf("Listen with max_allowed_packet 100: %v", err)
+	}
+}

@@ -55,8 +55,8 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 	if cfg.MaxAllowedPacket <= 0 {
 		cfg.MaxAllowedPacket = def.MaxAllowedPacket
 	}
-	if cfg.MaxAllowedPacket < minMaxAllowedPacket || cfg.MaxAllowedPacket > maxMaxAllowedPacket {
-		return nil, fmt.Errorf("--max-allowed-packet %d: must be between %d (1KiB) and %d (1GiB), as mysqld's", cfg.MaxAllowedPacket, minMaxAllowedPacket, maxMaxAllowedPacket)
+	if err := CheckMaxAllowedPacket(cfg.MaxAllowedPacket); err != nil {
+		return nil, err
 	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = def.HandshakeTimeout
