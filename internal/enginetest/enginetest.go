@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -106,6 +107,12 @@ func LoadTPCH(ctx context.Context, stores []*storage.Store, o LoadOptions) error
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer func() {
+				// A panic fails the load, not the whole test binary with it.
+				if p := recover(); p != nil {
+					errs[ti] = fmt.Errorf("enginetest: load %s: panic: %v\n%s", table, p, debug.Stack())
+				}
+			}()
 			errs[ti] = loadTable(ctx, sc, table, stores, o)
 		}()
 	}
