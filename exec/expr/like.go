@@ -7,177 +7,195 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 )
 
-type likeKind uint8
+// likeShape names the patterns selectRows tests with one library call per row.
+type likeShape uint8
 
 const (
-	likeExact    likeKind = iota // no wildcard
-	likePrefix                   // abc%
-	likeSuffix                   // %abc
-	likeContains                 // %abc%
-	likeAny                      // % alone (or %%...)
-	likeSeq                      // %-only pattern with several literal parts, e.g. a%b%c
-	likeGeneral                  // anything with _
+	likeGeneral  likeShape = iota // anything else (match decides)
+	likeExact                     // abc
+	likePrefix                    // abc%
+	likeSuffix                    // %abc
+	likeContains                  // %abc%
 )
 
-// likeMatcher matches one LIKE pattern. Patterns made only of literals and % run as
-// prefix/suffix/substring searches; patterns with _ use a backtracking matcher over
-// UTF-8 characters.
+// likeMatcher matches one LIKE pattern (backslash escapes the next character). The pattern
+// is cut at its %s into segments of literal bytes and _s (one character each). A string
+// matches when the first segment matches at its start, the last at its end, and the others
+// in order in between, each at its leftmost place after the one before. Leftmost is exact
+// (no backtracking needed): a segment covers a fixed number of characters, so in UTF-8
+// text an earlier match also ends earlier and leaves the later segments more room.
 type likeMatcher struct {
-	kind     likeKind
-	lit      []byte   // exact, prefix, suffix, contains
-	parts    [][]byte // seq: literal parts between %s
-	anchorL  bool     // seq: pattern does not start with %
-	anchorR  bool     // seq: pattern does not end with %
-	tokens   []likeTok
-	hasUnder bool
+	segs  []likeSeg // (number of %s) + 1 segments; the first and last may be empty
+	shape likeShape
+	lit   []byte // the literal of the shapes other than likeGeneral
 }
 
-type likeTok struct {
-	kind byte // 'l' literal byte, '_' one character, '%' any sequence
-	b    byte
+// likeSeg is the pattern between two %s.
+type likeSeg struct {
+	b     []byte // the bytes, with a placeholder at each _
+	under []bool // under[k] when b[k] stands for a _ (nil: the segment has no _)
 }
 
 // compileLike parses a pattern with backslash as the escape character.
 func compileLike(pat []byte) *likeMatcher {
 	m := &likeMatcher{}
+	var cur likeSeg
 	for i := 0; i < len(pat); i++ {
 		c := pat[i]
 		switch {
 		case c == '\\' && i+1 < len(pat):
 			i++
-			m.tokens = append(m.tokens, likeTok{kind: 'l', b: pat[i]})
+			cur.add(pat[i], false)
 		case c == '%':
-			if n := len(m.tokens); n == 0 || m.tokens[n-1].kind != '%' {
-				m.tokens = append(m.tokens, likeTok{kind: '%'})
-			}
+			m.segs = append(m.segs, cur)
+			cur = likeSeg{}
 		case c == '_':
-			m.tokens = append(m.tokens, likeTok{kind: '_'})
-			m.hasUnder = true
+			cur.add('_', true)
 		default:
-			m.tokens = append(m.tokens, likeTok{kind: 'l', b: c})
+			cur.add(c, false)
 		}
 	}
-	if m.hasUnder {
-		m.kind = likeGeneral
-		return m
-	}
-	// Split the literal runs at %.
-	var parts [][]byte
-	var cur []byte
-	for _, t := range m.tokens {
-		if t.kind == '%' {
-			parts = append(parts, cur)
-			cur = nil
-			continue
+	m.segs = append(m.segs, cur)
+	// Runs of % make empty middle segments, which match anywhere.
+	segs := m.segs[:1]
+	for i, g := range m.segs[1:] {
+		if len(g.b) > 0 || i == len(m.segs)-2 {
+			segs = append(segs, g)
 		}
-		cur = append(cur, t.b)
 	}
-	parts = append(parts, cur)
-	// parts has (number of %) + 1 entries; the first and last may be empty.
+	m.segs = segs
+	first, last := segs[0], segs[len(segs)-1]
 	switch {
-	case len(parts) == 1:
-		m.kind, m.lit = likeExact, parts[0]
-	case len(parts) == 2 && len(parts[0]) == 0 && len(parts[1]) == 0:
-		m.kind = likeAny
-	case len(parts) == 2 && len(parts[1]) == 0:
-		m.kind, m.lit = likePrefix, parts[0]
-	case len(parts) == 2 && len(parts[0]) == 0:
-		m.kind, m.lit = likeSuffix, parts[1]
-	case len(parts) == 3 && len(parts[0]) == 0 && len(parts[2]) == 0:
-		m.kind, m.lit = likeContains, parts[1]
-	default:
-		m.kind = likeSeq
-		m.anchorL = len(parts[0]) > 0
-		m.anchorR = len(parts[len(parts)-1]) > 0
-		m.parts = parts
+	case len(segs) == 1 && first.under == nil:
+		m.shape, m.lit = likeExact, first.b
+	case len(segs) == 2 && last.empty() && first.under == nil:
+		m.shape, m.lit = likePrefix, first.b
+	case len(segs) == 2 && first.empty() && last.under == nil:
+		m.shape, m.lit = likeSuffix, last.b
+	case len(segs) == 3 && first.empty() && last.empty() && segs[1].under == nil:
+		m.shape, m.lit = likeContains, segs[1].b
 	}
 	return m
 }
 
-func (m *likeMatcher) match(s []byte) bool {
-	switch m.kind {
-	case likeExact:
-		return bytes.Equal(s, m.lit)
-	case likePrefix:
-		return bytes.HasPrefix(s, m.lit)
-	case likeSuffix:
-		return bytes.HasSuffix(s, m.lit)
-	case likeContains:
-		return bytes.Contains(s, m.lit)
-	case likeAny:
-		return true
-	case likeSeq:
-		return m.matchSeq(s)
+func (g *likeSeg) add(c byte, under bool) {
+	if under && g.under == nil {
+		g.under = make([]bool, len(g.b), len(g.b)+1)
 	}
-	return matchTokens(m.tokens, s)
+	g.b = append(g.b, c)
+	if g.under != nil {
+		g.under = append(g.under, under)
+	}
 }
 
-// matchSeq matches lit0 % lit1 % ... % litN: greedy leftmost search is exact for patterns
-// whose only wildcard is %.
-func (m *likeMatcher) matchSeq(s []byte) bool {
-	parts := m.parts
-	if m.anchorL {
-		if !bytes.HasPrefix(s, parts[0]) {
-			return false
-		}
-		s = s[len(parts[0]):]
+func (g *likeSeg) empty() bool { return len(g.b) == 0 }
+
+// prefixLen matches g at the start of s, returning the bytes it covers.
+func (g *likeSeg) prefixLen(s []byte) (int, bool) {
+	if g.under == nil {
+		return len(g.b), bytes.HasPrefix(s, g.b)
 	}
-	last := len(parts) - 1
-	if m.anchorR {
-		if !bytes.HasSuffix(s, parts[last]) {
-			return false
+	i := 0
+	for k, c := range g.b {
+		switch {
+		case i >= len(s):
+			return 0, false
+		case g.under[k]:
+			_, w := utf8.DecodeRune(s[i:])
+			i += w
+		case s[i] != c:
+			return 0, false
+		default:
+			i++
 		}
-		s = s[:len(s)-len(parts[last])]
 	}
-	for _, p := range parts[1:last] {
-		if len(p) == 0 {
+	return i, true
+}
+
+// suffixLen matches g at the end of s, returning the bytes it covers.
+func (g *likeSeg) suffixLen(s []byte) (int, bool) {
+	if g.under == nil {
+		return len(g.b), bytes.HasSuffix(s, g.b)
+	}
+	j := len(s)
+	for k := len(g.b) - 1; k >= 0; k-- {
+		switch {
+		case j == 0:
+			return 0, false
+		case g.under[k]:
+			_, w := utf8.DecodeLastRune(s[:j])
+			j -= w
+		case s[j-1] != g.b[k]:
+			return 0, false
+		default:
+			j--
+		}
+	}
+	return len(s) - j, true
+}
+
+// indexEnd finds g's leftmost match in s and returns where it ends.
+func (g *likeSeg) indexEnd(s []byte) (int, bool) {
+	if g.under == nil {
+		k := bytes.Index(s, g.b)
+		return k + len(g.b), k >= 0
+	}
+	for at := 0; at < len(s); {
+		if n, ok := g.prefixLen(s[at:]); ok {
+			return at + n, true
+		}
+		if g.under[0] {
+			_, w := utf8.DecodeRune(s[at:])
+			at += w
 			continue
 		}
-		k := bytes.Index(s, p)
+		// Skip to the next place the segment's first byte occurs.
+		k := bytes.IndexByte(s[at+1:], g.b[0])
 		if k < 0 {
-			return false
+			return 0, false
 		}
-		s = s[k+len(p):]
+		at += 1 + k
 	}
-	return true
+	return 0, false
 }
 
-// matchTokens is the general matcher: on a mismatch it backtracks to the last %, letting it
-// absorb one more character.
-func matchTokens(toks []likeTok, s []byte) bool {
-	ti, si := 0, 0
-	starT, starS := -1, 0
-	for si < len(s) {
-		if ti < len(toks) {
-			switch t := toks[ti]; t.kind {
-			case '%':
-				starT, starS = ti, si
-				ti++
-				continue
-			case '_':
-				_, w := utf8.DecodeRune(s[si:])
-				si += w
-				ti++
-				continue
-			default:
-				if s[si] == t.b {
-					si++
-					ti++
-					continue
-				}
-			}
-		}
-		if starT < 0 {
+func (m *likeMatcher) match(s []byte) bool {
+	segs := m.segs
+	if first := &segs[0]; len(first.b) > 0 || len(segs) == 1 {
+		n, ok := first.prefixLen(s)
+		if !ok {
 			return false
 		}
-		_, w := utf8.DecodeRune(s[starS:])
-		starS += w
-		ti, si = starT+1, starS
+		if len(segs) == 1 {
+			return n == len(s)
+		}
+		s = s[n:]
 	}
-	for ti < len(toks) && toks[ti].kind == '%' {
-		ti++
+	last := len(segs) - 1
+	if g := &segs[last]; len(g.b) > 0 {
+		n, ok := g.suffixLen(s)
+		if !ok {
+			return false
+		}
+		s = s[:len(s)-n]
 	}
-	return ti == len(toks)
+	for k := 1; k < last; k++ {
+		g := &segs[k]
+		if g.under == nil { // the common case, inline
+			at := bytes.Index(s, g.b)
+			if at < 0 {
+				return false
+			}
+			s = s[at+len(g.b):]
+			continue
+		}
+		end, ok := g.indexEnd(s)
+		if !ok {
+			return false
+		}
+		s = s[end:]
+	}
+	return true
 }
 
 // likeParts compiles x LIKE pattern; null reports a NULL pattern (always NULL).
@@ -232,13 +250,18 @@ func (n *likeNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 	return out, nil
 }
 
-// selectLike appends to dst the rows whose string matches (or, with neg, does not match).
+// selectRows appends to dst the rows whose string matches (or, with neg, does not match).
 func (m *likeMatcher) selectRows(x *vec.Vec, rows []int32, neg bool, dst []int32) []int32 {
 	dst = dst[:len(rows)]
 	k := 0
 	want := !neg
 	offs, data := x.Offsets, x.Bytes
-	switch m.kind {
+	switch m.shape {
+	case likeExact:
+		for _, i := range rows {
+			dst[k] = i
+			k += b2i(bytes.Equal(data[offs[i]:offs[i+1]], m.lit) == want)
+		}
 	case likePrefix:
 		for _, i := range rows {
 			dst[k] = i
