@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/internal/civil"
 	"github.com/colinkdb/colink/primproc/pmclient"
 	"github.com/colinkdb/colink/sql"
 )
@@ -679,38 +680,8 @@ func parseDate(b []byte) (int32, bool) {
 	y, ok1 := num(b[:4])
 	m, ok2 := num(b[5:7])
 	d, ok3 := num(b[8:10])
-	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+	if !ok1 || !ok2 || !ok3 || !civil.Valid(y, m, d) {
 		return 0, false
 	}
-	return int32(daysFromCivil(y, m, d)), true
-}
-
-func daysIn(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
-// daysFromCivil is days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-// algorithm).
-func daysFromCivil(y, m, d int) int {
-	if m <= 2 {
-		y--
-	}
-	era := y / 400
-	if y < 0 && y%400 != 0 {
-		era = (y - 399) / 400
-	}
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
+	return int32(civil.Days(y, m, d)), true
 }

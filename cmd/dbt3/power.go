@@ -38,7 +38,7 @@ func (f *streamFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noStats, "no-stats", false, "do not read SHOW QUERY STATS after each statement")
 	fs.StringArrayVar(&f.pids, "pid", nil, "a local daemon as name=PID (exemgr=123, primproc0=456), repeatable: cross-check its CPU in /proc")
 	fs.StringVar(&f.refreshDir, "refresh", "", "directory of the refresh sets (dbt3 gen --refresh N): run RF1 and RF2 from them")
-	fs.BoolVar(&f.refreshLocal, "refresh-local", false, "RF1 sends the files over the MySQL connection (LOAD DATA LOCAL INFILE) instead of exemgr reading them on its host")
+	fs.BoolVar(&f.refreshLocal, "refresh-local", true, "RF1 sends the files over the MySQL connection (LOAD DATA LOCAL INFILE); =false makes exemgr read them on its own host, which needs its --secure-file-priv to cover the --refresh directory")
 	fs.IntVar(&f.deleteKeys, "refresh-delete-keys", dbt3.DefaultDeleteKeys, "order keys per RF2 DELETE statement")
 }
 

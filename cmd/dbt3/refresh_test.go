@@ -465,7 +465,7 @@ func TestRefreshFunctions(t *testing.T) {
 
 	t.Run("power and throughput", func(t *testing.T) {
 		out := filepath.Join(dir, "power.json")
-		code, stdout, errs := runArgs(t, "power", "--mysql", c.mysql, "--sf", "0.01", "--seed", "7", "--refresh", gen, "--refresh-set", "2", "--out", out)
+		code, stdout, errs := runArgs(t, "power", "--mysql", c.mysql, "--sf", "0.01", "--seed", "7", "--refresh", gen, "--refresh-set", "2", "--refresh-local=false", "--out", out)
 		if code != exitOK || !strings.Contains(stdout, "Power@Size") || strings.Contains(stdout, "were not run") {
 			t.Fatalf("power: exit %d\n%s\n%s", code, stdout, errs)
 		}
@@ -483,7 +483,7 @@ func TestRefreshFunctions(t *testing.T) {
 		if want, _ := dbt3.PowerAtSize(0.01, intervals); run.Metrics["power@size"] != want {
 			t.Errorf("power@size %v, want %v over 24 intervals", run.Metrics["power@size"], want)
 		}
-		code, stdout, errs = runArgs(t, "throughput", "--mysql", c.mysql, "--sf", "0.01", "--seed", "7", "--streams", "1", "--refresh", gen, "--refresh-set", "3", "--refresh-local")
+		code, stdout, errs = runArgs(t, "throughput", "--mysql", c.mysql, "--sf", "0.01", "--seed", "7", "--streams", "1", "--refresh", gen, "--refresh-set", "3")
 		if code != exitOK || !strings.Contains(stdout, "Throughput@Size") || !strings.Contains(stdout, "RF2") {
 			t.Fatalf("throughput: exit %d\n%s\n%s", code, stdout, errs)
 		}
