@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/primproc/pmclient"
 	"github.com/colinkdb/colink/sql"
@@ -154,6 +155,7 @@ var flushCache = regexp.MustCompile(`(?is)^\s*select\s+calflushcache\s*\(\s*\)\s
 // Query implements frontend.Engine.
 func (e *Engine) Query(ctx context.Context, s *frontend.Session, text string) (_ *frontend.Result, err error) {
 	defer e.recoverPanic(text, &err)
+	ctx = exec.ContextWithLogger(ctx, e.log) // a worker panic fails this query; its stack goes to exemgr's log
 	st := e.session(s)
 	var stmt sql.Statement
 	if !flushCache.MatchString(text) {

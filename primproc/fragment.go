@@ -81,6 +81,7 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 	if limit > 0 {
 		runLimit = max(limit-buildBytes, 1)
 	}
+	ctx = exec.ContextWithLogger(ctx, d.log) // a worker panic fails this fragment; its stack goes to primproc's log
 	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, QueryMemory: runLimit, RowIDTag: uint8(a.Member), Pool: d.pool})
 	if err != nil {
 		return fragmentError(ctx, err)
