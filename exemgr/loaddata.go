@@ -76,6 +76,8 @@ type tableLoader struct {
 	// lineBuf gathers a line longer than the reader's buffer (or spanning several of its
 	// reads); maxLine bounds a line's length.
 	lineBuf []byte
+	// encl is openEnclosure's progress through the line readLine is reading.
+	encl    enclosureScan
 	maxLine int
 
 	field  [][]byte // the current line's fields (views or scratch)
@@ -193,6 +195,7 @@ func (l *tableLoader) readLine(br *bufio.Reader) ([]byte, error) {
 	last := term[len(term)-1]
 	var line []byte
 	gathering := false // line is l.lineBuf rather than a view of br's buffer
+	l.encl = enclosureScan{atStart: true}
 	for {
 		chunk, err := br.ReadSlice(last)
 		if gathering {
@@ -236,38 +239,70 @@ func (l *tableLoader) readLine(br *bufio.Reader) ([]byte, error) {
 	return line, nil
 }
 
+// enclosureScan is openEnclosure's progress through the line being read: the bytes before
+// pos are decided (their lookahead was inside the line), in and atStart are the state there.
+// readLine resets it per line, so a line with many terminators inside an enclosed field is
+// scanned once in all rather than once per terminator.
+type enclosureScan struct {
+	pos     int
+	in      bool // inside an enclosed field
+	atStart bool // at the start of a field (an enclosure may open here)
+}
+
 // openEnclosure reports whether line ends inside an enclosed field (so its terminator is
-// data). Only with ENCLOSED BY.
+// data). Only with ENCLOSED BY. line is the line read so far without its terminator; each
+// call of one readLine passes a longer line that extends the previous one (its terminator
+// then being data), so the scan goes on from l.encl.pos: the bytes whose meaning depends on
+// bytes not yet read (an escape, a quote that may be doubled, a partial field terminator at
+// the end) are rescanned on the next call, a constant number of them.
 func (l *tableLoader) openEnclosure(line []byte) bool {
 	if len(l.format.enclosed) == 0 {
 		return false
 	}
-	q := l.format.enclosed[0]
-	in := false
-	atStart := true
-	for i := 0; i < len(line); i++ {
+	q, esc, fterm := l.format.enclosed[0], l.format.escape, l.format.fieldTerm
+	st := &l.encl
+	i := st.pos
+	// The decided part: stop at the first byte whose meaning needs bytes past the end.
+	for i < len(line) {
 		c := line[i]
 		switch {
-		case l.format.escape != 0 && c == l.format.escape && in:
-			i++
-		case !in && atStart && c == q:
-			in = true
-			atStart = false
-		case in && c == q:
-			if i+1 < len(line) && line[i+1] == q {
-				i++
+		case st.in && esc != 0 && c == esc:
+			if i+1 >= len(line) {
+				goto tail
+			}
+			i += 2
+		case st.in && c == q:
+			if i+1 >= len(line) {
+				goto tail
+			}
+			if line[i+1] == q {
+				i += 2
 			} else {
-				in = false
+				st.in = false
+				i++
 			}
-		case !in && bytes.HasPrefix(line[i:], l.format.fieldTerm):
-			atStart = true
-			i += len(l.format.fieldTerm) - 1
-			continue
+		case !st.in && st.atStart && c == q:
+			st.in, st.atStart = true, false
+			i++
+		case !st.in && c == fterm[0] && len(line)-i < len(fterm) && bytes.HasPrefix(fterm, line[i:]):
+			goto tail
+		case !st.in && bytes.HasPrefix(line[i:], fterm):
+			st.atStart = true
+			i += len(fterm)
 		default:
-			if !in {
-				atStart = false
+			if !st.in {
+				st.atStart = false
 			}
+			i++
 		}
+	}
+tail:
+	st.pos = i
+	// The undecided rest (a few bytes) as if the line ended here: an escape or a quote at
+	// the very end keeps or closes the field, a partial field terminator is data.
+	in := st.in
+	if in && i < len(line) && (esc == 0 || line[i] != esc) {
+		in = false // a closing quote just before the terminator
 	}
 	return in
 }

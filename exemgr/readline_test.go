@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -131,6 +133,89 @@ func BenchmarkReadLine(b *testing.B) {
 		for {
 			if _, err := l.readLine(br); err != nil {
 				break
+			}
+		}
+	}
+}
+
+// TestReadLineManyEnclosedTerminators: a field with 100k line terminators inside its
+// enclosure is one line, read in time linear in its length (openEnclosure rescanning the
+// line at each terminator made this quadratic: ~10^10 byte steps, minutes).
+func TestReadLineManyEnclosedTerminators(t *testing.T) {
+	const n = 100_000
+	l := newLineLoader(t, sql.LoadSpec{LinesTerminated: "\n", FieldsTerminated: "|", Enclosed: `"`, Escaped: `\`})
+	l.maxLine = 4 * n
+	field := strings.Repeat("ab\n", n)
+	text := "1|\"" + field + "\"|3\n4\n"
+	start := time.Now()
+	lines, err := readLines(l, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("reading a line with %d enclosed terminators took %v", n, elapsed)
+	}
+	if len(lines) != 2 || lines[0] != "1|\""+field+"\"|3" || lines[1] != "4" {
+		t.Fatalf("got %d lines (first %d bytes), want 2", len(lines), len(lines[0]))
+	}
+	if err := l.split([]byte(lines[0])); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.field) != 3 || string(l.field[1]) != field {
+		t.Errorf("split: %d fields, second %d bytes, want 3 and %d", len(l.field), len(l.field[1]), len(field))
+	}
+}
+
+// openEnclosureWhole is the reference: the state of the whole line scanned from its start.
+func openEnclosureWhole(line []byte, q, esc byte, fterm []byte) bool {
+	in, atStart := false, true
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case esc != 0 && c == esc && in:
+			i++
+		case !in && atStart && c == q:
+			in, atStart = true, false
+		case in && c == q:
+			if i+1 < len(line) && line[i+1] == q {
+				i++
+			} else {
+				in = false
+			}
+		case !in && bytes.HasPrefix(line[i:], fterm):
+			atStart = true
+			i += len(fterm) - 1
+		default:
+			if !in {
+				atStart = false
+			}
+		}
+	}
+	return in
+}
+
+// TestOpenEnclosureIncremental: openEnclosure called on ever longer prefixes of a line (as
+// readLine does, one call per terminator met) answers as a scan of each whole prefix does,
+// on random lines of quotes, escapes, multi-byte field terminators and line terminators.
+func TestOpenEnclosureIncremental(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte(`"\,;x` + "\n")
+	for _, fterm := range []string{",", ",;", ";,;"} {
+		l := newLineLoader(t, sql.LoadSpec{LinesTerminated: "\n", FieldsTerminated: fterm, Enclosed: `"`, Escaped: `\`})
+		for range 20000 {
+			line := make([]byte, rng.IntN(24))
+			for i := range line {
+				line[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			l.encl = enclosureScan{atStart: true}
+			for end := 0; end <= len(line); end++ {
+				if end < len(line) && line[end] != '\n' {
+					continue
+				}
+				want := openEnclosureWhole(line[:end], '"', '\\', []byte(fterm))
+				if got := l.openEnclosure(line[:end]); got != want {
+					t.Fatalf("fields by %q, line %q up to %d: openEnclosure %v, whole scan %v", fterm, line, end, got, want)
+				}
 			}
 		}
 	}
