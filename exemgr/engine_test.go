@@ -180,3 +180,15 @@ func TestNonNegativeInt(t *testing.T) {
 		}
 	}
 }
+
+// TestNotDurableError: a primproc's commit that is applied but not durable reaches the client
+// as 1180 saying so, not as a plain failure.
+func TestNotDurableError(t *testing.T) {
+	remote := ipc.Errorf(wire.CodeNotDurable, "write: table kv: commit: applied but not durable: fsync of /d/pm0 failed: input/output error; a crash may undo it")
+	err := fmt.Errorf("write kv: %w", fmt.Errorf("primproc unix:///s: write: %w", remote))
+	code, state, msg := frontend.AsMySQL(mysqlError(err))
+	want := "Got error during COMMIT: write kv: primproc unix:///s: write: write: table kv: commit: applied but not durable: fsync of /d/pm0 failed: input/output error; a crash may undo it"
+	if code != 1180 || state != "HY000" || msg != want {
+		t.Errorf("got %d (%s) %q, want 1180 (HY000) %q", code, state, msg, want)
+	}
+}

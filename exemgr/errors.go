@@ -4,19 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/pmclient"
 	"github.com/colinkdb/colink/sql/sqlerr"
 )
+
+// ErrErrorDuringCommit is MySQL's ER_ERROR_DURING_COMMIT, which colink returns for a write
+// a primproc applied but could not make durable.
+const ErrErrorDuringCommit uint16 = 1180
+
+// notDurableMessage is the client's text for a not-durable commit: the coordinator's context
+// and the primproc's own message (without the link's "remote error not_durable" wrapping).
+func notDurableMessage(err error) string {
+	var re *ipc.RemoteError
+	if !errors.As(err, &re) {
+		return err.Error()
+	}
+	return strings.Replace(err.Error(), re.Error(), re.Message, 1)
+}
 
 // mysqlError turns an error from planning or running a statement into the MySQL error the
 // client receives: the SQL layer's *sqlerr.Error and the engine's *vec.Error keep their codes
 // (1041 for the query memory bound, 1690 for arithmetic overflow, …); a cancelled context is
 // left as it is, so the front end reports a KILL as 1317; a primproc that cannot be reached
-// is named; anything else is 1105 with its text.
+// is named; a commit applied but not durable is 1180; anything else is 1105 with its text.
 func mysqlError(err error) error {
 	if err == nil {
 		return nil
@@ -40,6 +56,11 @@ func mysqlError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, frontend.ErrKilled) || errors.Is(err, frontend.ErrShutdown) || errors.Is(err, frontend.ErrClientGone) {
 		return err
+	}
+	if pmclient.IsNotDurable(err) {
+		// ER_ERROR_DURING_COMMIT: the storage engine failed at COMMIT. The message says the
+		// change is nevertheless applied, so the client must not simply run it again.
+		return frontend.Errorf(ErrErrorDuringCommit, "Got error during COMMIT: %v", notDurableMessage(err))
 	}
 	if errors.Is(err, ipc.ErrPeerDown) {
 		return frontend.Errorf(frontend.ErrUnknownError, "a primproc is unreachable: %v", err)

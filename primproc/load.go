@@ -70,6 +70,10 @@ func (d *Daemon) load(ctx context.Context, st *ipc.Stream) error {
 		if errors.Is(err, storage.ErrConflict) {
 			return invalidf("load", "table %s: %v", a.Table, err)
 		}
+		if errors.Is(err, storage.ErrNotDurable) {
+			l.committed = true // the catalog names the load's files: not the Txn's to remove
+			return notDurable(d.cfg.DataDir, "load: table "+a.Table+": commit", err)
+		}
 		return ipc.Errorf(ipc.CodeInternal, "load: table %s: commit: %v", a.Table, err)
 	}
 	l.committed = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -71,7 +72,7 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 	commitStart := time.Now()
 	if ce.Commit {
 		if err := tx.Commit(ctx); err != nil {
-			return writeError(a.Table, "commit", err)
+			return d.writeError(a.Table, "commit", err)
 		}
 		end.State = wire.TxnCommitted
 	} else {
@@ -80,7 +81,7 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 		}
 		res, err := tx.Prepare(ctx, a.Txn, map[string]string{metaDecider: ce.Decider})
 		if err != nil {
-			return writeError(a.Table, "prepare", err)
+			return d.writeError(a.Table, "prepare", err)
 		}
 		end.State = wire.TxnPrepared
 		if a.Op == wire.OpDelete {
@@ -110,14 +111,56 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 }
 
 // writeError turns a storage failure of a write's prepare or commit into the link error.
-func writeError(table, phase string, err error) error {
+func (d *Daemon) writeError(table, phase string, err error) error {
 	switch {
+	case errors.Is(err, storage.ErrNotDurable) && phase == "commit":
+		return notDurable(d.cfg.DataDir, fmt.Sprintf("write: table %s: commit", table), err)
+	case errors.Is(err, storage.ErrNotDurable):
+		// Prepared, but a crash may forget it: not applied, so a plain failure (the
+		// coordinator aborts, which a store that forgot the prepare records too).
+		return ipc.Errorf(ipc.CodeInternal, "write: table %s: %s not durable: fsync of %s failed: %v", table, phase, d.cfg.DataDir, fsyncCause(err))
 	case errors.Is(err, storage.ErrConflict):
 		return ipc.Errorf(wire.CodeConflict, "write: table %s: %s: %v", table, phase, trimStorage(err))
 	case errors.Is(err, storage.ErrTxnExists), errors.Is(err, storage.ErrNoTable):
 		return invalidf("write", "table %s: %s: %v", table, phase, trimStorage(err))
 	}
 	return ipc.Errorf(ipc.CodeInternal, "write: table %s: %s: %v", table, phase, err)
+}
+
+// notDurable is the link error of a commit that storage applied but could not make durable
+// (err wraps storage.ErrNotDurable): the rows are visible, yet a crash before a later fsync
+// of dir succeeds may undo them. what names the operation.
+func notDurable(dir, what string, err error) error {
+	return ipc.Errorf(wire.CodeNotDurable, "%s: applied but not durable: fsync of %s failed: %v; a crash may undo it", what, dir, fsyncCause(err))
+}
+
+// fsyncCause digs the failed fsync's own error out of storage's not-durable error (which
+// joins storage.ErrNotDurable and it): the innermost cause, without the path that
+// notDurable names anyway.
+func fsyncCause(err error) error {
+	cause := err
+	for e := err; e != nil; {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				if x != storage.ErrNotDurable {
+					cause = x
+				}
+			}
+			break
+		}
+		e = errors.Unwrap(e)
+	}
+	for {
+		var pe *os.PathError
+		if errors.As(cause, &pe) {
+			return pe.Err
+		}
+		next := errors.Unwrap(cause)
+		if next == nil {
+			return cause
+		}
+		cause = next
+	}
 }
 
 // receiveInsert writes the uploaded rows as new segments of the table.
@@ -233,6 +276,11 @@ func (d *Daemon) resolve(ctx context.Context, st *ipc.Stream) error {
 		switch {
 		case errors.Is(err, storage.ErrTxnAborted), errors.Is(err, storage.ErrTxnUnknown):
 			return invalidf("resolve", "commit of %s: %v", a.Txn, trimStorage(err))
+		case errors.Is(err, storage.ErrNotDurable):
+			for _, t := range tables {
+				d.compactSoon(t)
+			}
+			return notDurable(d.cfg.DataDir, "resolve: commit of "+a.Txn, err)
 		case err != nil:
 			return ipc.Errorf(ipc.CodeInternal, "resolve: commit of %s: %v", a.Txn, err)
 		}

@@ -204,7 +204,9 @@ func (t *Txn) Abort(reason string) {
 // (see the package comment on visibility). On error, the write took effect nowhere — unless
 // the error says the outcome is unknown (the decider could not be told or did not answer),
 // in which case Recover settles it — or, for a single participant, its connection failed
-// while it committed.
+// while it committed — or IsNotDurable(err): the commit took effect (on the single
+// participant, or on the decider with the others left prepared for Recover) but a crash may
+// undo it.
 func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) {
 	ps, err := t.participants()
 	res := &TxnResult{ID: t.id, Participants: len(ps), Ends: make([]*wire.WriteEnd, len(t.cl))}
@@ -251,7 +253,20 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 		gate.Lock()
 		defer gate.Unlock()
 	}
-	if _, err := t.cl[decider].Resolve(ctx, t.id, wire.ResolveCommit); err != nil {
+	_, err = t.cl[decider].Resolve(ctx, t.id, wire.ResolveCommit)
+	if IsNotDurable(err) {
+		// The decider committed (its rows are visible) but could not fsync its directory,
+		// so a crash there may still bring the transaction back as prepared. Asking again
+		// fsyncs it; until that succeeds the decision is not final, and committing the
+		// others could split the outcome: they stay prepared for recovery to settle.
+		if _, rerr := t.cl[decider].Resolve(ctx, t.id, wire.ResolveCommit); rerr == nil {
+			err = nil
+		} else {
+			return nil, fmt.Errorf("write %s: transaction %s is committed on primproc %s but not durably, and the other primprocs stay prepared until recovery settles it: %w",
+				t.args.Table, t.id, t.cl[decider].Peer(), err)
+		}
+	}
+	if err != nil {
 		if isRefusal(err) { // the decider says it is aborted or unknown: definitely not committed
 			t.resolveAll(ctx, ps, wire.ResolveAbort)
 			return nil, fmt.Errorf("write %s: %w", t.args.Table, err)

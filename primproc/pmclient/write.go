@@ -125,6 +125,14 @@ func IsConflict(err error) bool {
 	return errors.As(err, &re) && re.Code == wire.CodeConflict
 }
 
+// IsNotDurable reports whether err is a primproc's commit that took effect (its rows are
+// visible) but could not be made durable: a crash may still undo it. Running the statement
+// again would apply it twice.
+func IsNotDurable(err error) bool {
+	var re *ipc.RemoteError
+	return errors.As(err, &re) && re.Code == wire.CodeNotDurable
+}
+
 // isRefusal reports whether err is the primproc's considered answer (an invalid argument)
 // rather than a failure to reach it.
 func isRefusal(err error) bool {

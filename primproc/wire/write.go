@@ -21,6 +21,12 @@ const (
 // statement again is the remedy.
 const CodeConflict = "conflict"
 
+// CodeNotDurable is the ERROR code of a commit (of a write, or of a prepared transaction)
+// that took effect — its rows are visible — but whose final fsync of the data directory
+// failed, so a crash may still undo it. It is not a plain failure: running the statement
+// again would apply it twice.
+const CodeNotDurable = "not_durable"
+
 // RowIDColumn is the row ID column's name: in a fragment's scan (storage's pseudo column)
 // and in a delete's upload.
 const RowIDColumn = "_rowid"

@@ -1,0 +1,49 @@
+package primproc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/storage"
+)
+
+// TestWriteErrorNotDurable: a commit storage applied but could not fsync (its error wraps
+// storage.ErrNotDurable, as Txn.Commit and CommitPrepared wrap it) reaches the client as
+// wire.CodeNotDurable saying so; a prepare in that state is a plain failure (the
+// coordinator aborts it); other failures keep their codes.
+func TestWriteErrorNotDurable(t *testing.T) {
+	d := &Daemon{cfg: Config{DataDir: "/d/pm0"}}
+	fsync := fmt.Errorf("fsync directory %s: %w", "/d/pm0", &os.PathError{Op: "sync", Path: "/d/pm0", Err: syscall.EIO})
+	notDurableErr := fmt.Errorf("storage: commit: %w", fmt.Errorf("%w: %w", storage.ErrNotDurable, fsync))
+	for _, tc := range []struct {
+		phase string
+		err   error
+		code  string
+		msg   string
+	}{
+		{"commit", notDurableErr, wire.CodeNotDurable,
+			"write: table kv: commit: applied but not durable: fsync of /d/pm0 failed: input/output error; a crash may undo it"},
+		{"prepare", notDurableErr, ipc.CodeInternal,
+			"write: table kv: prepare not durable: fsync of /d/pm0 failed: input/output error"},
+		{"commit", fmt.Errorf("storage: commit: %w", storage.ErrConflict), wire.CodeConflict,
+			"write: table kv: commit: commit: storage: conflicting concurrent change"},
+		{"commit", fmt.Errorf("storage: commit: %w", fsync), ipc.CodeInternal,
+			"write: table kv: commit: storage: commit: fsync directory /d/pm0: sync /d/pm0: input/output error"},
+	} {
+		var re *ipc.RemoteError
+		if err := d.writeError("kv", tc.phase, tc.err); !errors.As(err, &re) || re.Code != tc.code || re.Message != tc.msg {
+			t.Errorf("%s of %v:\ngot  %v\nwant remote error %s: %s", tc.phase, tc.err, err, tc.code, tc.msg)
+		}
+	}
+	// A cause that is not a path error (an injected one) is named as it is.
+	injected := fmt.Errorf("storage: commit of prepared transaction t1: %w", fmt.Errorf("%w: %w", storage.ErrNotDurable, errors.New("disk on fire")))
+	want := "resolve: commit of t1: applied but not durable: fsync of /d/pm0 failed: disk on fire; a crash may undo it"
+	if err := notDurable("/d/pm0", "resolve: commit of t1", injected); err.(*ipc.RemoteError).Message != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
