@@ -142,7 +142,7 @@ func (n *arithNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 	case arithInt:
 		ok = n.intKernel(a.I64, c.I64, out, live, b.N)
 	case arithFloat:
-		n.floatKernel(a.F64, c.F64, out, live, b.N)
+		ok = n.floatKernel(a.F64, c.F64, out, live, b.N)
 	case arithDec128:
 		ok = n.dec128Kernel(a.D128, c.D128, out, live, b.N)
 	case arithMul64To128:
@@ -241,20 +241,33 @@ func (n *arithNode) intKernel(x, y []int64, out *vec.Vec, rows []int32, nrows in
 	return bad >= 0
 }
 
-func (n *arithNode) floatKernel(x, y []float64, out *vec.Vec, rows []int32, nrows int) {
+// floatKernel runs + - * / % on doubles; false means a result left the finite doubles
+// (1e308 * 10), which MySQL reports as error 1690 rather than returning inf. The check is a
+// few integer operations per row, without a branch.
+func (n *arithNode) floatKernel(x, y []float64, out *vec.Vec, rows []int32, nrows int) bool {
 	o := out.F64
+	// big is the largest |result| as bits (sign cleared): the order of non-negative doubles
+	// is the order of their bits, and inf and NaN are above every finite double. A max
+	// (cmov) per row keeps the check cheap and branch-free.
+	var big uint64
 	switch n.op {
 	case OpAdd:
 		for _, i := range rows {
-			o[i] = x[i] + y[i]
+			v := x[i] + y[i]
+			big = max(big, math.Float64bits(v)&^signBit)
+			o[i] = v
 		}
 	case OpSub:
 		for _, i := range rows {
-			o[i] = x[i] - y[i]
+			v := x[i] - y[i]
+			big = max(big, math.Float64bits(v)&^signBit)
+			o[i] = v
 		}
 	case OpMul:
 		for _, i := range rows {
-			o[i] = x[i] * y[i]
+			v := x[i] * y[i]
+			big = max(big, math.Float64bits(v)&^signBit)
+			o[i] = v
 		}
 	case OpDiv:
 		for _, i := range rows {
@@ -262,7 +275,9 @@ func (n *arithNode) floatKernel(x, y []float64, out *vec.Vec, rows []int32, nrow
 				setNull(out, nrows, i)
 				continue
 			}
-			o[i] = x[i] / y[i]
+			v := x[i] / y[i]
+			big = max(big, math.Float64bits(v)&^signBit)
+			o[i] = v
 		}
 	case OpMod:
 		for _, i := range rows {
@@ -273,7 +288,13 @@ func (n *arithNode) floatKernel(x, y []float64, out *vec.Vec, rows []int32, nrow
 			o[i] = math.Mod(x[i], y[i])
 		}
 	}
+	return big < infBits
 }
+
+const (
+	signBit = 1 << 63
+	infBits = 0x7ff << 52 // +inf; every finite |double| has smaller bits
+)
 
 func (n *arithNode) dec128Kernel(x, y []vec.Int128, out *vec.Vec, rows []int32, nrows int) bool {
 	o := out.D128
