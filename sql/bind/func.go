@@ -456,6 +456,16 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 			return nil, sqlerr.Unsupported("an INTERVAL whose amount is not an integer")
 		}
 		n = b.castExpr(n, types.Int64Type)
+		if factor != 1 || sub {
+			// Scaling or negating a column amount must not overflow BIGINT: MySQL's date
+			// is NULL for any amount that leaves the DATE range, as the constant path's
+			// (intervalCount saturates). Clamping to ±intervalClamp keeps every such
+			// amount out of range and makes the arithmetic below safe.
+			n = &plan.Call{Fn: plan.FnLeast, Args: []plan.Expr{
+				&plan.Call{Fn: plan.FnGreatest, Args: []plan.Expr{n, plan.Lit(types.IntValue(-intervalClamp))}, T: types.Int64Type},
+				plan.Lit(types.IntValue(intervalClamp)),
+			}, T: types.Int64Type}
+		}
 		if factor != 1 {
 			n = &plan.Call{Fn: plan.FnMul, Args: []plan.Expr{n, plan.Lit(types.IntValue(factor))}, T: types.Int64Type}
 		}
@@ -526,6 +536,11 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 // intervalCount returns n×factor days or months, negated for DATE_SUB. A count beyond
 // int64 saturates instead of wrapping: any count that large leaves the DATE range, so the
 // result is NULL, as MySQL's is, rather than a wrapped date.
+// intervalClamp bounds a column INTERVAL amount before it is scaled to days or months:
+// 2^32 days (or months) is far beyond the span of DATE (0001..9999, 3,652,059 days), and
+// 2^32 × 12 still fits BIGINT.
+const intervalClamp = 1 << 32
+
 func intervalCount(n, factor int64, sub bool) int64 {
 	if sub {
 		factor = -factor
