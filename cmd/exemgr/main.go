@@ -87,6 +87,10 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage
 	}
+	if err := fcfg.CheckTimeouts(); err != nil {
+		fmt.Fprintln(os.Stderr, "exemgr:", err)
+		return daemon.ExitUsage
+	}
 	if err := exemgr.CheckSecureFilePriv(ecfg.SecureFilePriv); err != nil {
 		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,13 @@ type Config struct {
 	MaxAllowedPacket int64
 	// HandshakeTimeout bounds the connection phase, so a silent client cannot hold a slot.
 	HandshakeTimeout time.Duration
+	// NetReadTimeout bounds each read once a command packet has begun to arrive (or while a
+	// statement reads a LOCAL file), as mysqld's net_read_timeout: a client that stalls
+	// mid-packet loses its connection. Zero means no bound.
+	NetReadTimeout time.Duration
+	// WaitTimeout bounds how long a connection may sit idle between commands, as mysqld's
+	// wait_timeout. Zero means forever.
+	WaitTimeout time.Duration
 	// Logger receives connection events; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -43,6 +51,9 @@ const (
 	DefaultListen         = "127.0.0.1:4306"
 	DefaultServerVersion  = "8.0.11-colink"
 	DefaultVersionComment = "colink"
+	// mysqld's defaults of net_read_timeout and wait_timeout.
+	DefaultNetReadTimeout = 30 * time.Second
+	DefaultWaitTimeout    = 28800 * time.Second
 )
 
 // DefaultConfig returns the configuration the flags default to.
@@ -54,12 +65,14 @@ func DefaultConfig() Config {
 		MaxConnections:   1000,
 		MaxAllowedPacket: DefaultMaxAllowedPacket,
 		HandshakeTimeout: 10 * time.Second,
+		NetReadTimeout:   DefaultNetReadTimeout,
+		WaitTimeout:      DefaultWaitTimeout,
 	}
 }
 
 // RegisterFlags adds the front end's flags to fs, defaulting to c's current values:
-// --mysql-listen, --mysql-socket, --users-file, --mysql-max-connections and
-// --max-allowed-packet.
+// --mysql-listen, --mysql-socket, --users-file, --mysql-max-connections,
+// --max-allowed-packet, --net-read-timeout and --wait-timeout.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Listen, "mysql-listen", c.Listen,
 		"addresses for MySQL clients, comma-separated: host:port, tcp://host:port, unix:///path or /path (a unix socket)")
@@ -69,6 +82,27 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxConnections, "mysql-max-connections", c.MaxConnections, "maximum concurrent client connections")
 	daemon.ByteSizeVar(fs, &c.MaxAllowedPacket, "max-allowed-packet", c.MaxAllowedPacket, "",
 		"largest statement (or LOCAL file chunk) a client may send, like mysqld's max_allowed_packet (1KiB to 1GiB); a larger one gets error 1153 and its connection closes")
+	fs.DurationVar(&c.NetReadTimeout, "net-read-timeout", c.NetReadTimeout,
+		"once a client's packet has begun (or while LOAD DATA LOCAL reads its file), each read must bring data within this long or the connection closes, like mysqld's net_read_timeout (0 = no bound)")
+	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout,
+		"close a client connection idle this long between statements, like mysqld's wait_timeout (0 = never)")
+}
+
+// CheckTimeouts checks the --net-read-timeout and --wait-timeout values.
+func (c *Config) CheckTimeouts() error {
+	if c.NetReadTimeout < 0 {
+		return fmt.Errorf("--net-read-timeout %v: must not be negative", c.NetReadTimeout)
+	}
+	if c.WaitTimeout < 0 {
+		return fmt.Errorf("--wait-timeout %v: must not be negative", c.WaitTimeout)
+	}
+	return nil
+}
+
+// timeoutSeconds is a timeout as the @@variable reports it: whole seconds, rounded up (a
+// sub-second timeout is not 0, which would read as "no timeout").
+func timeoutSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
 }
 
 // listenAddr is a parsed listen address.

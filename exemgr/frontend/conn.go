@@ -25,6 +25,7 @@ type conn struct {
 	srv  *Server
 	mc   *server.Conn // go-mysql's connection: reads packets, holds the handshake's outcome
 	nc   net.Conn
+	pc   *capabilityPatchConn // nc as go-mysql reads it: read budget and deadlines
 	sess *Session
 	w    *packetWriter
 	// multiStatements is whether one COM_QUERY may hold several statements: the client's
@@ -46,7 +47,7 @@ var errQuit = errors.New("client quit")
 func (c *conn) serve(ctx context.Context) {
 	for {
 		c.mc.ResetSequence()
-		data, err := c.readPacket()
+		data, err := c.readPacket(false)
 		if err != nil || len(data) == 0 {
 			return
 		}

@@ -2,8 +2,11 @@ package frontend
 
 import (
 	"bytes"
+	"errors"
 	"net"
+	"os"
 	"sync"
+	"time"
 )
 
 // Capabilities the command phase supports beyond those go-mysql's Server advertises, which
@@ -23,8 +26,9 @@ const (
 // command phase (budget), which go-mysql would otherwise buffer whole.
 type capabilityPatchConn struct {
 	net.Conn
-	once   sync.Once
-	budget readBudget
+	once     sync.Once
+	budget   readBudget
+	timeouts readTimeouts
 }
 
 func newCapabilityPatchConn(nc net.Conn) *capabilityPatchConn {
@@ -33,11 +37,30 @@ func newCapabilityPatchConn(nc net.Conn) *capabilityPatchConn {
 	return c
 }
 
-// Read is the connection's Read, within the budget.
-func (c *capabilityPatchConn) Read(p []byte) (int, error) { return c.budget.read(c.Conn, p) }
+// Read is the connection's Read, within the budget and, in the command phase, within the
+// read deadline that applies (see readTimeouts).
+func (c *capabilityPatchConn) Read(p []byte) (int, error) {
+	if c.timeouts.on {
+		if err := c.timeouts.arm(c.Conn); err != nil {
+			return 0, err
+		}
+	}
+	n, err := c.budget.read(c.Conn, p)
+	if c.timeouts.on {
+		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			c.timeouts.expired = c.timeouts.which()
+		}
+		c.timeouts.read += int64(n)
+	}
+	return n, err
+}
 
-// authenticated lifts the budget: command packets are bounded by max_allowed_packet.
-func (c *capabilityPatchConn) authenticated() { c.budget.left.Store(-1) }
+// authenticated lifts the budget (command packets are bounded by max_allowed_packet) and
+// starts the command phase's read deadlines.
+func (c *capabilityPatchConn) authenticated() {
+	c.budget.left.Store(-1)
+	c.timeouts.on = true
+}
 
 func (c *capabilityPatchConn) Write(p []byte) (int, error) {
 	c.once.Do(func() { patchHandshakeCapabilities(p) })
@@ -66,4 +89,51 @@ func patchHandshakeCapabilities(p []byte) {
 	p[lower+1] |= byte(extraCapabilities >> 8 & 0xff)
 	p[upper] |= byte(extraCapabilities >> 16)
 	p[upper+1] |= byte(extraCapabilities >> 24)
+}
+
+// readTimeouts are the command phase's read deadlines, MySQL's: while the server waits for
+// a command, the client may stay silent for wait (0: forever); once a packet has begun to
+// arrive (or while a statement reads a LOCAL file from the client), each read must bring
+// data within netRead, so a client that sends a header and stalls cannot hold its
+// connection and buffer. Reads are counted to tell a packet that has begun: go-mysql reads
+// ahead into its buffer, so bytes of the next packet may be in hand before it is asked for.
+// Used by the connection's goroutine only.
+type readTimeouts struct {
+	on            bool
+	wait, netRead time.Duration
+	// read counts bytes read from the socket, consumed those of the packets read whole
+	// (headers included); read > consumed means the next packet has begun.
+	read, consumed int64
+	// command is set while a statement waits for data it asked for (a LOCAL file).
+	command bool
+	// expired names the timeout that ended a read ("wait_timeout" or "net_read_timeout").
+	expired string
+}
+
+// which names the timeout the next read is under.
+func (t *readTimeouts) which() string {
+	if t.command || t.read > t.consumed {
+		return "net_read_timeout"
+	}
+	return "wait_timeout"
+}
+
+// arm sets conn's read deadline for the next read.
+func (t *readTimeouts) arm(conn net.Conn) error {
+	d := t.netRead
+	if t.which() == "wait_timeout" {
+		d = t.wait
+	}
+	var deadline time.Time
+	if d > 0 {
+		deadline = time.Now().Add(d)
+	}
+	return conn.SetReadDeadline(deadline)
+}
+
+// packetRead records a packet of n payload bytes read whole: its headers (one per 16 MiB
+// - 1 of payload, and one more) and payload are consumed.
+func (t *readTimeouts) packetRead(n int) {
+	const maxPayload = 1<<24 - 1
+	t.consumed += int64(n) + 4*int64(n/maxPayload+1)
 }

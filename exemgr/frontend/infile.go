@@ -74,7 +74,7 @@ func (l *localFile) Read(p []byte) (int, error) {
 
 // next reads the client's next packet of the file.
 func (l *localFile) next() {
-	data, err := l.c.readPacket()
+	data, err := l.c.readPacket(true)
 	switch {
 	case err != nil:
 		l.err = err

@@ -26,6 +26,8 @@ type sysVar struct {
 }
 
 // serverVars returns the system variables the front end knows, with their server values.
+// interactive_timeout reports --wait-timeout: colink treats interactive clients as any
+// other.
 func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
 	str := func(v string) sysVar { return sysVar{value: v} }
 	num := func(v string) sysVar { return sysVar{value: v, numeric: true} }
@@ -56,9 +58,9 @@ func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
 		"max_allowed_packet":       ro(num(strconv.FormatInt(cfg.MaxAllowedPacket, 10))),
 		"net_buffer_length":        num("16384"),
 		"net_write_timeout":        num("60"),
-		"net_read_timeout":         num("30"),
-		"wait_timeout":             num("28800"),
-		"interactive_timeout":      num("28800"),
+		"net_read_timeout":         num(timeoutSeconds(cfg.NetReadTimeout)),
+		"wait_timeout":             num(timeoutSeconds(cfg.WaitTimeout)),
+		"interactive_timeout":      num(timeoutSeconds(cfg.WaitTimeout)),
 		"autocommit":               num("1"),
 		"auto_increment_increment": num("1"),
 		"lower_case_table_names":   ro(num("0")),
@@ -409,6 +411,12 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 				if _, err := strconv.ParseUint(value, 10, 64); err != nil {
 					return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, value), true
 				}
+			}
+		}
+		if (name == "wait_timeout" || name == "net_read_timeout" || name == "interactive_timeout") && !isDefault {
+			// mysqld's range; whole seconds, which readPacket reads back.
+			if n, err := strconv.ParseInt(value, 10, 64); err != nil || n < 1 || n > 31536000 {
+				return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s' (seconds, 1 to 31536000)", name, value), true
 			}
 		}
 		if strings.HasPrefix(name, "collation_") && !isDefault {

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // Bounds on what a client may make the front end buffer.
@@ -55,13 +58,34 @@ func (b *packetBuffer) Write(p []byte) (int, error) {
 // readPacket reads the client's next packet. The payload is valid until the next call.
 // A packet over max_allowed_packet gets ERR 1153, as from mysqld, and errPacketTooBig,
 // which ends the connection: the rest of the packet is never read.
-func (c *conn) readPacket() ([]byte, error) {
+//
+// command says a statement is waiting for the packet (a LOCAL file's): net_read_timeout
+// bounds each read. Otherwise the client is idle between commands until the packet begins,
+// for up to wait_timeout. A read that times out closes the connection, logged.
+func (c *conn) readPacket(command bool) ([]byte, error) {
 	in := &c.in
 	if cap(in.buf) > keepCap {
 		in.buf = nil // a huge LOAD DATA chunk or query is not kept for the idle connection
 	}
 	in.buf, in.tooBig, in.limit = in.buf[:0], false, int(c.srv.cfg.MaxAllowedPacket)
+	t := &c.pc.timeouts
+	t.command, t.expired = command, ""
+	t.wait = c.sessionTimeout("wait_timeout", c.srv.cfg.WaitTimeout)
+	t.netRead = c.sessionTimeout("net_read_timeout", c.srv.cfg.NetReadTimeout)
 	if err := c.mc.ReadPacketTo(in); err != nil {
+		if t.expired != "" {
+			limit := t.netRead
+			if t.expired == "wait_timeout" {
+				limit = t.wait
+			}
+			waiting := "a command"
+			if command {
+				waiting = "a LOCAL file"
+			}
+			c.srv.log.Info("client read timed out: connection closed", "id", c.sess.id, "user", c.sess.user,
+				"timeout", t.expired, "limit", limit, "waiting_for", waiting)
+			return nil, fmt.Errorf("%s (%v) expired: %w", t.expired, limit, os.ErrDeadlineExceeded)
+		}
 		if in.tooBig {
 			c.srv.log.Info("client packet over max_allowed_packet: connection closed", "id", c.sess.id, "max_allowed_packet", in.limit)
 			c.w.reset(c.mc.Sequence)
@@ -71,7 +95,21 @@ func (c *conn) readPacket() ([]byte, error) {
 		}
 		return nil, err
 	}
+	t.packetRead(len(in.buf))
+	// No deadline while the statement runs: watchPeer's wait for a hang-up obeys it too.
+	_ = c.nc.SetReadDeadline(time.Time{})
 	return in.buf, nil
+}
+
+// sessionTimeout is the session's value of timeout variable name (whole seconds, which SET
+// checks), or the server's.
+func (c *conn) sessionTimeout(name string, server time.Duration) time.Duration {
+	if v, ok := c.sess.Var(name); ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			return time.Duration(n) * time.Second
+		}
+	}
+	return server
 }
 
 // readBudget fails reads once a connection has read more than its budget, which

@@ -275,6 +275,7 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 		srv:             s,
 		mc:              mc,
 		nc:              nc,
+		pc:              pc,
 		sess:            sess,
 		w:               newPacketWriter(nc),
 		multiStatements: mc.Capability()&mysql.CLIENT_MULTI_STATEMENTS != 0,
