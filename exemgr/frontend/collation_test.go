@@ -105,10 +105,62 @@ func TestColumnsAndVariablesNameBinaryCollation(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, "SET NAMES latin1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, warnings := queryStrings(t, conn, "show warnings"); len(warnings) != 0 {
-		t.Errorf("SET NAMES latin1: warnings %v", warnings)
+	if _, warnings := queryStrings(t, conn, "show warnings"); len(warnings) != 1 || warnings[0][1] != "1235" || !strings.Contains(warnings[0][2], "utf8mb4") {
+		t.Errorf("SET NAMES latin1: warnings %v, want one saying colink uses utf8mb4", warnings)
 	}
-	check("SET NAMES latin1", "latin1_bin", "utf8mb4_bin", "utf8mb4_bin", "latin1")
+	check("SET NAMES latin1", "utf8mb4_bin", "utf8mb4_bin", "utf8mb4_bin", "utf8mb4")
+}
+
+// TestCharsetRequests: colink sends and expects UTF-8, so whatever character set a client
+// asks for, @@character_set_client/_connection/_results stay utf8mb4; another MySQL
+// character set gets a warning saying so, an unknown one error 1115.
+func TestCharsetRequests(t *testing.T) {
+	ts := startServer(t, newFakeEngine(), nil)
+	db := open(t, ts, "tcp", "root", "", "")
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const vars = "select @@character_set_client, @@character_set_connection, @@character_set_results, @@collation_connection"
+	for _, tc := range []struct {
+		set      string
+		code     uint16 // error; 0: none
+		warnings string // codes of the warnings, space-separated
+	}{
+		{"SET NAMES utf8mb4", 0, ""},
+		{"SET NAMES 'utf8'", 0, ""},
+		{"SET NAMES utf8mb3 COLLATE utf8mb3_general_ci", 0, "1273"},
+		{"SET NAMES latin1", 0, "1235"},
+		{"SET NAMES 'cp1251' COLLATE 'cp1251_general_ci'", 0, "1235"},
+		{"SET NAMES klingon", 1115, ""},
+		{"SET CHARACTER SET latin1", 0, "1235"},
+		{"SET CHARACTER SET utf8mb4", 0, ""},
+		{"SET character_set_client = 'latin2', character_set_results = NULL", 0, "1235"},
+		{"SET character_set_results = 'klingon'", 1115, ""},
+		{"SET NAMES DEFAULT", 0, ""},
+	} {
+		_, err := conn.ExecContext(ctx, tc.set)
+		if mysqlCode(err) != tc.code {
+			t.Errorf("%s: %v, want error %d", tc.set, err, tc.code)
+			continue
+		}
+		if err == nil {
+			_, warnings := queryStrings(t, conn, "show warnings")
+			var codes []string
+			for _, w := range warnings {
+				codes = append(codes, w[1])
+			}
+			if got := strings.Join(codes, " "); got != tc.warnings {
+				t.Errorf("%s: warnings %v, want codes %q", tc.set, warnings, tc.warnings)
+			}
+		}
+		_, rows := queryStrings(t, conn, vars)
+		if len(rows) != 1 || strings.Join(rows[0], " ") != "utf8mb4 utf8mb4 utf8mb4 utf8mb4_bin" {
+			t.Errorf("after %s: %v, want utf8mb4 everywhere", tc.set, rows)
+		}
+	}
 }
 
 // TestMariadbClientSeesBinaryCollation: the stock client's --column-type-info names each

@@ -20,37 +20,38 @@ type MySQLError interface {
 
 // MySQL error codes that colink produces. The SQLSTATE for each is MySQL's (see StateOf).
 const (
-	ErrConCount           uint16 = 1040 // too many connections
-	ErrAccessDenied       uint16 = 1045 // wrong user or password
-	ErrNoDB               uint16 = 1046 // no database selected
-	ErrUnknownCommand     uint16 = 1047 // unknown protocol command
-	ErrBadDB              uint16 = 1049 // unknown database
-	ErrTableExists        uint16 = 1050 // table or view already exists
-	ErrBadField           uint16 = 1054 // unknown column
-	ErrNonUniq            uint16 = 1052 // ambiguous column
-	ErrParse              uint16 = 1064 // syntax error
-	ErrEmptyQuery         uint16 = 1065 // query was empty
-	ErrNoSuchThread       uint16 = 1094 // KILL of an unknown connection id
-	ErrKillDenied         uint16 = 1095 // KILL of another user's connection
-	ErrUnknownError       uint16 = 1105 // everything without a better code
-	ErrUnknownTable       uint16 = 1109 // unknown table in a statement's clause
-	ErrNoSuchTable        uint16 = 1146 // table doesn't exist
-	ErrUnknownSystemVar   uint16 = 1193 // unknown system variable
-	ErrNotSupportedYet    uint16 = 1235 // valid SQL colink does not support
-	ErrUnsupportedPS      uint16 = 1295 // prepared-statement protocol
-	ErrQueryInterrupted   uint16 = 1317 // KILL QUERY, or the server shutting down
-	ErrDivisionByZero     uint16 = 1365 // strict-mode division by zero
-	ErrTruncatedWrongVal  uint16 = 1292 // bad date or number literal
-	ErrDataOutOfRange     uint16 = 1690 // arithmetic overflow
-	ErrQueryMemoryLimit   uint16 = 1041 // out of memory: a query over --query-memory
-	ErrWrongArguments     uint16 = 1210 // incorrect arguments to a function
-	ErrWrongValueForVar   uint16 = 1231 // SET to a value a variable cannot take
-	ErrUnknownCollation   uint16 = 1273 // a collation colink does not compare by
-	ErrNetPacketTooLarge  uint16 = 1153 // a client packet over max_allowed_packet
-	ErrOperandColumns     uint16 = 1241 // operand should contain N column(s)
-	ErrSubqueryNo1Row     uint16 = 1242 // subquery returns more than 1 row
-	ErrWrongFieldWithGrp  uint16 = 1055 // non-aggregated column not in GROUP BY
-	ErrInvalidGroupFuncUs uint16 = 1111 // invalid use of group function
+	ErrConCount            uint16 = 1040 // too many connections
+	ErrAccessDenied        uint16 = 1045 // wrong user or password
+	ErrNoDB                uint16 = 1046 // no database selected
+	ErrUnknownCommand      uint16 = 1047 // unknown protocol command
+	ErrBadDB               uint16 = 1049 // unknown database
+	ErrTableExists         uint16 = 1050 // table or view already exists
+	ErrBadField            uint16 = 1054 // unknown column
+	ErrNonUniq             uint16 = 1052 // ambiguous column
+	ErrParse               uint16 = 1064 // syntax error
+	ErrEmptyQuery          uint16 = 1065 // query was empty
+	ErrNoSuchThread        uint16 = 1094 // KILL of an unknown connection id
+	ErrKillDenied          uint16 = 1095 // KILL of another user's connection
+	ErrUnknownError        uint16 = 1105 // everything without a better code
+	ErrUnknownTable        uint16 = 1109 // unknown table in a statement's clause
+	ErrNoSuchTable         uint16 = 1146 // table doesn't exist
+	ErrUnknownSystemVar    uint16 = 1193 // unknown system variable
+	ErrNotSupportedYet     uint16 = 1235 // valid SQL colink does not support
+	ErrUnsupportedPS       uint16 = 1295 // prepared-statement protocol
+	ErrQueryInterrupted    uint16 = 1317 // KILL QUERY, or the server shutting down
+	ErrDivisionByZero      uint16 = 1365 // strict-mode division by zero
+	ErrTruncatedWrongVal   uint16 = 1292 // bad date or number literal
+	ErrDataOutOfRange      uint16 = 1690 // arithmetic overflow
+	ErrQueryMemoryLimit    uint16 = 1041 // out of memory: a query over --query-memory
+	ErrWrongArguments      uint16 = 1210 // incorrect arguments to a function
+	ErrWrongValueForVar    uint16 = 1231 // SET to a value a variable cannot take
+	ErrUnknownCollation    uint16 = 1273 // a collation colink does not compare by
+	ErrUnknownCharacterSet uint16 = 1115 // a character set MySQL does not know
+	ErrNetPacketTooLarge   uint16 = 1153 // a client packet over max_allowed_packet
+	ErrOperandColumns      uint16 = 1241 // operand should contain N column(s)
+	ErrSubqueryNo1Row      uint16 = 1242 // subquery returns more than 1 row
+	ErrWrongFieldWithGrp   uint16 = 1055 // non-aggregated column not in GROUP BY
+	ErrInvalidGroupFuncUs  uint16 = 1111 // invalid use of group function
 )
 
 // StateOf returns the SQLSTATE MySQL uses for code, or "HY000" when it has no specific one.

@@ -343,14 +343,35 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		if !p.done() {
 			return nil, nil, false
 		}
-		for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
-			c.sess.SetVar(v, cs.value)
+		name := cs.value
+		if cs.kind == tokWord && strings.EqualFold(name, "default") {
+			name = "utf8mb4"
 		}
-		bin, warn := binaryCollationOf(cs.value, collation)
+		warn, err := charsetRequest("SET NAMES", name)
+		if err != nil {
+			return nil, err, true
+		}
+		// character_set_client, _connection and _results stay the server's utf8mb4.
+		for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
+			c.sess.unsetVar(v)
+		}
+		c.sess.unsetVar("collation_connection")
+		if warn != nil {
+			return warn, nil, true // the COLLATE of another character set means nothing either
+		}
+		bin, warn := binaryCollationOf("utf8mb4", collation)
 		c.sess.SetVar("collation_connection", bin)
 		return warn, nil, true
 	case p.acceptSeq("character", "set"), p.accept("charset"):
-		return nil, nil, true
+		cs := p.next()
+		if cs.kind != tokWord && cs.kind != tokString && cs.kind != tokQuotedIdent || !p.done() {
+			return nil, nil, false
+		}
+		if cs.kind == tokWord && strings.EqualFold(cs.value, "default") {
+			return nil, nil, true
+		}
+		warn, err := charsetRequest("SET CHARACTER SET", cs.value)
+		return warn, err, true
 	}
 	type assignment struct {
 		name, value string
@@ -419,6 +440,19 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 				return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s' (seconds, 1 to 31536000)", name, value), true
 			}
 		}
+		if strings.HasPrefix(name, "character_set_") && !isDefault {
+			warn, err := charsetRequest("SET "+name, value)
+			if err != nil {
+				return nil, err, true
+			}
+			if warn != nil {
+				if res == nil {
+					res = &textResult{}
+				}
+				res.warnings = append(res.warnings, warn.warnings...)
+			}
+			value = "utf8mb4"
+		}
 		if strings.HasPrefix(name, "collation_") && !isDefault {
 			cs, _, _ := strings.Cut(value, "_")
 			bin, warn := binaryCollationOf(cs, value)
@@ -446,6 +480,37 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		}
 	}
 	return res, nil, true
+}
+
+// charsetRequest checks a character set a client asks for (SET NAMES, SET CHARACTER SET, SET
+// character_set_…). colink sends and expects UTF-8 whatever the client asks, so a character
+// set of the UTF-8 family (or NULL, no conversion) is fine; any other MySQL character set
+// gets a warning that colink keeps using utf8mb4 (a warning rather than an error: clients
+// configured with another character set still connect, and a client that sends only ASCII
+// is unharmed); an unknown name is error 1115, as in MySQL.
+func charsetRequest(stmt, name string) (warn *textResult, err error) {
+	lower := strings.ToLower(name)
+	switch lower {
+	case "utf8mb4", "utf8mb3", "utf8", "null":
+		return nil, nil
+	}
+	if !isMySQLCharset(lower) {
+		return nil, Errorf(ErrUnknownCharacterSet, "Unknown character set: '%s'", name)
+	}
+	return &textResult{warnings: []Warning{{Level: "Warning", Code: ErrNotSupportedYet,
+		Message: fmt.Sprintf("colink sends and expects utf8mb4 only: %s '%s' is ignored (character_set_client, character_set_connection and character_set_results stay utf8mb4)", stmt, name)}}}, nil
+}
+
+// isMySQLCharset reports whether name (lower case) is one of MySQL's character sets.
+func isMySQLCharset(name string) bool {
+	switch name {
+	case "armscii8", "ascii", "big5", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850", "cp852",
+		"cp866", "cp932", "dec8", "eucjpms", "euckr", "gb18030", "gb2312", "gbk", "geostd8", "greek",
+		"hebrew", "hp8", "keybcs2", "koi8r", "koi8u", "latin1", "latin2", "latin5", "latin7", "macce",
+		"macroman", "sjis", "swe7", "tis620", "ucs2", "ujis", "utf16", "utf16le", "utf32":
+		return true
+	}
+	return false
 }
 
 // binaryCollationOf returns the binary collation of character set cs, which is what colink
