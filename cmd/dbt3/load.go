@@ -71,7 +71,7 @@ each segment (--cluster=false keeps dbgen's order).`)
 	chunkRows := fs.Int64("chunk-rows", 0, "rows per dealt chunk (default: the smallest segment size among the primprocs)")
 	workers := fs.Int("workers", 0, "chunks generated or parsed at once (default: GOMAXPROCS)")
 	cluster := fs.Bool("cluster", true, "sort lineitem by l_shipdate and orders by o_orderdate within each segment")
-	heartbeat := fs.Duration("heartbeat-timeout", 15*time.Second, "give up on a primproc silent for this long")
+	heartbeat := fs.Duration("heartbeat-timeout", ipc.DefaultHeartbeatTimeout, "give up on a primproc silent for this long")
 	stats := fs.Bool("stats", false, "print wall and CPU time of dbt3 and of the primprocs at the end")
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
@@ -105,9 +105,6 @@ each segment (--cluster=false keeps dbgen's order).`)
 	}
 	cfg := ipc.ClientConfig{Transport: tr, Name: "dbt3 load",
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		// A primproc busy encoding a bulk load on a loaded machine can leave a PING
-		// unanswered for over the default second; a load has no need to detect a dead
-		// peer that fast.
 		Limits: ipc.Limits{HeartbeatTimeout: *heartbeat}}
 	if *tokenFile != "" {
 		if cfg.AuthToken, err = ipc.ReadTokenFile(*tokenFile); err != nil {
