@@ -1,0 +1,173 @@
+package pmclient_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/primproc/wire"
+)
+
+// fakePM answers write and resolve like a primproc whose storage may commit without being
+// able to fsync its directory: commitFails is how many of its next commits (a one-phase
+// write's, or a resolve's) answer wire.CodeNotDurable. It records the resolves it gets.
+type fakePM struct {
+	url string
+	mu  sync.Mutex
+	// commitFails counts down; resolves lists "action txn" as they come.
+	commitFails int
+	resolves    []string
+}
+
+func (f *fakePM) commit() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.commitFails > 0 {
+		f.commitFails--
+		return ipc.Errorf(wire.CodeNotDurable, "applied but not durable: fsync of /d failed: input/output error; a crash may undo it")
+	}
+	return nil
+}
+
+func (f *fakePM) actions() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.resolves, ", ")
+}
+
+func startFakePM(t *testing.T, commitFails int) *fakePM {
+	t.Helper()
+	f := &fakePM{commitFails: commitFails}
+	srv := ipc.NewServer(ipc.ServerConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv.Handle(wire.MethodWrite, func(ctx context.Context, st *ipc.Stream) error {
+		var a wire.WriteArgs
+		if err := st.DecodeArgs(&a); err != nil {
+			return err
+		}
+		var rows int64
+		for {
+			rec, err := st.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			rows += rec.NumRows()
+			rec.Release()
+		}
+		var ce wire.WriteClientEnd
+		if err := msgpack.Unmarshal(st.End(), &ce); err != nil {
+			return err
+		}
+		if ce.Commit {
+			if err := f.commit(); err != nil {
+				return err
+			}
+		}
+		b, _ := msgpack.Marshal(&wire.WriteEnd{Table: a.Table, Op: a.Op, Txn: a.Txn, Rows: rows, Affected: rows})
+		return st.CloseSend(b)
+	})
+	srv.Handle(wire.MethodResolve, func(ctx context.Context, st *ipc.Stream) error {
+		var a wire.ResolveArgs
+		if err := st.DecodeArgs(&a); err != nil {
+			return err
+		}
+		f.mu.Lock()
+		f.resolves = append(f.resolves, a.Action)
+		f.mu.Unlock()
+		if a.Action == wire.ResolveCommit {
+			if err := f.commit(); err != nil {
+				return err
+			}
+		}
+		b, _ := msgpack.Marshal(&wire.ResolveEnd{Txn: a.Txn, State: a.Action})
+		return st.CloseSend(b)
+	})
+	sock := filepath.Join(t.TempDir(), "pm.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	f.url = "unix://" + sock
+	return f
+}
+
+func fakeCluster(t *testing.T, pms ...*fakePM) pmclient.Cluster {
+	t.Helper()
+	var cl pmclient.Cluster
+	for _, p := range pms {
+		c, err := pmclient.Dial(p.url, ipc.ClientConfig{BackoffMax: 100 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		cl = append(cl, c)
+	}
+	return cl
+}
+
+// TestCommitNotDurable: a commit applied but not durable is reported as such (IsNotDurable),
+// not as a failure; in two phases, a decider that cannot make its commit durable is asked
+// again (which fsyncs), and until it can, the other primprocs are not told to commit.
+func TestCommitNotDurable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ids := []string{"s0", "s1"}
+	for _, tc := range []struct {
+		name              string
+		members           int
+		deciderFails      int
+		wantErr           string // "" for success
+		decider, follower string // the resolves each got
+	}{
+		{"one phase", 1, 1, "applied but not durable", "", ""},
+		{"decider settles when asked again", 2, 1, "", "commit, commit", "commit"},
+		{"decider stays in doubt", 2, 2, "committed on primproc", "commit, commit", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pms := []*fakePM{startFakePM(t, tc.deciderFails)}
+			if tc.members == 2 {
+				pms = append(pms, startFakePM(t, 0))
+			}
+			cl := fakeCluster(t, pms...)
+			// Keys 0..9 spread over both members.
+			res, err := insert(ctx, cl, ids[:tc.members], 0, 10, nil)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Affected != 10 {
+					t.Errorf("affected %d, want 10", res.Affected)
+				}
+			} else if err == nil || !pmclient.IsNotDurable(err) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want a not-durable one saying %q", err, tc.wantErr)
+			}
+			if tc.members == 2 {
+				if got := pms[0].actions(); got != tc.decider {
+					t.Errorf("the decider got %q, want %q", got, tc.decider)
+				}
+				if got := pms[1].actions(); got != tc.follower {
+					t.Errorf("the other primproc got %q, want %q", got, tc.follower)
+				}
+			}
+		})
+	}
+}
