@@ -30,6 +30,7 @@ type arithNode struct {
 	out   vec.Vec
 	live  []int32
 	shift int32 // arithDiv: the numerator is scaled up by 10^shift
+	trunc bool  // arithDiv: truncate the quotient (MySQL's intermediate digits) instead of rounding
 }
 
 func (n *arithNode) typ() vec.Type    { return n.t }
@@ -54,6 +55,24 @@ func (c *compiler) compileArith(e *Expr) (node, error) {
 	if e.Args[0].IsNullConst() || e.Args[1].IsNullConst() {
 		return newConst(vec.NullDatum(t)), nil
 	}
+	if t.IsDecimal() && (c.keepsDigits(e.Args[0]) || c.keepsDigits(e.Args[1])) {
+		n, ok, err := c.compileExact(e)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rounded, err := c.compileArithRounded(e, ta, tb, t)
+			if err != nil {
+				return nil, err
+			}
+			return withFallback(settle(n, t, e), rounded), nil
+		}
+	}
+	return c.compileArithRounded(e, ta, tb, t)
+}
+
+// compileArithRounded compiles e over its operands' values at their declared types.
+func (c *compiler) compileArithRounded(e *Expr, ta, tb, t vec.Type) (node, error) {
 	l, err := c.compile(e.Args[0])
 	if err != nil {
 		return nil, err
@@ -62,6 +81,19 @@ func (c *compiler) compileArith(e *Expr) (node, error) {
 	if err != nil {
 		return nil, err
 	}
+	n := buildArith(e, l, r, ta, tb, t)
+	if n.kind == arithDiv {
+		// MySQL truncates a quotient to whole 9-digit words of s1+s2+4 places; it rounds to
+		// the declared s1+4 only when that is fewer places (which is the same as rounding
+		// the exact quotient), so it truncates when the two coincide.
+		n.trunc = quotientScale(ta.DecimalScale(), tb.DecimalScale()) == t.Scale
+	}
+	return n, nil
+}
+
+// buildArith makes the node computing "l op r" of type t for operands of types ta and tb
+// (which l and r have, or are converted from).
+func buildArith(e *Expr, l, r node, ta, tb, t vec.Type) *arithNode {
 	n := &arithNode{src: e, op: e.Op, t: t}
 	switch {
 	case t.ID == vec.Float64:
@@ -74,7 +106,7 @@ func (c *compiler) compileArith(e *Expr) (node, error) {
 		n.l, n.r = convert(l, vec.Decimal(vec.MaxPrecision, s1)), convert(r, vec.Decimal(vec.MaxPrecision, s2))
 		n.shift = t.Scale - s1 + s2
 	case e.Op == OpMul:
-		toI64 := func(x node, tx vec.Type, ex *Expr) node {
+		toI64 := func(x node, tx vec.Type) node {
 			if tx.ID == vec.Int32 {
 				return convert(x, vec.Int64Type)
 			}
@@ -87,7 +119,7 @@ func (c *compiler) compileArith(e *Expr) (node, error) {
 			n.r = convert(r, vec.Decimal(digitsOf(e.Args[1], tb), tb.DecimalScale()))
 			break
 		}
-		l, r = toI64(l, ta, e.Args[0]), toI64(r, tb, e.Args[1])
+		l, r = toI64(l, ta), toI64(r, tb)
 		switch {
 		case i64Payload(l.typ()) && i64Payload(r.typ()):
 			n.kind = arithMul64To128
@@ -111,7 +143,7 @@ func (c *compiler) compileArith(e *Expr) (node, error) {
 			n.l, n.r = convert(l, vec.Decimal(vec.MaxPrecision, s)), convert(r, vec.Decimal(vec.MaxPrecision, s))
 		}
 	}
-	return n, nil
+	return n
 }
 
 func (n *arithNode) overflow() error {
@@ -401,10 +433,12 @@ func checkPrecision64(o []int64, rows []int32, p int32) bool {
 	return !bad
 }
 
-// divKernel computes round(a * 10^shift / b) (half away from zero); b = 0 gives NULL.
+// divKernel computes round(a * 10^shift / b) (half away from zero), or its truncation when
+// n.trunc; b = 0 gives NULL.
 func (n *arithNode) divKernel(x, y []vec.Int128, out *vec.Vec, rows []int32, nrows int) bool {
 	mul := vec.Pow10(n.shift)
 	is64 := n.t.ID == vec.Decimal64
+	round := !n.trunc
 	for _, i := range rows {
 		if y[i].Sign() == 0 {
 			setNull(out, nrows, i)
@@ -413,10 +447,10 @@ func (n *arithNode) divKernel(x, y []vec.Int128, out *vec.Vec, rows []int32, nro
 		num, ok := x[i].Mul(mul)
 		var q vec.Int128
 		if ok {
-			q, ok = num.QuoRound(y[i])
+			q, ok = num.Quo(y[i], round)
 		}
 		if !ok {
-			q, ok = bigQuoRound(x[i], n.shift, y[i])
+			q, ok = bigQuo(x[i], n.shift, y[i], round)
 			if !ok {
 				return false
 			}
@@ -439,14 +473,15 @@ func toBigInt(v vec.Int128) *big.Int {
 	return b.Add(b, new(big.Int).SetUint64(v.Lo))
 }
 
-// bigQuoRound is the exact slow path of decimal division when a*10^shift exceeds 128 bits.
-func bigQuoRound(a vec.Int128, shift int32, b vec.Int128) (vec.Int128, bool) {
+// bigQuo is the exact slow path of decimal division when a*10^shift exceeds 128 bits:
+// the quotient rounded half away from zero, or truncated.
+func bigQuo(a vec.Int128, shift int32, b vec.Int128, round bool) (vec.Int128, bool) {
 	num := toBigInt(a)
 	num.Mul(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(shift)), nil))
 	den := toBigInt(b)
 	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
 	r.Abs(r).Lsh(r, 1)
-	if r.Cmp(new(big.Int).Abs(den)) >= 0 {
+	if round && r.Cmp(new(big.Int).Abs(den)) >= 0 {
 		if num.Sign()*den.Sign() < 0 {
 			q.Sub(q, big.NewInt(1))
 		} else {

@@ -139,11 +139,22 @@ func (c *compiler) compileNode(e *Expr) (node, error) {
 		OpAbs, OpRound, OpTruncate, OpFloor, OpCeil, OpIntDiv, OpDateDiff, OpGreatest, OpLeast:
 		return c.compileFunc(e)
 	case OpCast:
-		x, err := c.compile(e.Args[0])
+		// CAST takes decimal arithmetic unrounded, as constant folding does (exact.go).
+		rounded, err := c.compile(e.Args[0])
 		if err != nil {
 			return nil, err
 		}
-		return newCast(x, e.Type, false), nil
+		if !c.keepsDigits(e.Args[0]) {
+			return newCast(rounded, e.Type, false), nil
+		}
+		x, ok, err := c.compileExact(e.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return newCast(rounded, e.Type, false), nil
+		}
+		return withFallback(newCast(x, e.Type, false), newCast(rounded, e.Type, false)), nil
 	}
 	return nil, errorf(e, "unknown operation %q", e.Op)
 }

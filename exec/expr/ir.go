@@ -63,7 +63,12 @@
 //   - a+b, a-b: scale max(s1,s2), precision max(p1-s1, p2-s2) + scale + 1.
 //   - a*b: scale s1+s2, precision p1+p2.
 //   - a/b: scale s1+4 (div_precision_increment), precision p1+s2+4, rounded half away from
-//     zero; integer/integer is a decimal too (MySQL).
+//     zero; integer/integer is a decimal too (MySQL). As in MySQL, the digits between the
+//     operators of one expression are not rounded: a quotient feeding + - * / % or neg
+//     keeps 9×⌈(s1+s2+4)/9⌉ places (truncated) and only the result is rounded to its
+//     type, so x/3*3 is 1.0000 for x = 1 (see exact.go); a quotient whose word-aligned
+//     scale equals s1+4 is truncated. A CAST takes such an expression unrounded.
+//   - Any double result beyond the finite doubles (1e308*10) is an error (MySQL 1690).
 //   - a%b: scale max(s1,s2), precision max(p1-s1, p2-s2) + scale.
 //   - Precision is capped at 38 and scale at 30; p <= 18 is Decimal64, else Decimal128.
 //     A result that does not fit its precision is an error, never a wrong value.

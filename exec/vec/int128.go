@@ -165,6 +165,9 @@ func (v Int128) QuoRound(w Int128) (Int128, bool) { return v.quo(w, true) }
 // QuoTrunc returns v/w truncated toward zero and ok=false if w is zero or on overflow.
 func (v Int128) QuoTrunc(w Int128) (Int128, bool) { return v.quo(w, false) }
 
+// Quo is QuoRound when round is set, else QuoTrunc.
+func (v Int128) Quo(w Int128, round bool) (Int128, bool) { return v.quo(w, round) }
+
 // quo divides the magnitudes, rounding half away from zero when round is set, and signs
 // the quotient.
 func (v Int128) quo(w Int128, round bool) (Int128, bool) {
