@@ -22,9 +22,11 @@ import (
 // Intermediate types: + and - keep the larger scale with one more integer digit, * adds
 // precisions and scales, % keeps the larger scale, / has the word-aligned scale above and
 // (p1-s1)+s2 integer digits. Precision is capped at 38 digits (MySQL's intermediates go to
-// 65): an intermediate value beyond 38 digits is error 1690 where MySQL would carry it.
-// Where an intermediate scale would exceed 30, that node is computed at its declared type
-// instead.
+// 65). When an intermediate value of a batch needs more than 38 digits, the whole batch is
+// computed again the old way, over operands rounded to their declared types (fallbackNode):
+// the answers can then differ from MySQL's in the last places, but there is an answer where
+// MySQL has one. Where an intermediate scale would exceed 30, that node is computed at its
+// declared type.
 
 // isArith reports the operations exact compilation passes intermediate digits through.
 func isArith(op Op) bool {
