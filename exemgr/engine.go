@@ -2,6 +2,7 @@ package exemgr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/primproc/pmclient"
 	"github.com/colinkdb/colink/sql"
+	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/opt"
 	"github.com/colinkdb/colink/sql/physical"
 	"github.com/colinkdb/colink/sql/plan"
@@ -50,6 +52,10 @@ type EngineConfig struct {
 	// SecureFilePriv is the directory under which LOAD DATA INFILE (not LOCAL) may read
 	// server-side files, like MySQL's secure_file_priv; empty refuses every such file.
 	SecureFilePriv string
+	// DataDir is the directory of exemgr's own state: today the views (views.json), which
+	// every CREATE and DROP VIEW writes durably before it is acknowledged. Empty: views
+	// live in memory only and are lost when exemgr stops.
+	DataDir string
 	// Logger receives the engine's events; the ExeMgr's logger if nil.
 	Logger *slog.Logger
 }
@@ -74,11 +80,12 @@ const (
 // exemgr. Every statement except SHOW QUERY STATS records the statistics SHOW QUERY STATS
 // returns next.
 type Engine struct {
-	em  *ExeMgr
-	cl  pmclient.Cluster
-	cfg EngineConfig
-	log *slog.Logger
-	cat *systemCatalog
+	em    *ExeMgr
+	cl    pmclient.Cluster
+	cfg   EngineConfig
+	log   *slog.Logger
+	cat   *systemCatalog
+	views *viewSet // the views in e.cat, and their file
 
 	mu       sync.Mutex
 	sessions map[uint32]*session // guarded by mu
@@ -95,8 +102,11 @@ type session struct {
 	queryMemory, smallSide int64
 }
 
-// NewEngine returns the engine of em's primprocs.
-func NewEngine(em *ExeMgr, cfg EngineConfig) *Engine {
+// NewEngine returns the engine of em's primprocs. With cfg.DataDir it locks the directory
+// (creating it) and loads the views saved there: an unreadable or corrupt views file is an
+// error naming it. A view whose query no longer binds (its table was dropped) is loaded
+// all the same and fails when used, as in MySQL.
+func NewEngine(em *ExeMgr, cfg EngineConfig) (*Engine, error) {
 	if cfg.Database == "" {
 		cfg.Database = DefaultDatabase
 	}
@@ -114,8 +124,30 @@ func NewEngine(em *ExeMgr, cfg EngineConfig) *Engine {
 		e.cl = append(e.cl, pmclient.New(p))
 	}
 	e.cat = newSystemCatalog(cfg.Database, cfg.Logger)
-	return e
+	var (
+		store  *viewStore
+		loaded []*catalog.View
+	)
+	if cfg.DataDir != "" {
+		var err error
+		if store, loaded, err = openViewStore(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
+	views, err := newViewSet(cfg.Database, e.cat.views, store, loaded)
+	if err != nil {
+		store.close()
+		return nil, err
+	}
+	e.views = views
+	if store != nil {
+		e.log.Info("exemgr: views loaded", "file", store.path, "views", len(loaded))
+	}
+	return e, nil
 }
+
+// Close releases the engine's data directory. Statements must have ended.
+func (e *Engine) Close() error { return e.views.store.close() }
 
 // Service returns the front end serving MySQL clients with this engine, as a service of
 // the daemon: srv comes from frontend.Listen(cfg, e).
@@ -355,29 +387,61 @@ func (e *Engine) createView(ev env, view *catView, x *sql.CreateView) error {
 	if err != nil {
 		return err
 	}
-	if err := e.cat.views.CreateView(v, replace); err != nil {
-		return sqlerr.New(sqlerr.ErTableExists, "Table '%s' already exists", v.Name)
+	if err := e.views.create(v, replace); err != nil {
+		if errors.Is(err, errViewExists) {
+			return sqlerr.New(sqlerr.ErTableExists, "Table '%s' already exists", v.Name)
+		}
+		return viewWriteError(err)
 	}
 	e.log.Debug("exemgr: view created", "view", v.DB+"."+v.Name)
 	return nil
 }
 
 // dropView drops views. Like MySQL, it drops those that exist and then reports the ones
-// that do not (1051), unless IF EXISTS turns that into a note.
+// that do not (1051), unless IF EXISTS turns that into a note. The views it drops leave the
+// views file in one write; if that fails none is dropped.
 func (e *Engine) dropView(ev env, view *catView, x *sql.DropView) (*frontend.Result, error) {
-	var missing []string
+	type target struct {
+		shown string // db.name as the statement gives it
+		name  string
+		ours  bool // in the engine's database
+	}
+	var (
+		targets []target
+		names   []string // the targets in the engine's database
+		stop    error    // a name that cannot be dropped ends the list
+	)
 	for _, v := range x.Views {
 		db := v.DB
 		if db == "" {
 			if db = ev.Database(); db == "" {
-				return nil, sqlerr.New(sqlerr.ErNoDBError, "No database selected")
+				stop = sqlerr.New(sqlerr.ErNoDBError, "No database selected")
+				break
 			}
 		}
 		if _, isTable := view.Table(db, v.Name); isTable {
-			return nil, sqlerr.New(sqlerr.ErWrongObject, "'%s.%s' is not VIEW", db, v.Name)
+			stop = sqlerr.New(sqlerr.ErWrongObject, "'%s.%s' is not VIEW", db, v.Name)
+			break
 		}
-		if !view.isDB(db) || !e.cat.views.DropView(db, v.Name) {
-			missing = append(missing, db+"."+v.Name)
+		targets = append(targets, target{shown: db + "." + v.Name, name: v.Name, ours: view.isDB(db)})
+		if view.isDB(db) {
+			names = append(names, v.Name)
+		}
+	}
+	absent, err := e.views.drop(names)
+	if err != nil {
+		return nil, viewWriteError(err)
+	}
+	if stop != nil {
+		return nil, stop
+	}
+	var missing []string
+	for _, t := range targets {
+		if !t.ours {
+			missing = append(missing, t.shown)
+		} else if len(absent) > 0 && absent[0] == t.name {
+			missing = append(missing, t.shown)
+			absent = absent[1:]
 		}
 	}
 	if len(missing) == 0 {

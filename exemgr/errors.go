@@ -18,6 +18,16 @@ import (
 // a primproc applied but could not make durable.
 const ErrErrorDuringCommit uint16 = 1180
 
+// ErrErrorOnWrite is MySQL's ER_ERROR_ON_WRITE, which CREATE and DROP VIEW return when the
+// views file of exemgr's data directory cannot be written.
+const ErrErrorOnWrite uint16 = 1026
+
+// viewWriteError is the client's error for a CREATE or DROP VIEW whose views file could not
+// be written: the statement was not applied, so the views are as they were.
+func viewWriteError(err error) error {
+	return frontend.Errorf(ErrErrorOnWrite, "Error writing file: %v; the statement was not applied and the views are unchanged", err)
+}
+
 // notDurableMessage is the client's text for a not-durable commit: the coordinator's context
 // and the primproc's own message (without the link's "remote error not_durable" wrapping).
 func notDurableMessage(err error) string {

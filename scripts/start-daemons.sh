@@ -12,7 +12,8 @@ usage: $(basename "$0") --transport unix|tcp [--primprocs N] [--data DIR] [--por
 
   --transport unix|tcp   how exemgr reaches the primprocs (required)
   --primprocs N          primprocs to start (default 1)
-  --data DIR             their stores, DIR/pm0, DIR/pm1, ... (default $COLINK_ROOT/data/manual)
+  --data DIR             the primprocs' stores, DIR/pm0, DIR/pm1, ..., and exemgr's own state
+                         (its views), DIR/exemgr (default $COLINK_ROOT/data/manual)
   --port P               primproc i listens on 127.0.0.1:P+i (default 8620)
   --threads T            worker threads per primproc (default: all cores)
   --load SF              load TPC-H at scale factor SF (generated in process) before exemgr starts
@@ -101,7 +102,7 @@ if [[ -n $load_sf ]]; then
 	}
 fi
 
-args=(--transport "$transport" --mysql-listen "unix://$run/mysql.sock" --name "exemgr-$transport")
+args=(--transport "$transport" --mysql-listen "unix://$run/mysql.sock" --name "exemgr-$transport" --data-dir "$data/exemgr")
 for ep in "${endpoints[@]}"; do args+=(--primproc "$ep"); done
 setsid "$bin/exemgr" "${args[@]}" >"$run/exemgr.log" 2>&1 </dev/null &
 echo $! >"$run/exemgr.pid"

@@ -3,7 +3,9 @@
 // runs it — fragments on every primproc over the link, the rest in exemgr. It keeps its link
 // connections alive with heartbeats and reconnects. Exit status: 0 after a clean shutdown
 // (SIGTERM or SIGINT: running queries are cancelled, sessions closed), 1 on a runtime
-// failure (such as a MySQL port in use), 2 on bad flags or configuration.
+// failure (such as a MySQL port in use), 2 on bad flags or configuration (a corrupt views
+// file in --data-dir among them). With --data-dir, the views users create survive restarts
+// and crashes.
 package main
 
 import (
@@ -52,6 +54,7 @@ func run(args []string) int {
 	fs.IntVar(&ecfg.Threads, "threads", runtime.GOMAXPROCS(0), "build sides of one fragment exemgr computes at once (sibling broadcasts overlap); 1 computes them one after the other")
 	fs.StringVar(&ecfg.SecureFilePriv, "secure-file-priv", "",
 		"directory LOAD DATA INFILE (not LOCAL) may read server-side files from, like mysqld's; empty (the default, unlike mysqld's) refuses them all, and LOAD DATA LOCAL INFILE still works")
+	fs.StringVar(&ecfg.DataDir, "data-dir", "", "directory of exemgr's own state (the views, in views.json), created if missing; empty keeps views in memory only, lost at a restart")
 	fs.DurationVar(&ecfg.PrimProcTimeout, "primproc-timeout", exemgr.DefaultPrimProcTimeout, "how long a statement waits for a primproc without a live connection before failing")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: exemgr [flags]\n\nRuns colink's execution manager. Compiled-in default transport: %s.\n\n%s", ipc.DefaultTransport, fs.FlagUsages())
@@ -100,7 +103,16 @@ func run(args []string) int {
 		log.Error("exemgr: cannot start", "err", err)
 		return daemon.ExitUsage
 	}
-	engine := exemgr.NewEngine(em, ecfg)
+	if ecfg.DataDir == "" {
+		log.Info("exemgr: no --data-dir: views are kept in memory only and will not survive a restart")
+	}
+	engine, err := exemgr.NewEngine(em, ecfg)
+	if err != nil {
+		em.Close()
+		log.Error("exemgr: cannot start", "err", err)
+		return daemon.ExitUsage
+	}
+	defer engine.Close()
 	srv, err := frontend.Listen(fcfg, engine)
 	if err != nil {
 		em.Close()
