@@ -5,8 +5,9 @@
 //
 // The Engine plans each statement with package sql against the catalog the primprocs
 // report (refreshed whenever a primproc's catalog version changes, which every statement
-// checks as it starts) and the views exemgr keeps, cuts it into fragments with sql/physical,
-// and runs them on every primproc over the link (linkRunner: build sides streamed up under
+// checks as it starts) and the views exemgr keeps (durably in its data directory, when it has
+// one: viewstore.go), cuts it into fragments with sql/physical, and runs them on every
+// primproc over the link (linkRunner: build sides streamed up under
 // flow control, outputs gathered, work cancelled with the statement). It records what each
 // statement cost — its own and each primproc's CPU, the link's traffic per peer, the
 // fragments' scan counters — for SHOW QUERY STATS, and answers ColumnStore's
