@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -276,6 +277,12 @@ func (b *Binder) view(db, name, query string, colNames []string, alias string) (
 	defer func() { b.ctes, b.env = savedCTEs, savedEnv; b.viewDepth-- }()
 	n, cols, err := b.resultSet(rs, nil)
 	if err != nil {
+		// As MySQL: a view whose tables or columns have gone is the view's error (1356),
+		// not the missing object's, which the user of the view may never have named.
+		var se *sqlerr.Error
+		if errors.As(err, &se) && (se.Code == sqlerr.ErNoSuchTable || se.Code == sqlerr.ErBadField || se.Code == sqlerr.ErNonUniq) {
+			return nil, nil, sqlerr.Wrap(err, sqlerr.ErViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", db, name)
+		}
 		return nil, nil, err
 	}
 	r, err := b.derivedRel(alias, db, cols, colNames)
