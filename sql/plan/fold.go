@@ -51,7 +51,11 @@ func Fold(e Expr) Expr {
 			}
 			args := make([]Expr, len(x.Args))
 			for i, a := range x.Args {
-				args[i] = Fold(a)
+				if isArith(x.Fn) && keepsDigits(a) {
+					args[i] = foldKeepingDigits(a)
+				} else {
+					args[i] = Fold(a)
+				}
 			}
 			return foldCall(&Call{Fn: x.Fn, Args: args, T: x.T}), true
 		case *Cast:
@@ -77,6 +81,51 @@ func Fold(e Expr) Expr {
 		}
 		return x, true
 	})
+}
+
+// isArith reports the operators through which MySQL's decimal arithmetic keeps a
+// quotient's intermediate digits (exec/expr computes such trees exact).
+func isArith(fn Func) bool {
+	switch fn {
+	case FnAdd, FnSub, FnMul, FnDiv, FnMod, FnNeg:
+		return true
+	}
+	return false
+}
+
+// keepsDigits reports decimal arithmetic with a decimal division in it (through arithmetic
+// only): its value as an operand of further arithmetic has more digits than its declared
+// type, so it must not become a literal rounded to that type under an operator over columns
+// (o_orderkey*(1/3) is 0.6667 for 2, as 2*(1/3) is, not 2*0.3333).
+func keepsDigits(e Expr) bool {
+	c, ok := e.(*Call)
+	if !ok || !isArith(c.Fn) || c.T.Kind != types.Decimal {
+		return false
+	}
+	if c.Fn == FnDiv {
+		return true
+	}
+	for _, a := range c.Args {
+		if keepsDigits(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldKeepingDigits folds e's operands but keeps e's arithmetic (see keepsDigits), for the
+// kernels to compute with its intermediate digits.
+func foldKeepingDigits(e Expr) Expr {
+	c := e.(*Call)
+	args := make([]Expr, len(c.Args))
+	for i, a := range c.Args {
+		if keepsDigits(a) {
+			args[i] = foldKeepingDigits(a)
+		} else {
+			args[i] = Fold(a)
+		}
+	}
+	return &Call{Fn: c.Fn, Args: args, T: c.T}
 }
 
 // constantTree reports an expression of literals and functions only (no columns,
