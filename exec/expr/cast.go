@@ -223,6 +223,60 @@ func numberAt(a *vec.Vec, from vec.Type, i int32, scale int32) (vec.Int128, bool
 	return r, ok, nil
 }
 
+// integerAt reads row i as an integer, as MySQL's CAST(x AS SIGNED) does: a double is
+// rounded half to even (rint: 2.5 is 2), a string that is a number gives its integer prefix
+// ('12.9' and '1e3' are 12 and 1; MySQL warns, colink does not), other types as numberAt
+// at scale 0. A string that is no number at all is an error (MySQL's is 0 and a warning).
+func integerAt(a *vec.Vec, from vec.Type, i int32) (vec.Int128, bool, error) {
+	switch from.ID {
+	case vec.Float64:
+		f := math.RoundToEven(a.F64[i])
+		if math.IsNaN(f) || math.Abs(f) >= 9.2e18 {
+			return vec.Int128{}, false, nil
+		}
+		return vec.I128(int64(f)), true, nil
+	case vec.String:
+		s := a.String(int(i))
+		if _, err := vec.ParseDecimalScale(s, 0); err != nil {
+			return vec.Int128{}, false, badValue("INTEGER", s)
+		}
+		n, ok := integerPrefix(s)
+		return vec.I128(n), ok, nil
+	}
+	return numberAt(a, from, i, 0)
+}
+
+// integerPrefix reads the optional sign and digits at the start of s (after spaces): the
+// integer part of a number written in s. ok=false if it does not fit BIGINT.
+func integerPrefix(s []byte) (int64, bool) {
+	j := 0
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+		j++
+	}
+	neg := false
+	if j < len(s) && (s[j] == '-' || s[j] == '+') {
+		neg = s[j] == '-'
+		j++
+	}
+	var u uint64
+	for ; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
+		if u > (1<<63)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(s[j]-'0')
+		if u > 1<<63 {
+			return 0, false
+		}
+	}
+	if neg {
+		return -int64(u), true // -(1<<63) wraps to MinInt64, as wanted
+	}
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
 // castSlow is the general per-row conversion.
 func castSlow(a *vec.Vec, from, to vec.Type, out *vec.Vec, rows []int32, n int) error {
 	switch to.ID {
@@ -244,8 +298,16 @@ func castSlow(a *vec.Vec, from, to vec.Type, out *vec.Vec, rows []int32, n int) 
 	case vec.Int32, vec.Int64, vec.Decimal64, vec.Decimal128:
 		scale := to.DecimalScale()
 		prec := to.Precision
+		toInt := to.ID == vec.Int32 || to.ID == vec.Int64
 		for _, i := range rows {
-			v, ok, err := numberAt(a, from, i, scale)
+			var v vec.Int128
+			var ok bool
+			var err error
+			if toInt {
+				v, ok, err = integerAt(a, from, i)
+			} else {
+				v, ok, err = numberAt(a, from, i, scale)
+			}
 			if err != nil {
 				return err
 			}

@@ -39,15 +39,23 @@ func Convert(v Value, t Type) (Value, error) {
 			if math.IsNaN(v.Float) || math.Abs(v.Float) >= 9.2e18 {
 				return Value{}, fmt.Errorf("value %s is out of range for %s", v, t)
 			}
-			i = int64(math.Round(v.Float))
+			// MySQL's CAST(double AS SIGNED) is rint: half to even (2.5 is 2).
+			i = int64(math.RoundToEven(v.Float))
 		case Char, Varchar:
 			n, err := strconv.ParseInt(strings.TrimSpace(v.Str), 10, 64)
 			if err != nil {
-				d, derr := ParseDecimal(v.Str)
-				if derr != nil {
+				_, derr := ParseDecimal(v.Str)
+				_, ferr := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
+				if derr != nil && ferr != nil {
 					return Value{}, fmt.Errorf("truncated incorrect INTEGER value: '%s'", v.Str)
 				}
-				return Convert(d, t)
+				// A number with a fraction or an exponent gives its integer part as
+				// written, as in MySQL ('12.9' is 12, '1e3' is 1; MySQL also warns).
+				p, ok := integerPrefix(v.Str)
+				if !ok {
+					return Value{}, fmt.Errorf("value %s is out of range for %s", v, t)
+				}
+				n = p
 			}
 			i = n
 		default:
@@ -405,4 +413,23 @@ func DecimalArith(op ArithOp, a, b Value) (Value, error) {
 		return Value{}, &OutOfRangeError{Type: "DECIMAL"}
 	}
 	return Value{Type: Type{Kind: Decimal, Precision: max(n, s, 1), Scale: s}, Dec: u}, nil
+}
+
+// integerPrefix reads the optional sign and digits at the start of s (after spaces): the
+// integer part of a number written in s. ok=false if it does not fit BIGINT.
+func integerPrefix(s string) (int64, bool) {
+	s = strings.TrimLeft(s, " \t\n\r")
+	j := 0
+	if j < len(s) && (s[j] == '-' || s[j] == '+') {
+		j++
+	}
+	k := j
+	for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+		k++
+	}
+	if k == j {
+		return 0, true // "-.5": no integer digits
+	}
+	n, err := strconv.ParseInt(s[:k], 10, 64)
+	return n, err == nil
 }
