@@ -120,6 +120,9 @@ func (c *compiler) compileSel(e *Expr, neg bool) (selector, error) {
 		}
 		return &inSel{x: x, set: set, neg: neg}, nil
 	case OpLike:
+		if !e.Args[1].IsConst() {
+			return c.genericSel(e, neg)
+		}
 		x, m, null, err := c.likeParts(e)
 		if err != nil {
 			return nil, err

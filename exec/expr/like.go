@@ -203,6 +203,9 @@ func (c *compiler) likeParts(e *Expr) (node, *likeMatcher, bool, error) {
 	if _, err := TypeOf(e, c.input); err != nil {
 		return nil, nil, false, err
 	}
+	if !e.Args[1].IsConst() {
+		return nil, nil, false, errorf(e, "the pattern of like is not a constant")
+	}
 	pat := e.Args[1].Value
 	if pat.Null {
 		return nil, nil, true, nil
@@ -215,6 +218,20 @@ func (c *compiler) likeParts(e *Expr) (node, *likeMatcher, bool, error) {
 }
 
 func (c *compiler) compileLike(e *Expr) (node, error) {
+	if !e.Args[1].IsConst() {
+		if _, err := TypeOf(e, c.input); err != nil {
+			return nil, err
+		}
+		x, err := c.compile(e.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		pat, err := c.compile(e.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		return &likeRowsNode{x: x, pat: pat}, nil
+	}
 	x, m, null, err := c.likeParts(e)
 	if err != nil {
 		return nil, err
@@ -245,6 +262,42 @@ func (n *likeNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 	out.Prepare(vec.BoolType, b.N)
 	live := nullRows(out, rows, b.N, &n.live, x)
 	for _, i := range live {
+		out.Bool[i] = n.m.match(x.Bytes[x.Offsets[i]:x.Offsets[i+1]])
+	}
+	return out, nil
+}
+
+// likeRowsNode is x LIKE pattern with a pattern that varies by row (n_name LIKE
+// concat(n_name, '%')). A row's pattern is compiled unless it equals the previous row's.
+type likeRowsNode struct {
+	x, pat node
+	m      *likeMatcher
+	last   []byte // the pattern m was compiled from
+	out    vec.Vec
+	live   []int32
+}
+
+func (n *likeRowsNode) typ() vec.Type    { return vec.BoolType }
+func (n *likeRowsNode) children() []node { return []node{n.x, n.pat} }
+
+func (n *likeRowsNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
+	x, err := n.x.eval(b, rows)
+	if err != nil {
+		return nil, err
+	}
+	pat, err := n.pat.eval(b, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := &n.out
+	out.Prepare(vec.BoolType, b.N)
+	live := nullRows(out, rows, b.N, &n.live, x, pat)
+	for _, i := range live {
+		p := pat.Bytes[pat.Offsets[i]:pat.Offsets[i+1]]
+		if n.m == nil || !bytes.Equal(p, n.last) {
+			n.m = compileLike(p)
+			n.last = append(n.last[:0], p...)
+		}
 		out.Bool[i] = n.m.match(x.Bytes[x.Offsets[i]:x.Offsets[i+1]])
 	}
 	return out, nil

@@ -150,9 +150,6 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 		if ts[0].ID != vec.String || ts[1].ID != vec.String {
 			return vec.Type{}, errorf(e, "like needs strings, has %s and %s", ts[0], ts[1])
 		}
-		if !e.Args[1].IsConst() {
-			return vec.Type{}, errorf(e, "the pattern of like must be a constant")
-		}
 		return vec.BoolType, nil
 	case OpBetween:
 		if err := wantArgs(e, 3, 3); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/plan"
+	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
 )
 
@@ -257,18 +258,20 @@ func (l *lowerer) call(x *plan.Call) (*expr.Expr, error) {
 // so a pattern written with another escape character is rewritten.
 func like(args []*expr.Expr) (*expr.Expr, error) {
 	pat := args[1]
-	if !pat.IsConst() {
-		return nil, fmt.Errorf("lower: LIKE with a pattern that is not a constant")
-	}
 	esc := '\\'
 	if len(args) > 2 {
 		if !args[2].IsConst() || args[2].Value.Null {
-			return nil, fmt.Errorf("lower: LIKE with an escape that is not a constant")
+			return nil, sqlerr.Unsupported("LIKE with an ESCAPE that is not a constant")
 		}
 		for _, r := range args[2].Value.Str {
 			esc = r
 			break
 		}
+	}
+	if esc != '\\' && !pat.IsConst() {
+		// exec's matcher escapes with a backslash; a pattern that varies by row would need
+		// rewriting row by row.
+		return nil, sqlerr.Unsupported("LIKE … ESCAPE with a pattern that is not a constant")
 	}
 	if esc != '\\' && !pat.Value.Null {
 		var b strings.Builder
