@@ -220,9 +220,27 @@ func (v Value) Text() string {
 	case Char, Varchar:
 		return v.Str
 	case Float64:
-		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+		return formatDouble(v.Float)
 	}
 	return v.String()
+}
+
+// formatDouble writes a double as MySQL does, and as exec's kernels do (vec.AppendFloat):
+// the shortest form that reads back exactly, without an exponent for magnitudes from 1e-15
+// to 1e15, otherwise with one that has no '+' and no leading zeros (1e20, 1.5e-16).
+func formatDouble(f float64) string {
+	a := math.Abs(f)
+	if a == 0 || a >= 1e-15 && a < 1e15 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	mant, exp, _ := strings.Cut(s, "e")
+	neg := strings.HasPrefix(exp, "-")
+	exp = strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")
+	if neg {
+		exp = "-" + exp
+	}
+	return mant + "e" + exp
 }
 
 // Truth returns the value as a condition: true, false, or unknown (NULL).
