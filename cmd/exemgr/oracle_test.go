@@ -167,7 +167,10 @@ var knownDeviations = map[string]string{
 	"intervalparen": "BUG (sql/bind): INTERVAL (expr) unit with a parenthesized amount is error 1305 'FUNCTION interval does not exist'",
 	"aggquotient": "OPEN: AVG and SUM of a quotient aggregate it rounded to its scale; MariaDB aggregates its intermediate digits " +
 		"(AVG(x/3) differs in the 8th decimal)",
-	"minbigint": "OPEN (sql/bind): the literal -9223372036854775808 is DECIMAL(19,0); MySQL types it BIGINT",
+	"minbigint":    "OPEN (sql/bind): the literal -9223372036854775808 is DECIMAL(19,0); MySQL types it BIGINT",
+	"roundscale":   "OPEN (sql/bind): ROUND(decimal(p,s), d) with d > s keeps scale s; MariaDB widens it to d (172799.49000)",
+	"negprecision": "OPEN (sql/bind): ABS and unary minus of a decimal keep its precision; MariaDB adds a digit (DECIMAL(16,2) for a DECIMAL(15,2))",
+	"daterange":    "DATE starts at 0001-01-01 (README), so year 0 is NULL; MariaDB's dates go down to 0000-01-01",
 }
 
 // oracleCase is one statement of testdata/oracle.sql.

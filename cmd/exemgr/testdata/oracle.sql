@@ -263,3 +263,54 @@ select o_orderkey > 2 and o_totalprice > 100000, o_orderkey > 2 or null from ord
 select exists (select 1 from nation where n_nationkey = 1), (select max(n_nationkey) from nation)
 select n_name from nation where n_regionkey in (select r_regionkey from region where r_name like 'A%') order by n_name
 select n_name, (select r_name from region where r_regionkey = n_regionkey) from nation where n_nationkey <= 3 order by n_nationkey
+
+# --- more edges: double formatting, modulo signs, rounding of negatives on columns
+select 1e20, 1e-7, 123456789012345678e0, 0.1e0 * 3, 1e15 + 0.3e0, -0e0
+select o_orderkey * 1e20, o_orderkey * 1e-7, o_orderkey / 7e0 from orders where o_orderkey <= 3 order by o_orderkey
+select cast(1e20 as char), cast(0.1e0 as char), cast(1/3e0 as char)
+select -7.5 % 2, 7.5 % -2, -7 % 2.5, mod(-o_orderkey, 3), -o_totalprice % 100 from orders where o_orderkey <= 3 order by o_orderkey
+select round(-o_orderkey / 2), round(-o_totalprice, -3), truncate(-o_totalprice, -2) from orders where o_orderkey <= 3 order by o_orderkey
+known roundscale
+select round(o_totalprice, 5), round(1.5, 3) from orders where o_orderkey <= 3 order by o_orderkey
+select round(o_orderkey * 1.5e0), round(-o_orderkey * 1.5e0), round(o_orderkey / 4e0, 1) from orders where o_orderkey <= 7 order by o_orderkey
+select abs(o_orderkey - 5), -(-o_orderkey) from orders where o_orderkey <= 7 order by o_orderkey
+known negprecision
+select abs(-o_totalprice), -o_totalprice from orders where o_orderkey <= 7 order by o_orderkey
+select o_orderkey in (1, 2.0, '3'), o_totalprice in (172799.49, 38426.09) from orders where o_orderkey <= 7 order by o_orderkey
+select o_orderkey in (1/1, 4/2), o_orderkey / 2 in (0.5, 1, 1.5) from orders where o_orderkey <= 7 order by o_orderkey
+select o_orderdate in ('1996-01-02', date '1993-10-14'), o_orderstatus in ('F', 'P') from orders where o_orderkey <= 7 order by o_orderkey
+select o_orderdate between date '1995-01-01' and date '1996-01-02', o_clerk between 'Clerk#000000500' and 'Clerk#000000900' from orders where o_orderkey <= 7 order by o_orderkey
+
+# --- date edges over columns
+select o_orderdate + interval 1 day, o_orderdate - interval 1 day, o_orderdate + interval -12 month from orders where o_orderkey <= 7 order by o_orderkey
+select date_add(o_orderdate, interval 3 quarter), date_sub(o_orderdate, interval 2 week), o_orderdate + interval 10 year from orders where o_orderkey <= 7 order by o_orderkey
+select o_orderdate + interval 2000000 day, o_orderdate - interval 730000 day, o_orderdate + interval 100000 month from orders where o_orderkey <= 3 order by o_orderkey
+select date '1996-02-29' + interval 1 year, date '1996-02-29' - interval 4 year, date '2000-12-31' + interval 2 month, date '2001-01-31' + interval 1 month
+select l_shipdate > l_commitdate, l_receiptdate - interval 30 day < l_shipdate, datediff(l_receiptdate, l_shipdate) from lineitem where l_orderkey = 1 order by l_linenumber
+select extract(day from o_orderdate + interval 1 month), extract(year from o_orderdate - interval 1990 year) from orders where o_orderkey <= 7 order by o_orderkey
+known daterange
+select extract(year from o_orderdate - interval 1994 year) from orders where o_orderkey <= 7 order by o_orderkey
+known missing
+select cast(o_orderdate as signed), cast(o_orderdate as decimal(10,2)), o_orderdate = 19960102 from orders where o_orderkey <= 3 order by o_orderkey
+select cast(concat('1996-02-', o_orderkey + 27) as date) from orders where o_orderkey <= 3 order by o_orderkey
+select max(o_orderdate), min(o_orderdate), count(distinct o_orderdate) from orders where o_orderkey <= 7
+
+# --- strings over columns
+select substring(o_comment, o_orderkey, o_orderkey), substring(o_comment, -o_orderkey, 2), substring(o_comment, 100) from orders where o_orderkey <= 3 order by o_orderkey
+select concat(o_orderstatus, o_orderpriority), length(o_orderpriority), o_orderpriority < '3' from orders where o_orderkey <= 7 order by o_orderkey
+select o_comment like concat('%', substring(o_comment, 3, 4), '%'), o_comment like '%.' from orders where o_orderkey <= 7 order by o_orderkey
+select c_phone like '1_-%', c_phone like '%-___-____', c_mktsegment like 'BUILD%', c_name like 'Customer#00000000_' from customer where c_custkey <= 5 order by c_custkey
+select upper(c_mktsegment) = c_mktsegment, lower(c_name), concat(c_name, null) from customer where c_custkey <= 5 order by c_custkey
+select trim(concat('  ', n_name, '  ')), length(trim(concat('  ', n_name, '  '))), ltrim(concat(' ', n_name)), rtrim(concat(n_name, ' ')) from nation where n_nationkey <= 3 order by n_nationkey
+select n_name = concat(n_name, ' '), n_name < concat(n_name, ' '), n_name like concat(n_name, '%') from nation where n_nationkey <= 3 order by n_nationkey
+
+# --- aggregates: NULLs, empty input, grouping
+select n_regionkey, sum(n_nationkey), avg(n_nationkey), min(n_name), max(n_comment < 'm') from nation group by n_regionkey order by n_regionkey
+select count(*), count(o_orderkey), sum(o_orderkey), avg(o_totalprice), max(o_comment) from orders where o_orderkey > 1000000000
+select o_orderstatus, count(*), sum(o_totalprice), avg(o_orderkey) from orders where o_orderkey <= 7 group by o_orderstatus order by o_orderstatus
+select sum(l_quantity * l_extendedprice), avg(l_tax + l_discount), sum(l_quantity) / sum(l_extendedprice) from lineitem where l_orderkey <= 7
+select l_returnflag, l_linestatus, sum(l_quantity), avg(l_discount), count(*) from lineitem where l_orderkey <= 7 group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus
+select sum(case when l_returnflag = 'R' then l_extendedprice else 0 end) / sum(l_extendedprice) from lineitem where l_orderkey <= 7
+select 100.00 * sum(case when l_shipmode like 'AIR%' then l_extendedprice * (1 - l_discount) else 0 end) / sum(l_extendedprice * (1 - l_discount)) from lineitem where l_orderkey <= 7
+select count(*) from lineitem where l_orderkey <= 7 and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24
+select sum(l_extendedprice) / 7.0 from lineitem where l_orderkey <= 7
