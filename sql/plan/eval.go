@@ -133,7 +133,9 @@ func bool3(t int) types.Value {
 
 func evalCall(x *Call, a []types.Value) (types.Value, error) {
 	if op, ok := arithOf[x.Fn]; ok {
-		if x.Fn == FnIntDiv && x.T.Kind == types.Int64 && (a[0].Type.Kind == types.Decimal || a[1].Type.Kind == types.Decimal) {
+		// DIV of decimals or doubles divides, then truncates (7.5e0 DIV 2 is 3): exec's
+		// kernels do that; types.Arithmetic would make integers of the operands first.
+		if x.Fn == FnIntDiv && x.T.Kind == types.Int64 && (inexact(a[0]) || inexact(a[1])) {
 			return types.Value{}, errNotConstant
 		}
 		if x.T.Kind == types.Decimal {
@@ -381,6 +383,11 @@ func mysqlText(e Expr) string {
 		return "(" + mysqlText(x.Args[0]) + " " + op + " " + mysqlText(x.Args[1]) + ")"
 	}
 	return FormatExpr(e, nil)
+}
+
+// inexact reports a decimal or double value (an operand DIV must divide, not first round).
+func inexact(v types.Value) bool {
+	return v.Type.Kind == types.Decimal || v.Type.Kind == types.Float64
 }
 
 // zeroDec is a zero unscaled decimal when v is a decimal (nil otherwise).

@@ -314,3 +314,20 @@ select sum(case when l_returnflag = 'R' then l_extendedprice else 0 end) / sum(l
 select 100.00 * sum(case when l_shipmode like 'AIR%' then l_extendedprice * (1 - l_discount) else 0 end) / sum(l_extendedprice * (1 - l_discount)) from lineitem where l_orderkey <= 7
 select count(*) from lineitem where l_orderkey <= 7 and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24
 select sum(l_extendedprice) / 7.0 from lineitem where l_orderkey <= 7
+
+# --- NULL ordering, DIV and % on decimals and doubles, mixed comparisons
+select nullif(o_orderkey, 3) as k from orders where o_orderkey <= 7 order by k
+select nullif(o_orderkey, 3) as k from orders where o_orderkey <= 7 order by k desc
+select o_totalprice div 1000, o_totalprice div 0.7, 7.5e0 div 2, -7.5e0 div 2, -7.5 div 2, o_totalprice % 7.5e0 from orders where o_orderkey <= 3 order by o_orderkey
+select o_orderkey * 2.5e0 div 2, -o_orderkey * 2.5e0 div 2, o_orderkey * 2.5 div 2, 1e30 div 1, 5 div 2.5e0 from orders where o_orderkey <= 3 order by o_orderkey
+select o_totalprice > 1.5e5, o_totalprice = 172799.49e0, l_discount = 0.04e0 from orders, lineitem where o_orderkey = 1 and l_orderkey = 1 order by l_linenumber
+select if(o_orderkey > 2, o_orderdate, 'none'), case when o_orderkey > 2 then o_orderkey else 'x' end from orders where o_orderkey <= 3 order by o_orderkey
+select distinct l_discount * 1 from lineitem where l_orderkey <= 7 order by 1
+select l_discount, count(*) from lineitem where l_orderkey <= 7 group by l_discount order by l_discount desc
+select round(l_discount * 100) as pct, sum(l_quantity) from lineitem where l_orderkey <= 7 group by pct order by pct
+select o_orderkey % 2 as parity, avg(o_totalprice), max(o_orderdate) from orders where o_orderkey <= 7 group by parity order by parity
+select count(*) from orders where o_orderkey <= 7 and o_totalprice > (select avg(o_totalprice) from orders where o_orderkey <= 7)
+select o_orderkey, o_totalprice - (select min(o_totalprice) from orders where o_orderkey <= 7) from orders where o_orderkey <= 7 order by o_orderkey
+select -0.0, 0.0 = -0.0, -0e0 = 0e0, 0 * -1.5
+select 1.0 / 3.0, 1.00 / 3.00, 5 / 2.0, 10.5 / 3
+select o_orderkey / 2.0, o_totalprice / 3.00, o_totalprice / o_totalprice from orders where o_orderkey <= 3 order by o_orderkey
