@@ -28,7 +28,9 @@ import (
 //
 // The store remembers the outcome of the last maxResolved prepared transactions, so that a
 // coordinator that lost an answer (a crash, a lost connection) can ask again (TxnState) and
-// commit or abort again without harm.
+// commit or abort again without harm. An outcome is reported only once durable: after a
+// commit whose directory fsync failed it is TxnInDoubt until Settle (or CommitPrepared or
+// AbortPrepared asked again) fsyncs the directory.
 
 // maxResolved bounds the outcomes the catalog remembers.
 const maxResolved = 4096
@@ -80,6 +82,9 @@ const (
 	TxnPrepared  TxnState = "prepared"  // waiting for CommitPrepared or AbortPrepared
 	TxnCommitted TxnState = "committed" // CommitPrepared ran
 	TxnAborted   TxnState = "aborted"   // AbortPrepared ran (or the ID was refused)
+	// TxnInDoubt: CommitPrepared or AbortPrepared ran, but the catalog recording it is not
+	// yet known durable (DIR's fsync failed), so a crash may bring the earlier state back.
+	TxnInDoubt TxnState = "in_doubt"
 )
 
 // Errors of the two-phase commit; errors.Is matches them.
@@ -374,11 +379,33 @@ func (s *Store) AbortPrepared(id string) error {
 	return nil
 }
 
-// TxnState reports what the store knows of transaction id.
+// TxnState reports what the store knows of transaction id, durably: an outcome is reported
+// only once the catalog recording it is durable. While a commit has left the catalog in
+// doubt (DIR's fsync failed), a crash may bring back any version since the last durable one,
+// so an outcome that differs in one of them is TxnInDoubt until Settle succeeds. (A
+// coordinator told "committed" commits the other stores; if this one then crashed and came
+// back with the transaction prepared, recovery would abort it here: a split outcome.)
 func (s *Store) TxnState(id string) TxnState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cur.cat.state(id)
+	st := s.cur.cat.state(id)
+	if st != TxnCommitted && st != TxnAborted {
+		return st
+	}
+	for _, sn := range s.inDoubt {
+		if sn.cat.state(id) != st {
+			return TxnInDoubt
+		}
+	}
+	return st
+}
+
+// Settle makes the current catalog durable if a commit left it in doubt (fsyncs DIR again),
+// after which TxnState reports the outcomes it held back. Its error wraps ErrNotDurable.
+func (s *Store) Settle() error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	return s.settle()
 }
 
 // PreparedTxn describes a transaction waiting for its outcome.

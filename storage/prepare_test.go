@@ -258,3 +258,68 @@ func addField(sc *arrow.Schema, name string) *arrow.Schema {
 	fields := append(slices.Clone(sc.Fields()), arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64})
 	return arrow.NewSchema(fields, nil)
 }
+
+// TestTxnStateInDoubt: an outcome whose catalog was renamed into place but whose directory
+// fsync failed is not reported as decided (a crash may still bring the transaction back as
+// prepared, and a coordinator acting on the answer would split it across stores): TxnState
+// says TxnInDoubt until Settle (or a repeated CommitPrepared) makes it durable.
+func TestTxnStateInDoubt(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		resolve func(s *Store, id string) error
+		want    TxnState
+	}{
+		{"commit", func(s *Store, id string) error { _, err := s.CommitPrepared(ctx, id); return err }, TxnCommitted},
+		{"abort", func(s *Store, id string) error { return s.AbortPrepared(id) }, TxnAborted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTest(t, t.TempDir(), testOptions())
+			defer s.Close()
+			loadTable(t, s, "t", allKindsSchema(), 1, 1000, 1000)
+			tx := s.Begin()
+			appendRows(t, tx, "t", 1, 1000, 1100)
+			if _, err := tx.Prepare(ctx, "p1", nil); err != nil {
+				t.Fatal(err)
+			}
+			// p0 commits durably before: its outcome stays reported while the store is in doubt.
+			tx = s.Begin()
+			appendRows(t, tx, "t", 1, 1100, 1200)
+			if _, err := tx.Prepare(ctx, "p0", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CommitPrepared(ctx, "p0"); err != nil {
+				t.Fatal(err)
+			}
+			syncFails := 2
+			s.failAt = func(st commitStep) error {
+				if st == stepCatalogDirSync && syncFails > 0 {
+					syncFails--
+					return errInjected
+				}
+				return nil
+			}
+			if err := tc.resolve(s, "p1"); !errors.Is(err, ErrNotDurable) {
+				t.Fatalf("resolve with a failing directory fsync: %v, want ErrNotDurable", err)
+			}
+			if st := s.TxnState("p1"); st != TxnInDoubt {
+				t.Errorf("state of p1 while its outcome is not durable: %s, want %s", st, TxnInDoubt)
+			}
+			if st := s.TxnState("p0"); st != TxnCommitted {
+				t.Errorf("state of p0 (durable before): %s, want %s", st, TxnCommitted)
+			}
+			if err := s.Settle(); !errors.Is(err, ErrNotDurable) {
+				t.Fatalf("settle with a failing directory fsync: %v, want ErrNotDurable", err)
+			}
+			if st := s.TxnState("p1"); st != TxnInDoubt {
+				t.Errorf("state of p1 after a failed settle: %s, want %s", st, TxnInDoubt)
+			}
+			if err := s.Settle(); err != nil {
+				t.Fatal(err)
+			}
+			if st := s.TxnState("p1"); st != tc.want {
+				t.Errorf("state of p1 once settled: %s, want %s", st, tc.want)
+			}
+		})
+	}
+}
