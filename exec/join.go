@@ -321,7 +321,7 @@ func hashParallel(keys []*vec.Vec, rows []int32, h []uint64, seed maphash.Seed) 
 	go func() {
 		var err error
 		defer func() { done <- err }()
-		defer recoverTo(context.Background(), "join build hashing", &err)
+		defer RecoverTo(context.Background(), "join build hashing", &err)
 		hashRows(keys, rows[half:], h, seed)
 	}()
 	hashRows(keys, rows[:half], h, seed)

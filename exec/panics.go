@@ -40,9 +40,10 @@ func internalError(ctx context.Context, op string, r any, stack []byte) error {
 		Msg: fmt.Sprintf("internal error in %s: %v", op, r)}
 }
 
-// recoverTo is deferred by every goroutine the package starts (a panic there would end
-// the process): it turns a panic into *err, an internalError naming op.
-func recoverTo(ctx context.Context, op string, err *error) {
+// RecoverTo is deferred by every goroutine the engine starts (a panic there would end
+// the process): it turns a panic into *err, error 1105 "internal error in op: …" wrapping
+// ErrInternal, and logs the stack to ctx's logger (ContextWithLogger).
+func RecoverTo(ctx context.Context, op string, err *error) {
 	if r := recover(); r != nil {
 		*err = internalError(ctx, op, r, debug.Stack())
 	}

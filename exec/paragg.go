@@ -343,7 +343,7 @@ func (p *ParallelAggregate) failure() error {
 // work runs worker w's aggregation, sending its output batches to w.out. A panic becomes
 // its error, which fails only this query.
 func (p *ParallelAggregate) work(w *aggWorker) (err error) {
-	defer recoverTo(p.ctx, "parallel aggregate worker", &err)
+	defer RecoverTo(p.ctx, "parallel aggregate worker", &err)
 	if err := w.agg.Init(p.ctx); err != nil {
 		return err
 	}

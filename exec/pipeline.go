@@ -267,7 +267,7 @@ func (p *Pipeline) stepInput(n int) ([]vec.Type, error) {
 func (p *Pipeline) work(ctx context.Context, w int, emit func(arrow.RecordBatch) error) (err error) {
 	// A last resort: validation should have caught whatever panics here. The stack goes
 	// to the log, not into the error (which reaches SQL clients).
-	defer recoverTo(ctx, "fragment worker", &err)
+	defer RecoverTo(ctx, "fragment worker", &err)
 	src := &scanOp{p: p, src: NewSource(countingStream{p}, p.f.Scan.Types, p.opts.BatchRows)}
 	op, err := p.buildSteps(src, 0, p.split, true)
 	if err != nil {

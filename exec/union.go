@@ -133,7 +133,7 @@ func (p *Parallel) run(ctx context.Context, w int, work WorkFunc) {
 
 // runWork calls work, turning a panic into an error that fails only this stream.
 func runWork(ctx context.Context, w int, work WorkFunc, emit func(arrow.RecordBatch) error) (err error) {
-	defer recoverTo(ctx, "parallel worker", &err)
+	defer RecoverTo(ctx, "parallel worker", &err)
 	return work(ctx, w, emit)
 }
 

@@ -328,7 +328,7 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 			return nil, err
 		}
 		qm := e.queryMemory(st)
-		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL(), pins: pins.IDs()}, physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads, Log: e.log})
+		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL(), pins: pins.IDs()}, physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads})
 		if err != nil {
 			e.unpin(pins)
 			return nil, err

@@ -6,9 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"log/slog"
 	"math"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -36,8 +34,6 @@ type ExecOptions struct {
 	// plan of its own, usually another fragment's rows gathered from the primprocs); 1 or
 	// less computes them one after the other.
 	Threads int
-	// Log receives the stack of a panic that fails the query (default slog.Default()).
-	Log *slog.Logger
 }
 
 // run is the state of one execution of a plan.
@@ -82,9 +78,6 @@ func (p *Plan) Execute(ctx context.Context, runner Runner, opts ExecOptions) (*R
 	}
 	if opts.Alloc == nil {
 		opts.Alloc = vec.NewPool(0)
-	}
-	if opts.Log == nil {
-		opts.Log = slog.Default()
 	}
 	r := &run{ctx: ctx, runner: runner, opts: opts, budget: exec.NewBudget(opts.QueryMemory),
 		bcasts: map[*Broadcast]*bcastData{}}
@@ -202,22 +195,11 @@ func (res *Result) ReadAll(ctx context.Context) ([]arrow.RecordBatch, error) {
 	}
 }
 
-// recoverPanic turns a panic in what into error 1105 in *err, failing the query rather
-// than the daemon (the build sides run on goroutines of their own, where a panic is out of
-// reach of the caller's recover). The stack goes to the log, a short message to the client.
-func (r *run) recoverPanic(what string, err *error) {
-	p := recover()
-	if p == nil {
-		return
-	}
-	r.opts.Log.Error("physical: internal error", "in", what, "panic", p, "stack", string(debug.Stack()))
-	*err = &vec.Error{Code: vec.CodeUnknown, SQLState: "HY000",
-		Msg: fmt.Sprintf("internal error in %s: %v (the query was abandoned)", what, p)}
-}
-
 // broadcast materializes a build side once per run.
 func (r *run) broadcast(ctx context.Context, b *Broadcast) (_ *bcastData, err error) {
-	defer r.recoverPanic(fmt.Sprintf("broadcast %d", b.ID), &err)
+	// A build side runs on a goroutine of its own, out of reach of the caller's recover:
+	// a panic fails the query (1105, stack to the context's logger), not the daemon.
+	defer exec.RecoverTo(ctx, fmt.Sprintf("broadcast %d", b.ID), &err)
 	r.mu.Lock()
 	if d, ok := r.bcasts[b]; ok {
 		r.mu.Unlock()

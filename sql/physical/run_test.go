@@ -54,14 +54,14 @@ func TestBroadcastPanic(t *testing.T) {
 		t.Fatalf("the plan probes fewer than two broadcasts:\n%s", p.Explain())
 	}
 	var log bytes.Buffer
-	res, err := p.Execute(ctx, panickingRunner{}, physical.ExecOptions{Threads: 2,
-		Log: slog.New(slog.NewTextHandler(&log, nil))})
+	ctx = exec.ContextWithLogger(ctx, slog.New(slog.NewTextHandler(&log, nil)))
+	res, err := p.Execute(ctx, panickingRunner{}, physical.ExecOptions{Threads: 2})
 	if err == nil {
 		_, err = res.ReadAll(ctx)
 		res.Close()
 	}
 	var ve *vec.Error
-	if !errors.As(err, &ve) || ve.Code != vec.CodeUnknown || !strings.Contains(ve.Msg, "runner exploded") {
+	if !errors.As(err, &ve) || ve.Code != vec.CodeUnknown || !strings.Contains(ve.Msg, "runner exploded") || !errors.Is(err, exec.ErrInternal) {
 		t.Fatalf("error %v, want error 1105 naming the panic", err)
 	}
 	if strings.Contains(err.Error(), "goroutine") {
