@@ -112,10 +112,21 @@ func (c *conn) sessionTimeout(name string, server time.Duration) time.Duration {
 	return server
 }
 
-// readBudget fails reads once a connection has read more than its budget, which
-// capabilityPatchConn applies during the connection phase.
+// readBudget bounds what a client may send during the connection phase, which
+// capabilityPatchConn applies: reads fail once the client has sent more than the budget,
+// and as soon as a packet header announces more than is left of it. The second check is
+// what bounds memory: go-mysql sizes its buffer from the header (bytes.Buffer.Grow of the
+// announced length) before reading the payload, so a 4-byte header announcing 16 MiB
+// would otherwise cost 16 MiB before authentication. To see each header first, the budget
+// follows packet boundaries in the raw stream (no TLS or compression in this phase: the
+// server offers neither).
 type readBudget struct {
 	left atomic.Int64 // negative: unlimited
+	// header holds the first headerN bytes of a packet header split across reads;
+	// payloadLeft counts the bytes of the current packet's payload still to come.
+	header      [4]byte
+	headerN     int
+	payloadLeft int64
 }
 
 // errHandshakeTooBig ends a connection phase that sends more than handshakeReadLimit.
@@ -133,6 +144,38 @@ func (b *readBudget) read(conn net.Conn, p []byte) (int, error) {
 		p = p[:left]
 	}
 	n, err := conn.Read(p)
+	if herr := b.checkHeaders(p[:n], left); herr != nil {
+		// The bytes are withheld, so go-mysql never sees the header.
+		b.left.Store(0)
+		return 0, herr
+	}
 	b.left.Add(-int64(n))
 	return n, err
+}
+
+// checkHeaders follows packet boundaries through data, the next bytes of the stream with
+// left bytes of budget before them, and fails on a header announcing a payload bigger than
+// the budget left after it.
+func (b *readBudget) checkHeaders(data []byte, left int64) error {
+	for i := 0; i < len(data); {
+		if b.payloadLeft > 0 {
+			skip := min(b.payloadLeft, int64(len(data)-i))
+			b.payloadLeft -= skip
+			i += int(skip)
+			continue
+		}
+		k := copy(b.header[b.headerN:], data[i:])
+		b.headerN += k
+		i += k
+		if b.headerN < len(b.header) {
+			break
+		}
+		b.headerN = 0
+		length := int64(b.header[0]) | int64(b.header[1])<<8 | int64(b.header[2])<<16
+		if rest := left - int64(i); length > rest {
+			return fmt.Errorf("client announced a %d-byte packet before authenticating, over the %d-byte limit", length, handshakeReadLimit)
+		}
+		b.payloadLeft = length
+	}
+	return nil
 }

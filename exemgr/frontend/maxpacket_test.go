@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,5 +140,128 @@ func TestCheckMaxAllowedPacket(t *testing.T) {
 	cfg.MaxAllowedPacket = 100
 	if _, err := Listen(cfg, newFakeEngine()); err == nil || !strings.Contains(err.Error(), "--max-allowed-packet") {
 		t.Errorf("Listen with max_allowed_packet 100: %v", err)
+	}
+}
+
+// readGreeting reads the server's initial handshake packet from a raw connection.
+func readGreeting(t *testing.T, nc net.Conn) {
+	t.Helper()
+	var hdr [4]byte
+	if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(io.Discard, nc, int64(int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// heapInuse is the process's HeapInuse after a collection.
+func heapInuse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// TestHandshakeHeaderLie: before authenticating, a packet header that announces more than
+// the connection phase's budget ends the connection at once, before go-mysql allocates a
+// buffer of the announced size (it sizes one from the header). 20 clients each announcing
+// 16 MiB - 1 bytes would otherwise make the server hold 320 MiB.
+func TestHandshakeHeaderLie(t *testing.T) {
+	ts := startServer(t, newFakeEngine(), nil)
+	const clients = 20
+	before := heapInuse()
+	conns := make([]net.Conn, clients)
+	for i := range conns {
+		nc, err := net.DialTimeout("tcp", ts.tcp, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		readGreeting(t, nc)
+		if _, err := nc.Write([]byte{0xff, 0xff, 0xff, 1}); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = nc
+	}
+	// Give the server time to act on every header (it blocks reading the payload if it
+	// accepted the header).
+	time.Sleep(500 * time.Millisecond)
+	after := heapInuse()
+	grew := int64(after) - int64(before)
+	t.Logf("HeapInuse %d MiB -> %d MiB", before>>20, after>>20)
+	if grew > 64<<20 {
+		t.Errorf("%d clients each announcing a 16 MiB handshake packet grew the heap by %d MiB", clients, grew>>20)
+	}
+	for i, nc := range conns {
+		if closed, after := closedWithin(nc, 5*time.Second); !closed {
+			t.Errorf("client %d: still open after %v", i, after)
+		}
+	}
+	// Clients that behave are served.
+	cl, err := client.Connect(ts.tcp, "root", "", "tpch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Ping(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCommandHeaderLie: after authentication, a header announcing a big packet costs no
+// memory until its bytes arrive: command packets go to packetBuffer, not to a buffer go-mysql
+// sizes from the header, and packetBuffer grows only with the data (up to
+// max_allowed_packet).
+func TestCommandHeaderLie(t *testing.T) {
+	ts := startServer(t, newFakeEngine(), nil) // max_allowed_packet 64 MiB
+	const clients = 20
+	before := heapInuse()
+	for range clients {
+		nc := rawClient(t, ts)
+		if _, err := nc.Write([]byte{0xff, 0xff, 0xff, 0, 0x03}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	after := heapInuse()
+	t.Logf("HeapInuse %d MiB -> %d MiB", before>>20, after>>20)
+	if grew := int64(after) - int64(before); grew > 64<<20 {
+		t.Errorf("%d clients each announcing a 16 MiB command grew the heap by %d MiB", clients, grew>>20)
+	}
+}
+
+// TestReadBudgetHeaders: the connection phase's budget follows packet headers split across
+// reads and refuses one announcing more than is left.
+func TestReadBudgetHeaders(t *testing.T) {
+	packet := func(n int) []byte { return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), 1}, make([]byte, n)...) }
+	cases := []struct {
+		name   string
+		reads  [][]byte
+		budget int64
+		fail   int // index of the read that fails; -1: none
+	}{
+		{"whole packets in one read", [][]byte{append(packet(10), packet(20)...)}, 100, -1},
+		{"header split across reads", [][]byte{{10, 0}, {0, 1}, make([]byte, 10), {5}}, 100, -1},
+		{"exactly the budget", [][]byte{packet(96)}, 100, -1},
+		{"one byte over", [][]byte{packet(97)[:4]}, 100, 0},
+		{"second header over", [][]byte{packet(50), {60, 0}, {0, 2}}, 100, 2},
+		{"16 MiB announced", [][]byte{{0xff, 0xff, 0xff, 1}}, handshakeReadLimit, 0},
+	}
+	for _, tc := range cases {
+		var b readBudget
+		b.left.Store(tc.budget)
+		failed := -1
+		for i, r := range tc.reads {
+			if err := b.checkHeaders(r, b.left.Load()); err != nil {
+				failed = i
+				break
+			}
+			b.left.Add(-int64(len(r)))
+		}
+		if failed != tc.fail {
+			t.Errorf("%s: failed at read %d, want %d", tc.name, failed, tc.fail)
+		}
 	}
 }
