@@ -49,12 +49,34 @@ func TestEveryFlagIsInTheREADME(t *testing.T) {
 				if m[1] == "--help" {
 					continue
 				}
-				if !containsFlag(string(readme), m[1]) {
-					t.Errorf("README.md does not mention %s of %s %s", m[1], cmdName, sub)
+				if !containsFlag(section(string(readme), cmdName), m[1]) {
+					t.Errorf("README.md's section on %s does not mention %s of %s %s", cmdName, m[1], cmdName, sub)
 				}
 			}
 		}
 	}
+}
+
+// section returns the part of the README about a command: from its heading ("## name" or
+// a "**`name`**" flag table) to the next heading of either kind, so that a flag two
+// commands share (--data-dir) must be documented for each. Without a heading, the whole
+// text.
+func section(text, name string) string {
+	for _, head := range []string{"\n## " + name + "\n", "\n**`" + name + "`**"} {
+		i := strings.Index(text, head)
+		if i < 0 {
+			continue
+		}
+		rest := text[i+len(head):]
+		end := len(rest)
+		for _, next := range []string{"\n## ", "\n**`"} {
+			if j := strings.Index(rest, next); j >= 0 && j < end {
+				end = j
+			}
+		}
+		return rest[:end]
+	}
+	return text
 }
 
 // containsFlag reports whether text names flag as a whole word ("--sf" is not found in
