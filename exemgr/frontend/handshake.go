@@ -136,4 +136,8 @@ func (t *readTimeouts) arm(conn net.Conn) error {
 func (t *readTimeouts) packetRead(n int) {
 	const maxPayload = 1<<24 - 1
 	t.consumed += int64(n) + 4*int64(n/maxPayload+1)
+	// Bytes go-mysql buffered before authentication (a client that pipelines a command
+	// with its login) were never counted in read: without the clamp, consumed would stay
+	// ahead of read and the next packet, once begun, would be judged not begun.
+	t.consumed = min(t.consumed, t.read)
 }

@@ -95,17 +95,56 @@ func TestReadTimeouts(t *testing.T) {
 		}
 	})
 
+	t.Run("stall after a command pipelined with the login", func(t *testing.T) {
+		// The handshake response and a COM_PING in one write: go-mysql reads the ping
+		// before the login completes. The next packet's header, then nothing.
+		nc, err := net.DialTimeout("tcp", ts.tcp, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		readGreeting(t, nc)
+		const caps = 0x0200 | 0x8000 | 0x80000 // CLIENT_PROTOCOL_41, CLIENT_SECURE_CONNECTION, CLIENT_PLUGIN_AUTH
+		resp := []byte{caps & 0xff, caps >> 8 & 0xff, caps >> 16, 0, 0, 0, 0, 1, 45}
+		resp = append(resp, make([]byte, 23)...)
+		resp = append(resp, "root\x00\x00mysql_native_password\x00"...) // empty auth data
+		login := append([]byte{byte(len(resp)), 0, 0, 1}, resp...)
+		if _, err := nc.Write(append(login, comPing...)); err != nil {
+			t.Fatal(err)
+		}
+		var answers [2][5]byte
+		for i := range answers {
+			if _, err := io.ReadFull(nc, answers[i][:]); err != nil || answers[i][4] != 0 {
+				t.Fatalf("answer %d: %q, %v; want OK", i, answers[i], err)
+			}
+			if _, err := io.CopyN(io.Discard, nc, int64(answers[i][0])-1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := nc.Write([]byte{50, 0, 0, 0}); err != nil {
+			t.Fatal(err)
+		}
+		if closed, after := closedWithin(nc, 5*time.Second); !closed {
+			t.Fatalf("still open after %v, want closed after net_read_timeout (%v), not wait_timeout", after, netRead)
+		}
+	})
+
 	t.Run("slow but steady", func(t *testing.T) {
+		// A server of its own with a longer net_read_timeout, so that the gaps, which must
+		// be within it, stay so on a loaded machine.
+		const netRead = 1500 * time.Millisecond
+		ts := startServer(t, newFakeEngine(), func(c *Config) { c.NetReadTimeout = netRead; c.WaitTimeout = time.Hour })
 		nc := rawClient(t, ts)
 		// Each part of the packet arrives within net_read_timeout of the last.
 		for _, part := range [][]byte{comPing[:2], comPing[2:4], comPing[4:]} {
 			if _, err := nc.Write(part); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(netRead / 3)
+			time.Sleep(netRead / 10)
 		}
 		// Idle for longer than net_read_timeout between commands: wait_timeout applies.
-		time.Sleep(2 * netRead)
+		time.Sleep(netRead + 300*time.Millisecond)
 		if _, err := nc.Write(comPing); err != nil {
 			t.Fatal(err)
 		}
