@@ -92,6 +92,9 @@ func TestColumnsAndVariablesNameBinaryCollation(t *testing.T) {
 	for _, set := range []string{
 		"SET NAMES utf8mb4 COLLATE utf8mb4_general_ci",
 		"SET collation_connection = 'utf8mb4_unicode_ci'",
+		// Another character set's collation: the character set stays utf8mb4.
+		"SET collation_connection = 'latin1_swedish_ci'",
+		"SET collation_connection = 'latin1_bin'",
 	} {
 		if _, err := conn.ExecContext(ctx, set); err != nil {
 			t.Fatalf("%s: %v", set, err)

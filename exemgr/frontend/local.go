@@ -454,8 +454,9 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 			value = "utf8mb4"
 		}
 		if strings.HasPrefix(name, "collation_") && !isDefault {
-			cs, _, _ := strings.Cut(value, "_")
-			bin, warn := binaryCollationOf(cs, value)
+			// The character sets stay utf8mb4 (see charsetRequest), so another character
+			// set's collation (latin1_swedish_ci) becomes utf8mb4's binary one too.
+			bin, warn := binaryCollationOf("utf8mb4", value)
 			if warn != nil {
 				if res == nil {
 					res = &textResult{}
