@@ -72,6 +72,9 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 	commitStart := time.Now()
 	if ce.Commit {
 		if err := tx.Commit(ctx); err != nil {
+			if errors.Is(err, storage.ErrNotDurable) {
+				d.compactSoon(a.Table) // applied, as after a commit (and as resolve does)
+			}
 			return d.writeError(a.Table, "commit", err)
 		}
 		end.State = wire.TxnCommitted
@@ -296,6 +299,14 @@ func (d *Daemon) resolve(ctx context.Context, st *ipc.Stream) error {
 			return ipc.Errorf(ipc.CodeInternal, "resolve: abort of %s: %v", a.Txn, err)
 		}
 	case wire.ResolveStatus:
+		// An outcome is reported only once durable (storage.TxnState holds it back as in
+		// doubt until then): a coordinator told "committed" commits the other primprocs, so
+		// the answer must hold across a crash here. Settle fsyncs the directory again.
+		if d.store.TxnState(a.Txn) == storage.TxnInDoubt {
+			if err := d.store.Settle(); err != nil {
+				return notDurable(d.cfg.DataDir, "resolve: status of "+a.Txn+": its outcome is decided here", err)
+			}
+		}
 	default:
 		return invalidf("resolve", "action %q: want commit, abort or status", a.Action)
 	}

@@ -20,13 +20,27 @@ import (
 
 // fakePM answers write and resolve like a primproc whose storage may commit without being
 // able to fsync its directory: commitFails is how many of its next commits (a one-phase
-// write's, or a resolve's) answer wire.CodeNotDurable. It records the resolves it gets.
+// write's, or a resolve's) answer wire.CodeNotDurable, statusFails how many of its next
+// status resolves do (the outcome is decided but the fsync that would make it durable
+// fails); a status resolve otherwise answers status. It records the resolves it gets.
 type fakePM struct {
 	url string
 	mu  sync.Mutex
-	// commitFails counts down; resolves lists "action txn" as they come.
+	// commitFails and statusFails count down; resolves lists the actions as they come.
 	commitFails int
+	statusFails int
+	status      string
 	resolves    []string
+}
+
+func (f *fakePM) statusOf() (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.statusFails > 0 {
+		f.statusFails--
+		return "", ipc.Errorf(wire.CodeNotDurable, "resolve: status of tx1: its outcome is decided here: applied but not durable: fsync of /d failed: input/output error; a crash may undo it")
+	}
+	return f.status, nil
 }
 
 func (f *fakePM) commit() error {
@@ -86,12 +100,20 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 		f.mu.Lock()
 		f.resolves = append(f.resolves, a.Action)
 		f.mu.Unlock()
-		if a.Action == wire.ResolveCommit {
+		state := wire.TxnAborted
+		switch a.Action {
+		case wire.ResolveCommit:
 			if err := f.commit(); err != nil {
 				return err
 			}
+			state = wire.TxnCommitted
+		case wire.ResolveStatus:
+			var err error
+			if state, err = f.statusOf(); err != nil {
+				return err
+			}
 		}
-		b, _ := msgpack.Marshal(&wire.ResolveEnd{Txn: a.Txn, State: a.Action})
+		b, _ := msgpack.Marshal(&wire.ResolveEnd{Txn: a.Txn, State: state})
 		return st.CloseSend(b)
 	})
 	sock := filepath.Join(t.TempDir(), "pm.sock")
@@ -167,6 +189,64 @@ func TestCommitNotDurable(t *testing.T) {
 				if got := pms[1].actions(); got != tc.follower {
 					t.Errorf("the other primproc got %q, want %q", got, tc.follower)
 				}
+			}
+		})
+	}
+}
+
+// TestRecoverNotDurable: Recover commits a transaction's holders only once its decider has
+// made the commit durable. A decider whose outcome is decided but not durable (its status
+// fails not-durable, answers in doubt, or the commit asked again fails not-durable) leaves
+// the holders prepared and Recover fails saying so — without looking like a not-durable
+// commit of the statement that ran it.
+func TestRecoverNotDurable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name                     string
+		status                   string
+		statusFails, commitFails int
+		wantErr                  string // "" for success
+		committed, aborted       int
+		decider, holder          string // the resolves each got
+	}{
+		{"committed and durable", wire.TxnCommitted, 0, 0, "", 1, 0, "status, commit", "commit"},
+		{"status cannot settle", wire.TxnCommitted, 1, 0, "ask its decider: its outcome is decided on primproc", 0, 0, "status", ""},
+		{"commit at the decider cannot settle", wire.TxnCommitted, 0, 1, "commit at its decider: its outcome is decided on primproc", 0, 0, "status, commit", ""},
+		{"decider answers in doubt", wire.TxnInDoubt, 0, 0, "not yet durable at its decider", 0, 0, "status", ""},
+		{"prepared at the decider", wire.TxnPrepared, 0, 0, "", 0, 1, "status, abort", "abort"},
+		{"unknown at the decider", wire.TxnUnknown, 0, 0, "", 0, 1, "status, abort", "abort"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			decider := startFakePM(t, tc.commitFails)
+			decider.status, decider.statusFails = tc.status, tc.statusFails
+			holder := startFakePM(t, 0)
+			cl := fakeCluster(t, decider, holder)
+			pins := &pmclient.Pins{Ends: []*wire.PinEnd{
+				{StoreID: "s0"},
+				{StoreID: "s1", Prepared: []wire.PreparedTxn{{Txn: "tx1", Decider: "s0", Tables: []string{"kv"}}}},
+			}}
+			res, err := cl.Recover(ctx, pins, nil)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "stay prepared") {
+					t.Fatalf("error %v, want one saying %q and that the others stay prepared", err, tc.wantErr)
+				}
+				if pmclient.IsNotDurable(err) {
+					t.Errorf("Recover's error %v is a not-durable commit (of the statement that ran it)", err)
+				}
+			}
+			if res.Committed != tc.committed || res.Aborted != tc.aborted {
+				t.Errorf("recovered %+v, want %d committed, %d aborted", res, tc.committed, tc.aborted)
+			}
+			if got := decider.actions(); got != tc.decider {
+				t.Errorf("the decider got %q, want %q", got, tc.decider)
+			}
+			if got := holder.actions(); got != tc.holder {
+				t.Errorf("the holder got %q, want %q", got, tc.holder)
 			}
 		})
 	}

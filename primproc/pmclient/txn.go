@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/primproc/wire"
 )
 
@@ -30,6 +31,16 @@ import (
 // decider: committed there means commit, anything else means abort (aborting at the decider
 // first, so that a late prepare there cannot commit it). A statement that touches one
 // primproc commits it in one phase.
+//
+// The decision must be durable at the decider before any other participant commits: if the
+// decider committed but could not fsync its directory (wire.CodeNotDurable), a crash there
+// may bring the transaction back prepared, and recovery would then abort it there while the
+// others had committed it. So Commit leaves the others prepared in that case, the decider
+// reports an outcome (a status resolve) only once it is durable, and Recover commits at the
+// decider again, which fsyncs, before committing anywhere else. The price: while the
+// decider's fsync keeps failing, its transaction stays prepared on the other primprocs, and
+// every statement that pins snapshots (exemgr settles what the pins report first) fails with
+// an error saying the transaction could not be settled, rather than run on a split outcome.
 //
 // Visibility across primprocs is the coordinator's: Commit holds gate's lock from the
 // decider's commit until the last participant's, and queries pin their snapshots under the
@@ -371,10 +382,11 @@ type RecoverResult struct {
 }
 
 // Recover settles every prepared transaction the pins report that live (if not nil) does
-// not claim as running: it asks the transaction's decider, and commits it where it is
-// prepared if the decider committed it, else aborts it (at the decider first). It fails if
-// a decider cannot be reached or is not in the cluster; the transactions it could not settle
-// stay prepared.
+// not claim as running: it asks the transaction's decider, and if the decider committed it,
+// commits it at the decider again (which makes the decision durable there) and then where it
+// is prepared; else it aborts it, at the decider first. It fails if a decider cannot be
+// reached, is not in the cluster, or cannot make its outcome durable (its fsync fails); the
+// transactions it could not settle stay prepared.
 func (cl Cluster) Recover(ctx context.Context, pins *Pins, live func(txn string) bool) (RecoverResult, error) {
 	var res RecoverResult
 	byStore := map[string]int{}
@@ -411,18 +423,32 @@ func (cl Cluster) Recover(ctx context.Context, pins *Pins, live func(txn string)
 		}
 		st, err := cl[d].Resolve(ctx, id, wire.ResolveStatus)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("transaction %s: ask its decider: %w", id, err))
+			errs = append(errs, unsettled(id, cl[d].Peer(), "ask its decider", err))
 			continue
 		}
 		action := wire.ResolveAbort
-		if st.State == wire.TxnCommitted {
+		switch st.State {
+		case wire.TxnCommitted:
+			// Commit at the decider first (a no-op there that fsyncs if needed) and commit
+			// the others only once that succeeds: an outcome the decider could lose in a
+			// crash must not be applied elsewhere, or the transaction would split.
 			action = wire.ResolveCommit
-		} else if _, err := cl[d].Resolve(ctx, id, wire.ResolveAbort); err != nil {
-			errs = append(errs, fmt.Errorf("transaction %s: abort at its decider: %w", id, err))
+			if _, err := cl[d].Resolve(ctx, id, wire.ResolveCommit); err != nil {
+				errs = append(errs, unsettled(id, cl[d].Peer(), "commit at its decider", err))
+				continue
+			}
+		case wire.TxnInDoubt:
+			errs = append(errs, fmt.Errorf("transaction %s: its outcome is not yet durable at its decider, primproc %s; the other primprocs stay prepared until it is",
+				id, cl[d].Peer()))
 			continue
+		default:
+			if _, err := cl[d].Resolve(ctx, id, wire.ResolveAbort); err != nil {
+				errs = append(errs, unsettled(id, cl[d].Peer(), "abort at its decider", err))
+				continue
+			}
 		}
 		for _, m := range ti.holders {
-			if m == d && action == wire.ResolveAbort {
+			if m == d {
 				continue // done above
 			}
 			if _, err := cl[m].Resolve(ctx, id, action); err != nil {
@@ -436,4 +462,16 @@ func (cl Cluster) Recover(ctx context.Context, pins *Pins, live func(txn string)
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// unsettled is Recover's error for transaction id whose decider (at peer) did not settle
+// it. A not-durable answer is quoted rather than wrapped: the statement that ran Recover
+// applied nothing, so it must not look like a commit that was applied but not durable.
+func unsettled(id, peer, step string, err error) error {
+	var re *ipc.RemoteError
+	if IsNotDurable(err) && errors.As(err, &re) {
+		return fmt.Errorf("transaction %s: %s: its outcome is decided on primproc %s but not durable there (%s); the other primprocs stay prepared until it is",
+			id, step, peer, re.Message)
+	}
+	return fmt.Errorf("transaction %s: %s, primproc %s: %w", id, step, peer, err)
 }

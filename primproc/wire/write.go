@@ -62,6 +62,12 @@ const (
 	TxnCommitted = "committed"
 	TxnAborted   = "aborted"
 	TxnUnknown   = "unknown"
+	// TxnInDoubt: the outcome is decided on this primproc but not yet durable there (its
+	// directory fsync failed), so a crash may bring the transaction back as prepared. A
+	// status resolve does not answer it: it fsyncs again first, and fails with
+	// CodeNotDurable if that fails. A client that gets it anyway treats the transaction as
+	// unsettled.
+	TxnInDoubt = "in_doubt"
 )
 
 // WriteEnd is the END payload of write.
@@ -99,7 +105,7 @@ type ResolveArgs struct {
 // ResolveEnd is the END payload of resolve.
 type ResolveEnd struct {
 	Txn     string `msgpack:"txn"`
-	State   string `msgpack:"state"` // after the action: TxnCommitted, TxnAborted, TxnPrepared or TxnUnknown
+	State   string `msgpack:"state"` // after the action: TxnCommitted, TxnAborted, TxnPrepared, TxnUnknown (or TxnInDoubt)
 	Version uint64 `msgpack:"version"`
 }
 
