@@ -299,18 +299,14 @@ func (d *Daemon) resolve(ctx context.Context, st *ipc.Stream) error {
 			return ipc.Errorf(ipc.CodeInternal, "resolve: abort of %s: %v", a.Txn, err)
 		}
 	case wire.ResolveStatus:
-		// An outcome is reported only once durable (storage.TxnState holds it back as in
-		// doubt until then): a coordinator told "committed" commits the other primprocs, so
-		// the answer must hold across a crash here. Settle fsyncs the directory again.
-		if d.store.TxnState(a.Txn) == storage.TxnInDoubt {
-			if err := d.store.Settle(); err != nil {
-				return notDurable(d.cfg.DataDir, "resolve: status of "+a.Txn+": its outcome is decided here", err)
-			}
-		}
 	default:
 		return invalidf("resolve", "action %q: want commit, abort or status", a.Action)
 	}
-	end.State = string(d.store.TxnState(a.Txn))
+	state, err := settledState(d.store, a.Txn)
+	if err != nil {
+		return notDurable(d.cfg.DataDir, "resolve: "+a.Action+" of "+a.Txn+": its outcome is decided here", err)
+	}
+	end.State = string(state)
 	if end.Version == 0 {
 		snap := d.store.Snapshot()
 		end.Version = snap.Version()
@@ -324,6 +320,27 @@ func (d *Daemon) resolve(ctx context.Context, st *ipc.Stream) error {
 		return ipc.Errorf(ipc.CodeInternal, "resolve: %v", err)
 	}
 	return st.CloseSend(b)
+}
+
+// txnStates is what settledState needs of a store.
+type txnStates interface {
+	TxnState(id string) storage.TxnState
+	Settle() error
+}
+
+// settledState returns the state of transaction id, making its outcome durable first if it
+// is in doubt (storage holds it back until then): a coordinator told "committed" commits the
+// other primprocs, so the answer must hold across a crash here. The error (settling failed)
+// wraps storage.ErrNotDurable.
+func settledState(st txnStates, id string) (storage.TxnState, error) {
+	state := st.TxnState(id)
+	if state != storage.TxnInDoubt {
+		return state, nil
+	}
+	if err := st.Settle(); err != nil {
+		return state, err
+	}
+	return st.TxnState(id), nil
 }
 
 // preparedTables lists the tables prepared transaction id writes.

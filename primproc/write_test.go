@@ -47,3 +47,45 @@ func TestWriteErrorNotDurable(t *testing.T) {
 		t.Errorf("got %v, want %q", err, want)
 	}
 }
+
+// fakeTxnStates is a store whose outcome of "tx1" is in doubt until settleFails runs out.
+type fakeTxnStates struct {
+	settleFails int
+	settles     int
+	settled     bool
+}
+
+func (f *fakeTxnStates) TxnState(id string) storage.TxnState {
+	if f.settled {
+		return storage.TxnCommitted
+	}
+	return storage.TxnInDoubt
+}
+
+func (f *fakeTxnStates) Settle() error {
+	f.settles++
+	if f.settleFails > 0 {
+		f.settleFails--
+		return fmt.Errorf("%w: %w", storage.ErrNotDurable, &os.PathError{Op: "sync", Path: "/d/pm0", Err: syscall.EIO})
+	}
+	f.settled = true
+	return nil
+}
+
+// TestSettledState: resolve reports an outcome only once durable: an in-doubt one is
+// settled first (the directory fsynced again), and if that fails resolve answers
+// not_durable instead of the outcome, so that no coordinator commits the other primprocs on
+// an outcome a crash here could undo.
+func TestSettledState(t *testing.T) {
+	f := &fakeTxnStates{settleFails: 1}
+	if st, err := settledState(f, "tx1"); !errors.Is(err, storage.ErrNotDurable) {
+		t.Fatalf("state %s, error %v: want ErrNotDurable while the fsync fails", st, err)
+	}
+	st, err := settledState(f, "tx1")
+	if err != nil || st != storage.TxnCommitted {
+		t.Fatalf("state %s, error %v: want committed once the fsync succeeds", st, err)
+	}
+	if _, err := settledState(f, "tx1"); err != nil || f.settles != 2 {
+		t.Errorf("a settled outcome settled again: %d settles, error %v", f.settles, err)
+	}
+}
