@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // errOptionPrevents is MySQL's ER_OPTION_PREVENTS_STATEMENT, which mysqld answers when
@@ -34,17 +35,37 @@ func openServerFile(dir, path string) (*os.File, error) {
 		return nil, loadErr(29, "HY000", "File '%s' cannot be read: --secure-file-priv directory: %v", path, err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
-	switch {
-	case err == nil:
-		return f, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, loadErr(29, "HY000", "File '%s' not found (Errcode: 2 \"No such file or directory\")", path)
-	case strings.Contains(err.Error(), "escapes"):
-		// os.Root's error for a symbolic link that leads out of dir.
-		return nil, outsideDir(dir, path)
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, and a
+	// device's reads may never end; either would hold the statement beyond KILL's reach.
+	// For a regular file the flag changes nothing.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, openFailure(dir, path, err)
 	}
-	return nil, loadErr(29, "HY000", "File '%s' cannot be read: %v", path, err)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, loadErr(29, "HY000", "File '%s' cannot be read: %v", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, loadErr(29, "HY000", "File '%s' is not a regular file (%v): colink reads only regular files from --secure-file-priv, as a FIFO or device could block the statement where KILL cannot end it", path, fi.Mode().Type())
+	}
+	return f, nil
+}
+
+// openFailure is the MySQL error for os.Root's failure err to open path under dir. os.Root
+// refuses a symbolic link leading out of dir with an error it does not export, so such a
+// failure is recognised by resolving the path again: it lies outside now (a link swapped in
+// after relativeTo checked it).
+func openFailure(dir, path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return loadErr(29, "HY000", "File '%s' not found (Errcode: 2 \"No such file or directory\")", path)
+	}
+	if _, outside := relativeTo(dir, path); outside != nil {
+		return outside
+	}
+	return loadErr(29, "HY000", "File '%s' cannot be read: %v", path, err)
 }
 
 // relativeTo returns path relative to dir once ".." and symbolic links are resolved in

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/colinkdb/colink/exemgr/frontend"
 )
@@ -115,5 +117,74 @@ func TestCheckSecureFilePriv(t *testing.T) {
 	}
 	if err := CheckSecureFilePriv(filepath.Join(dir, "nonesuch")); err == nil {
 		t.Errorf("a missing directory: no error")
+	}
+}
+
+// TestOpenServerFileNotRegular: a FIFO under the directory is refused at once; opening it
+// for reading would block until a writer came, beyond KILL's reach.
+func TestOpenServerFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.tbl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		f, err := openServerFile(dir, fifo)
+		if f != nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var fe *frontend.Error
+		if !errors.As(err, &fe) || !strings.Contains(fe.Message, "not a regular file") {
+			t.Errorf("a FIFO: %v, want an error saying it is not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		// Unblock the open so the goroutine ends.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("opening a FIFO blocked")
+	}
+	// A directory is not a file to load either.
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openServerFile(dir, "sub"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a directory: %v, want an error saying it is not a regular file", err)
+	}
+}
+
+// TestServerFileEscapeError: os.Root's refusal of a symbolic link leading out of the
+// directory (possible when a link is swapped in after relativeTo checked the path) is
+// reported as the path lying outside --secure-file-priv.
+func TestServerFileEscapeError(t *testing.T) {
+	top := t.TempDir()
+	dir := filepath.Join(top, "load")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "secret"), []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../secret", filepath.Join(dir, "out.tbl")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	_, openErr := root.Open("out.tbl")
+	if openErr == nil {
+		t.Fatal("os.Root opened a link out of its directory")
+	}
+	err = openFailure(dir, filepath.Join(dir, "out.tbl"), openErr)
+	var fe *frontend.Error
+	if !errors.As(err, &fe) || fe.Code != errOptionPrevents {
+		t.Errorf("escape: %v, want error 1290", err)
 	}
 }
