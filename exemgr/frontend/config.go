@@ -39,6 +39,10 @@ type Config struct {
 	// statement reads a LOCAL file), as mysqld's net_read_timeout: a client that stalls
 	// mid-packet loses its connection. Zero means no bound.
 	NetReadTimeout time.Duration
+	// NetWriteTimeout bounds each write to a client, as mysqld's net_write_timeout: a
+	// client that stops reading a result loses its connection and the query is cancelled.
+	// Zero means no bound.
+	NetWriteTimeout time.Duration
 	// WaitTimeout bounds how long a connection may sit idle between commands, as mysqld's
 	// wait_timeout. Zero means forever.
 	WaitTimeout time.Duration
@@ -52,8 +56,9 @@ const (
 	DefaultServerVersion  = "8.0.11-colink"
 	DefaultVersionComment = "colink"
 	// mysqld's defaults of net_read_timeout and wait_timeout.
-	DefaultNetReadTimeout = 30 * time.Second
-	DefaultWaitTimeout    = 28800 * time.Second
+	DefaultNetReadTimeout  = 30 * time.Second
+	DefaultNetWriteTimeout = 60 * time.Second
+	DefaultWaitTimeout     = 28800 * time.Second
 )
 
 // DefaultConfig returns the configuration the flags default to.
@@ -66,13 +71,14 @@ func DefaultConfig() Config {
 		MaxAllowedPacket: DefaultMaxAllowedPacket,
 		HandshakeTimeout: 10 * time.Second,
 		NetReadTimeout:   DefaultNetReadTimeout,
+		NetWriteTimeout:  DefaultNetWriteTimeout,
 		WaitTimeout:      DefaultWaitTimeout,
 	}
 }
 
 // RegisterFlags adds the front end's flags to fs, defaulting to c's current values:
 // --mysql-listen, --mysql-socket, --users-file, --mysql-max-connections,
-// --max-allowed-packet, --net-read-timeout and --wait-timeout.
+// --max-allowed-packet, --net-read-timeout, --net-write-timeout and --wait-timeout.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Listen, "mysql-listen", c.Listen,
 		"addresses for MySQL clients, comma-separated: host:port, tcp://host:port, unix:///path or /path (a unix socket)")
@@ -84,14 +90,20 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 		"largest statement (or LOCAL file chunk) a client may send, like mysqld's max_allowed_packet (1KiB to 1GiB); a larger one gets error 1153 and its connection closes")
 	fs.DurationVar(&c.NetReadTimeout, "net-read-timeout", c.NetReadTimeout,
 		"once a client's packet has begun (or while LOAD DATA LOCAL reads its file), each read must bring data within this long or the connection closes, like mysqld's net_read_timeout (0 = no bound)")
+	fs.DurationVar(&c.NetWriteTimeout, "net-write-timeout", c.NetWriteTimeout,
+		"each write of a result to a client must complete within this long or the connection closes and the query is cancelled, like mysqld's net_write_timeout (0 = no bound)")
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout,
 		"close a client connection idle this long between statements, like mysqld's wait_timeout (0 = never)")
 }
 
-// CheckTimeouts checks the --net-read-timeout and --wait-timeout values.
+// CheckTimeouts checks the --net-read-timeout, --net-write-timeout and --wait-timeout
+// values.
 func (c *Config) CheckTimeouts() error {
 	if c.NetReadTimeout < 0 {
 		return fmt.Errorf("--net-read-timeout %v: must not be negative", c.NetReadTimeout)
+	}
+	if c.NetWriteTimeout < 0 {
+		return fmt.Errorf("--net-write-timeout %v: must not be negative", c.NetWriteTimeout)
 	}
 	if c.WaitTimeout < 0 {
 		return fmt.Errorf("--wait-timeout %v: must not be negative", c.WaitTimeout)

@@ -27,7 +27,8 @@ type conn struct {
 	nc   net.Conn
 	pc   *capabilityPatchConn // nc as go-mysql reads it: read budget and deadlines
 	sess *Session
-	w    *packetWriter
+	out  *deadlineWriter // nc, each write bounded by net_write_timeout
+	w    *packetWriter   // frames packets into out
 	// multiStatements is whether one COM_QUERY may hold several statements: the client's
 	// CLIENT_MULTI_STATEMENTS, changed by COM_SET_OPTION.
 	multiStatements bool
@@ -52,12 +53,16 @@ func (c *conn) serve(ctx context.Context) {
 			return
 		}
 		c.w.reset(c.mc.Sequence)
+		c.out.timeout = c.sessionTimeout("net_write_timeout", c.srv.cfg.NetWriteTimeout)
 		err = c.dispatch(ctx, data[0], data[1:])
 		if ferr := c.w.flush(); err == nil {
 			err = ferr
 		}
 		if err != nil {
-			if !errors.Is(err, errQuit) {
+			if c.out.expired {
+				c.srv.log.Info("client write timed out: connection closed", "id", c.sess.id, "user", c.sess.user,
+					"timeout", "net_write_timeout", "limit", c.out.timeout)
+			} else if !errors.Is(err, errQuit) {
 				c.srv.log.Debug("connection ends", "id", c.sess.id, "err", err)
 			}
 			return

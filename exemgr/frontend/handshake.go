@@ -3,6 +3,7 @@ package frontend
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -140,4 +141,32 @@ func (t *readTimeouts) packetRead(n int) {
 	// with its login) were never counted in read: without the clamp, consumed would stay
 	// ahead of read and the next packet, once begun, would be judged not begun.
 	t.consumed = min(t.consumed, t.read)
+}
+
+// deadlineWriter is the command phase's writer to the client: each write must complete
+// within timeout (net_write_timeout, MySQL's), so a client that stops reading a result
+// cannot hold its connection, and the query's memory, forever. A write that times out
+// fails, which ends the statement (cancelling its query) and the connection. Used by the
+// connection's goroutine only.
+type deadlineWriter struct {
+	conn    net.Conn
+	timeout time.Duration // 0: no bound
+	// expired says a write timed out.
+	expired bool
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	var deadline time.Time
+	if w.timeout > 0 {
+		deadline = time.Now().Add(w.timeout)
+	}
+	if err := w.conn.SetWriteDeadline(deadline); err != nil {
+		return 0, err
+	}
+	n, err := w.conn.Write(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		w.expired = true
+		return n, fmt.Errorf("net_write_timeout (%v) expired: %w", w.timeout, err)
+	}
+	return n, err
 }

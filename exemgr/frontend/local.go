@@ -57,7 +57,7 @@ func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
 		"max_connections":          ro(num(strconv.Itoa(cfg.MaxConnections))),
 		"max_allowed_packet":       ro(num(strconv.FormatInt(cfg.MaxAllowedPacket, 10))),
 		"net_buffer_length":        num("16384"),
-		"net_write_timeout":        num("60"),
+		"net_write_timeout":        num(timeoutSeconds(cfg.NetWriteTimeout)),
 		"net_read_timeout":         num(timeoutSeconds(cfg.NetReadTimeout)),
 		"wait_timeout":             num(timeoutSeconds(cfg.WaitTimeout)),
 		"interactive_timeout":      num(timeoutSeconds(cfg.WaitTimeout)),
@@ -434,7 +434,7 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 				}
 			}
 		}
-		if (name == "wait_timeout" || name == "net_read_timeout" || name == "interactive_timeout") && !isDefault {
+		if (name == "wait_timeout" || name == "net_read_timeout" || name == "net_write_timeout" || name == "interactive_timeout") && !isDefault {
 			// mysqld's range; whole seconds, which readPacket reads back.
 			if n, err := strconv.ParseInt(value, 10, 64); err != nil || n < 1 || n > 31536000 {
 				return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s' (seconds, 1 to 31536000)", name, value), true

@@ -271,13 +271,15 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 		}
 	}()
 	s.log.Debug("session start", "id", sess.id, "user", sess.user, "remote", remote.String())
+	out := &deadlineWriter{conn: nc, timeout: s.cfg.NetWriteTimeout}
 	c := &conn{
 		srv:             s,
 		mc:              mc,
 		nc:              nc,
 		pc:              pc,
 		sess:            sess,
-		w:               newPacketWriter(nc),
+		out:             out,
+		w:               newPacketWriter(out),
 		multiStatements: mc.Capability()&mysql.CLIENT_MULTI_STATEMENTS != 0,
 	}
 	c.serve(ctx)

@@ -219,3 +219,45 @@ func TestWaitTimeoutZero(t *testing.T) {
 		t.Fatalf("ping after idling: %q, %v", ok, err)
 	}
 }
+
+// TestWriteTimeout: a client that stops reading a result loses its connection after
+// net_write_timeout, and the query is cancelled, instead of holding both forever.
+func TestWriteTimeout(t *testing.T) {
+	const netWrite = 300 * time.Millisecond
+	logs := &lockedBuffer{}
+	eng := newFakeEngine()
+	eng.bigRows = 4_000_000 // ~100 MB of rows: far more than the sockets buffer
+	ts := startServer(t, eng, func(c *Config) {
+		c.NetWriteTimeout = netWrite
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+	nc := rawClient(t, ts)
+	q := "select * from big"
+	start := time.Now()
+	if _, err := nc.Write(append([]byte{byte(len(q) + 1), 0, 0, 0, 0x03}, q...)); err != nil {
+		t.Fatal(err)
+	}
+	// Never read: the server's writes stall once the socket buffers fill.
+	select {
+	case cause := <-eng.cancelled:
+		t.Logf("query cancelled after %v: %v", time.Since(start), cause)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the query still runs 10s after its client stopped reading")
+	}
+	if closed, after := closedWithin(nc, 10*time.Second); !closed {
+		t.Fatalf("still open after %v", after)
+	}
+	if l := logs.String(); !strings.Contains(l, "timeout=net_write_timeout") {
+		t.Errorf("the log does not say net_write_timeout closed the connection:\n%s", l)
+	}
+
+	// Clients that read are unaffected, and the variable reports the bound.
+	db := open(t, ts, "tcp", "root", "", "")
+	_, rows := queryStrings(t, db, "select @@net_write_timeout")
+	if len(rows) != 1 || rows[0][0] != "1" {
+		t.Errorf("@@net_write_timeout = %v, want 1 (whole seconds, rounded up)", rows)
+	}
+	if _, err := db.ExecContext(context.Background(), "set net_write_timeout = 0"); mysqlCode(err) != ErrWrongValueForVar {
+		t.Errorf("set net_write_timeout = 0: %v, want 1231", err)
+	}
+}
