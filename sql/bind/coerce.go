@@ -156,6 +156,10 @@ func (b *Binder) compare(fn plan.Func, l, r plan.Expr, text string) (plan.Expr, 
 		return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to comparison: cannot compare %s with %s in '%s'", l.Type(), r.Type(), text)
 	}
 	if t.Kind == types.Null {
+		// Both sides are NULL: any comparison is NULL, but NULL <=> NULL is true.
+		if fn == plan.FnNullSafeEq {
+			return plan.Lit(types.BoolValue(true)), nil
+		}
 		return plan.Lit(types.NullValue(types.BoolType)), nil
 	}
 	l, err := b.castTo(l, t, text)

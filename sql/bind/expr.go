@@ -1,6 +1,8 @@
 package bind
 
 import (
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -275,6 +277,11 @@ func (b *Binder) unary(x *ast.UnaryOperationExpr, ctx *exprCtx) (plan.Expr, erro
 			return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to -: '%s' is %s", exprText(x.V), t)
 		}
 		if l, ok := v.(*plan.Literal); ok {
+			// -9223372036854775808 is BIGINT's minimum, as in MySQL, though its digits
+			// alone (2^63) are a DECIMAL.
+			if t.Kind == types.Decimal && t.Scale == 0 && !l.V.Null && isMinInt64Magnitude(l.V.Dec) {
+				return plan.Lit(types.IntValue(math.MinInt64)), nil
+			}
 			// Fold now so that "-1" is a literal, as the parser's users expect.
 			zero := types.IntValue(0)
 			neg, err := types.Arithmetic(types.OpSub, zero, l.V, t)
@@ -621,4 +628,9 @@ func (b *Binder) variable(x *ast.VariableExpr) (plan.Expr, error) {
 		return plan.Lit(types.NullValue(types.VarcharType(0))), nil
 	}
 	return plan.Lit(v), nil
+}
+
+// isMinInt64Magnitude reports whether d is 2^63, the magnitude of BIGINT's minimum.
+func isMinInt64Magnitude(d *big.Int) bool {
+	return d.Sign() > 0 && d.BitLen() == 64 && d.TrailingZeroBits() == 63
 }

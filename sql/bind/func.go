@@ -314,6 +314,11 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return plan.Lit(types.StringValue("8.0.0-colink")), nil
 	}
+	if name == "interval" {
+		// TiDB's parser reads "d + INTERVAL (expr) DAY" as d + INTERVAL(expr) with the
+		// unit taken for a column alias; MySQL's grammar reads an interval.
+		return nil, sqlerr.New(sqlerr.ErNotSupportedYet, "INTERVAL with a parenthesized amount, or the INTERVAL() function, is not supported: write INTERVAL expr unit without parentheses around expr")
+	}
 	db := b.env.Database()
 	if db == "" {
 		return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
