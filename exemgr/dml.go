@@ -89,9 +89,9 @@ func (e *Engine) pinSnapshots(ctx context.Context, query string) (*pmclient.Pins
 		e.dml.gate.Lock()
 		res, err := e.cl.Recover(ctx, pins, e.dml.isLive)
 		e.dml.gate.Unlock()
-		e.log.Warn("exemgr: settled transactions left prepared by a crash", "committed", res.Committed, "aborted", res.Aborted, "err", err)
+		e.log.Warn("exemgr: settled transactions left prepared (by a crash or a commit not yet durable)", "committed", res.Committed, "aborted", res.Aborted, "err", err)
 		if err != nil {
-			return nil, fmt.Errorf("settle transactions left prepared by a crash: %w", err)
+			return nil, fmt.Errorf("settle transactions left prepared (by a crash or a commit not yet durable): %w", err)
 		}
 	}
 }
