@@ -614,7 +614,7 @@ func TestRefreshCrash(t *testing.T) {
 		if n := c.prepared(t); n != 0 {
 			t.Errorf("iteration %d (killed %s): %d transactions still prepared after a query", it, name, n)
 		}
-		settled := strings.Count(c.em.p.Log(), "settled transactions left prepared by a crash")
+		settled := strings.Count(c.em.p.Log(), "settled transactions left prepared")
 		t.Logf("iteration %d: killed %s after %d acknowledged statements; tables at step %d of the cycle; exemgr settled prepared transactions %d times so far",
 			it, name, acked, pos%len(cycle), settled)
 	}
