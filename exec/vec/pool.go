@@ -117,8 +117,9 @@ func (p *Pool) Free(b []byte) {
 		return
 	}
 	if p.scribble {
-		for i := range b[:c] {
-			b[i] = 0xA5
+		whole := b[:c] // b may be shorter than its capacity
+		for i := range whole {
+			whole[i] = 0xA5
 		}
 	}
 	p.mu.Lock()
