@@ -2,6 +2,7 @@ package expr
 
 import (
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/civil"
 )
 
 // extractNode is EXTRACT(unit FROM date).
@@ -38,6 +39,32 @@ func (n *extractNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 		for _, i := range live {
 			_, _, dd := vec.CivilFromDays(d[i])
 			o[i] = dd
+		}
+	case UnitQuarter:
+		for _, i := range live {
+			_, m, _ := vec.CivilFromDays(d[i])
+			o[i] = (m + 2) / 3
+		}
+	case UnitYearMonth:
+		for _, i := range live {
+			y, m, _ := vec.CivilFromDays(d[i])
+			o[i] = y*100 + m
+		}
+	case UnitWeek:
+		for _, i := range live {
+			o[i] = int32(civil.WeekSundayFirst(int64(d[i])))
+		}
+	case UnitDayOfWeek:
+		for _, i := range live {
+			o[i] = int32((civil.Weekday(int64(d[i]))+1)%7 + 1)
+		}
+	case UnitWeekday:
+		for _, i := range live {
+			o[i] = int32(civil.Weekday(int64(d[i])))
+		}
+	case UnitDayOfYear:
+		for _, i := range live {
+			o[i] = int32(civil.DayOfYear(int64(d[i])))
 		}
 	}
 	return out, nil

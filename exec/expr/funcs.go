@@ -74,12 +74,16 @@ func (c *compiler) compileFunc(e *Expr) (node, error) {
 		}
 	}
 	in := argKernelType(e.Op, t, ts[:nargs])
-	for _, a := range e.Args[:nargs] {
+	for k, a := range e.Args[:nargs] {
 		x, err := c.compile(a)
 		if err != nil {
 			return nil, err
 		}
-		n.args = append(n.args, convert(x, in))
+		at := in
+		if (e.Op == OpLeft || e.Op == OpRight) && k == 1 {
+			at = vec.Int64Type // the character count
+		}
+		n.args = append(n.args, convert(x, at))
 	}
 	n.vals = make([]*vec.Vec, len(n.args))
 	n.kernel = kernelOf(e.Op, in, t)
@@ -128,6 +132,13 @@ func argKernelType(op Op, t vec.Type, ts []vec.Type) vec.Type {
 		return vec.Decimal(vec.MaxPrecision, s)
 	case OpDateDiff:
 		return vec.DateType
+	case OpSign:
+		if ts[0].IsInteger() {
+			return vec.Int64Type
+		}
+		return ts[0]
+	case OpSqrt, OpExp, OpLn, OpLog10, OpPow:
+		return vec.Float64Type
 	}
 	return vec.StringType
 }
@@ -182,6 +193,200 @@ func kernelOf(op Op, in, t vec.Type) func(n *funcNode, out *vec.Vec, live []int3
 		return dateDiffKernel
 	case OpGreatest, OpLeast:
 		return extremeKernel
+	case OpLeft:
+		return leftKernel
+	case OpRight:
+		return rightKernel
+	case OpReplace:
+		return replaceKernel
+	case OpReverse:
+		return func(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
+			mapString(n.vals[0], out, live, nrows, appendReversed)
+			return nil
+		}
+	case OpStrcmp:
+		return strcmpKernel
+	case OpSign:
+		return signKernel
+	case OpSqrt:
+		return floatKernel(math.Sqrt, func(x float64) bool { return x < 0 })
+	case OpExp:
+		return floatKernel(math.Exp, nil)
+	case OpLn:
+		return floatKernel(math.Log, func(x float64) bool { return x <= 0 })
+	case OpLog10:
+		return floatKernel(math.Log10, func(x float64) bool { return x <= 0 })
+	case OpPow:
+		return powKernel
+	}
+	return nil
+}
+
+// leftKernel is LEFT(s, n): the first n characters of s, all of it when n is at least its
+// length, nothing when n < 1.
+func leftKernel(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
+	s, cnt := n.vals[0], n.vals[1].I64
+	var w strWriter
+	w.begin(out)
+	for _, i := range live {
+		w.put(i, leftChars(s.String(int(i)), cnt[i]))
+	}
+	w.finish(nrows)
+	return nil
+}
+
+// rightKernel is RIGHT(s, n): the last n characters of s.
+func rightKernel(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
+	s, cnt := n.vals[0], n.vals[1].I64
+	var w strWriter
+	w.begin(out)
+	for _, i := range live {
+		w.put(i, rightChars(s.String(int(i)), cnt[i]))
+	}
+	w.finish(nrows)
+	return nil
+}
+
+// leftChars is the first n characters of UTF-8 text s (an invalid byte counts as one, as
+// in CHAR_LENGTH).
+func leftChars(s []byte, n int64) []byte {
+	if n <= 0 {
+		return s[:0]
+	}
+	if n >= int64(len(s)) {
+		return s // no more characters than bytes
+	}
+	k := 0
+	for ; n > 0 && k < len(s); n-- {
+		if s[k] < utf8.RuneSelf {
+			k++
+			continue
+		}
+		_, w := utf8.DecodeRune(s[k:])
+		k += w
+	}
+	return s[:k]
+}
+
+// rightChars is the last n characters of UTF-8 text s.
+func rightChars(s []byte, n int64) []byte {
+	if n <= 0 {
+		return s[:0]
+	}
+	if n >= int64(len(s)) {
+		return s
+	}
+	k := len(s)
+	for ; n > 0 && k > 0; n-- {
+		if s[k-1] < utf8.RuneSelf {
+			k--
+			continue
+		}
+		_, w := utf8.DecodeLastRune(s[:k])
+		k -= w
+	}
+	return s[k:]
+}
+
+// replaceKernel is REPLACE(s, from, to): every occurrence of from, left to right and not
+// overlapping, replaced by to, comparing bytes (MySQL's REPLACE is case-sensitive).
+func replaceKernel(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
+	s, from, to := n.vals[0], n.vals[1], n.vals[2]
+	var w strWriter
+	w.begin(out)
+	for _, i := range live {
+		w.gap(int(i))
+		v, f := s.String(int(i)), from.String(int(i))
+		if len(f) > 0 {
+			t := to.String(int(i))
+			for {
+				j := bytes.Index(v, f)
+				if j < 0 {
+					break
+				}
+				out.Bytes = append(append(out.Bytes, v[:j]...), t...)
+				v = v[j+len(f):]
+			}
+		}
+		out.Bytes = append(out.Bytes, v...)
+		w.end(i)
+	}
+	w.finish(nrows)
+	return nil
+}
+
+// appendReversed appends the characters of UTF-8 text s in reverse order; an invalid byte
+// is one character.
+func appendReversed(dst, s []byte) []byte {
+	for k := len(s); k > 0; {
+		w := 1
+		if s[k-1] >= utf8.RuneSelf {
+			_, w = utf8.DecodeLastRune(s[:k])
+		}
+		dst = append(dst, s[k-w:k]...)
+		k -= w
+	}
+	return dst
+}
+
+func strcmpKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
+	a, b := n.vals[0], n.vals[1]
+	for _, i := range live {
+		out.I32[i] = int32(bytes.Compare(a.String(int(i)), b.String(int(i))))
+	}
+	return nil
+}
+
+func signKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
+	a := n.vals[0]
+	switch a.Type.ID {
+	case vec.Int64, vec.Decimal64:
+		for _, i := range live {
+			out.I64[i] = int64(cmp.Compare(a.I64[i], 0))
+		}
+	case vec.Decimal128:
+		for _, i := range live {
+			out.I64[i] = int64(a.D128[i].Sign())
+		}
+	case vec.Float64:
+		for _, i := range live {
+			out.I64[i] = int64(cmp.Compare(a.F64[i], 0))
+		}
+	}
+	return nil
+}
+
+// floatKernel applies f to a double argument; rows where isNull holds are NULL (MySQL's
+// SQRT(-1), LN(0)) and a result beyond the finite doubles is an error, as MySQL's.
+func floatKernel(f func(float64) float64, isNull func(float64) bool) func(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
+	return func(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
+		a := n.vals[0].F64
+		for _, i := range live {
+			x := a[i]
+			if isNull != nil && isNull(x) {
+				setNull(out, nrows, i)
+				continue
+			}
+			r := f(x)
+			if math.IsInf(r, 0) || math.IsNaN(r) {
+				return vec.OutOfRange("DOUBLE", n.src.String())
+			}
+			out.F64[i] = r
+		}
+		return nil
+	}
+}
+
+// powKernel is POW(x, y); a result that is not a finite double (POW(0, -1), POW(-8, 0.5),
+// POW(10, 400)) is an error, as MySQL's.
+func powKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
+	x, y := n.vals[0].F64, n.vals[1].F64
+	for _, i := range live {
+		r := math.Pow(x[i], y[i])
+		if math.IsInf(r, 0) || math.IsNaN(r) {
+			return vec.OutOfRange("DOUBLE", n.src.String())
+		}
+		out.F64[i] = r
 	}
 	return nil
 }

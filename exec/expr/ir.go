@@ -23,7 +23,8 @@
 //	case          Args = when1, then1, when2, then2, ..., [else]   searched CASE
 //	case_simple   Args = operand, value1, result1, ..., [else]     CASE x WHEN v THEN r
 //	coalesce      Args (1 or more)
-//	extract       Unit (year|month|day), Args[0] a date          → int32
+//	extract       Unit, Args[0] a date          → int32; Unit year|month|day|quarter|
+//	              year_month|week (mode 0)|dayofweek (1 = Sunday)|weekday (0 = Monday)|dayofyear
 //	substring     Args = string, pos[, len]   MySQL SUBSTRING: 1-based character positions,
 //	                                          negative pos counts from the end
 //	date_add date_sub  Args = date, n (integer); Unit day|month|year   → date; the day is
@@ -46,8 +47,18 @@
 //	                                   decimals divide exactly first; x DIV 0 is NULL
 //	datediff      Args = date, date    days from the second to the first, int64
 //	greatest least  Args (2 or more)   in the arguments' common type; NULL if any is NULL
+//	left right    Args = string, n (integer)  the first / last n characters (UTF-8)
+//	replace       Args = string, from, to     every non-overlapping from replaced, left
+//	                                          to right; an empty from changes nothing
+//	reverse       Args[0] a string     the characters in reverse order
+//	sign          Args[0] a number     -1, 0 or 1, int64
+//	sqrt exp ln log10  Args[0] a double → double; sqrt of a negative and ln/log10 of a
+//	                                   number <= 0 are NULL (MySQL); a result beyond the
+//	                                   finite doubles is an error (1690)
+//	pow           Args = double, double → double; a non-finite result is an error (1690)
+//	strcmp        Args = string, string  -1, 0 or 1 comparing bytes, int32
 //
-// Every function from upper to least is strict: a NULL argument gives NULL.
+// Every function from upper to strcmp is strict: a NULL argument gives NULL.
 //
 // NOT LIKE, NOT IN and NOT BETWEEN are not(like), not(in), not(between).
 //
@@ -156,6 +167,17 @@ const (
 	OpDateDiff   Op = "datediff"
 	OpGreatest   Op = "greatest"
 	OpLeast      Op = "least"
+	OpLeft       Op = "left"
+	OpRight      Op = "right"
+	OpReplace    Op = "replace"
+	OpReverse    Op = "reverse"
+	OpSign       Op = "sign"
+	OpSqrt       Op = "sqrt"
+	OpPow        Op = "pow"
+	OpExp        Op = "exp"
+	OpLn         Op = "ln"
+	OpLog10      Op = "log10"
+	OpStrcmp     Op = "strcmp"
 )
 
 // Units of extract, date_add and date_sub.
@@ -163,6 +185,13 @@ const (
 	UnitYear  = "year"
 	UnitMonth = "month"
 	UnitDay   = "day"
+	// extract only:
+	UnitQuarter   = "quarter"
+	UnitWeek      = "week"       // MySQL WEEK mode 0: Sunday-first weeks, 0 … 53
+	UnitYearMonth = "year_month" // year*100 + month
+	UnitDayOfWeek = "dayofweek"  // 1 = Sunday … 7 = Saturday
+	UnitWeekday   = "weekday"    // 0 = Monday … 6 = Sunday
+	UnitDayOfYear = "dayofyear"  // 1 … 366
 )
 
 // Expr is one node of an expression tree. See the package documentation for which fields

@@ -206,10 +206,10 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 			return vec.Type{}, errorf(e, "extract from %s, not a date", ts[0])
 		}
 		switch e.Unit {
-		case UnitYear, UnitMonth, UnitDay:
+		case UnitYear, UnitMonth, UnitDay, UnitQuarter, UnitWeek, UnitYearMonth, UnitDayOfWeek, UnitWeekday, UnitDayOfYear:
 			return vec.Int32Type, nil
 		}
-		return vec.Type{}, errorf(e, "extract unit %q is not year, month or day", e.Unit)
+		return vec.Type{}, errorf(e, "extract unit %q is not year, month, day, quarter, year_month, week, dayofweek, weekday or dayofyear", e.Unit)
 	case OpSubstring:
 		if err := wantArgs(e, 2, 3); err != nil {
 			return vec.Type{}, err
@@ -322,6 +322,46 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 			}
 		}
 		return vec.Int64Type, nil
+	case OpLeft, OpRight, OpReplace, OpReverse, OpStrcmp:
+		n := map[Op]int{OpLeft: 2, OpRight: 2, OpReplace: 3, OpReverse: 1, OpStrcmp: 2}[e.Op]
+		if err := wantArgs(e, n, n); err != nil {
+			return vec.Type{}, err
+		}
+		for i, t := range ts {
+			if e.Args[i].IsNullConst() {
+				continue
+			}
+			if (e.Op == OpLeft || e.Op == OpRight) && i == 1 {
+				if !isIntegral(t) {
+					return vec.Type{}, errorf(e, "the length of %s is %s, not an integer", e.Op, t)
+				}
+				continue
+			}
+			if t.ID != vec.String {
+				return vec.Type{}, errorf(e, "argument %d of %s is %s, not a string", i+1, e.Op, t)
+			}
+		}
+		if e.Op == OpStrcmp {
+			return vec.Int32Type, nil
+		}
+		return vec.StringType, nil
+	case OpSign, OpSqrt, OpExp, OpLn, OpLog10, OpPow:
+		n := 1
+		if e.Op == OpPow {
+			n = 2
+		}
+		if err := wantArgs(e, n, n); err != nil {
+			return vec.Type{}, err
+		}
+		for i, t := range ts {
+			if !t.IsNumeric() && !e.Args[i].IsNullConst() {
+				return vec.Type{}, errorf(e, "%s of %s, not a number", e.Op, t)
+			}
+		}
+		if e.Op == OpSign {
+			return vec.Int64Type, nil
+		}
+		return vec.Float64Type, nil
 	case OpGreatest, OpLeast:
 		if err := wantArgs(e, 2, -1); err != nil {
 			return vec.Type{}, err

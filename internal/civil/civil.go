@@ -159,3 +159,28 @@ func Format(days int64) string {
 	var buf [16]byte
 	return string(AppendDate(buf[:0], days))
 }
+
+// Weekday is the day of the week of days since 1970-01-01 (a Thursday), 0 = Monday …
+// 6 = Sunday, as MySQL's WEEKDAY; DAYOFWEEK is (Weekday+1)%7 + 1 (1 = Sunday).
+func Weekday(days int64) int { return int(floorMod(days+3, 7)) }
+
+// DayOfYear is the day of the year of days since 1970-01-01, 1 … 366.
+func DayOfYear(days int64) int {
+	y, _, _ := Date(days)
+	return int(days-Days(y, 1, 1)) + 1
+}
+
+// WeekSundayFirst is MySQL's WEEK(d) in its default mode 0: weeks start on Sunday and week
+// 1 is the one holding the year's first Sunday, so the days before it are week 0 (0 … 53).
+func WeekSundayFirst(days int64) int {
+	doy := DayOfYear(days) - 1                 // 0-based
+	jan1 := (Weekday(days-int64(doy)) + 1) % 7 // 0 = Sunday
+	firstSunday := (7 - jan1) % 7              // 0-based day of the first Sunday
+	if doy < firstSunday {
+		return 0
+	}
+	return (doy-firstSunday)/7 + 1
+}
+
+// floorMod is a mod b in 0 … b-1, for b > 0.
+func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }

@@ -116,3 +116,30 @@ func TestAppendDateDoesNotAllocate(t *testing.T) {
 		t.Errorf("AppendDate allocates %.0f times", n)
 	}
 }
+
+func TestWeekParts(t *testing.T) {
+	for _, c := range []struct {
+		y, m, d                   int
+		weekday, doy, weekSunday0 int
+	}{
+		{1970, 1, 1, 3, 1, 0},      // a Thursday
+		{1996, 1, 7, 6, 7, 1},      // the year's first Sunday starts week 1
+		{1996, 1, 6, 5, 6, 0},      // the Saturday before it is week 0
+		{1996, 12, 31, 1, 366, 52}, // leap year
+		{2017, 1, 1, 6, 1, 1},      // January 1st a Sunday
+		{1, 1, 1, 0, 1, 0},         // 0001-01-01 was a Monday (proleptic Gregorian)
+		{9999, 12, 31, 4, 365, 52},
+		{1969, 12, 31, 2, 365, 52},
+	} {
+		days := Days(c.y, c.m, c.d)
+		if got := Weekday(days); got != c.weekday {
+			t.Errorf("Weekday(%d-%d-%d) = %d, want %d", c.y, c.m, c.d, got, c.weekday)
+		}
+		if got := DayOfYear(days); got != c.doy {
+			t.Errorf("DayOfYear(%d-%d-%d) = %d, want %d", c.y, c.m, c.d, got, c.doy)
+		}
+		if got := WeekSundayFirst(days); got != c.weekSunday0 {
+			t.Errorf("WeekSundayFirst(%d-%d-%d) = %d, want %d", c.y, c.m, c.d, got, c.weekSunday0)
+		}
+	}
+}
