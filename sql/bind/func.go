@@ -3,6 +3,7 @@ package bind
 import (
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -88,7 +89,9 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			return nil, sqlerr.Unsupported("EXTRACT without a unit")
 		}
 		fn, ok := map[ast.TimeUnitType]plan.Func{ast.TimeUnitYear: plan.FnExtractYear,
-			ast.TimeUnitMonth: plan.FnExtractMonth, ast.TimeUnitDay: plan.FnExtractDay}[unit.Unit]
+			ast.TimeUnitMonth: plan.FnExtractMonth, ast.TimeUnitDay: plan.FnExtractDay,
+			ast.TimeUnitQuarter: plan.FnQuarter, ast.TimeUnitWeek: plan.FnWeek,
+			ast.TimeUnitYearMonth: plan.FnYearMonth}[unit.Unit]
 		if !ok {
 			return nil, sqlerr.Unsupported("EXTRACT(" + unit.Unit.String() + ")")
 		}
@@ -105,6 +108,115 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		fn := map[string]plan.Func{ast.Year: plan.FnExtractYear, ast.Month: plan.FnExtractMonth,
 			ast.Day: plan.FnExtractDay, ast.DayOfMonth: plan.FnExtractDay}[name]
 		return b.dateFunc(fn, a[0], text)
+	case ast.Quarter, ast.DayOfWeek, ast.DayOfYear, ast.Weekday:
+		a, err := bindArgs(1, 1)
+		if err != nil {
+			return nil, err
+		}
+		fn := map[string]plan.Func{ast.Quarter: plan.FnQuarter, ast.DayOfWeek: plan.FnDayOfWeek,
+			ast.DayOfYear: plan.FnDayOfYear, ast.Weekday: plan.FnWeekday}[name]
+		return b.dateFunc(fn, a[0], text)
+	case ast.Week:
+		a, err := bindArgs(1, 2)
+		if err != nil {
+			return nil, err
+		}
+		if len(a) == 2 {
+			// Only mode 0, the default of default_week_format, is implemented.
+			l, ok := a[1].(*plan.Literal)
+			if !ok || l.V.Null || !l.V.Type.IsInteger() || l.V.Int != 0 {
+				return nil, sqlerr.Unsupported("WEEK(date, mode) with a mode other than 0")
+			}
+		}
+		return b.dateFunc(plan.FnWeek, a[0], text)
+	case ast.Left, ast.Right:
+		s, a, err := strArgs(2, 2)
+		if err != nil {
+			return nil, err
+		}
+		n, err := b.intArg(a[1], text)
+		if err != nil {
+			return nil, err
+		}
+		t := types.VarcharType(s.Type().Length)
+		if l, ok := n.(*plan.Literal); ok && !l.V.Null {
+			// No longer than the count asked for, nor than the string.
+			if w := int64(t.Length); w == 0 || l.V.Int < w {
+				t = types.VarcharType(int(max(min(l.V.Int, math.MaxInt32), 0)))
+			}
+		}
+		fn := plan.FnLeft
+		if name == ast.Right {
+			fn = plan.FnRight
+		}
+		return &plan.Call{Fn: fn, Args: []plan.Expr{s, n}, T: t}, nil
+	case ast.Replace:
+		a, err := bindArgs(3, 3)
+		if err != nil {
+			return nil, err
+		}
+		for i := range a {
+			if a[i], err = b.toString(a[i], text); err != nil {
+				return nil, err
+			}
+		}
+		// The result can grow by len(to)-len(from) per occurrence: unbounded unless a
+		// replacement is known not to lengthen the string.
+		t := types.VarcharType(0)
+		from, fok := a[1].(*plan.Literal)
+		to, tok := a[2].(*plan.Literal)
+		if fok && tok && !from.V.Null && !to.V.Null && utf8.RuneCountInString(to.V.Str) <= utf8.RuneCountInString(from.V.Str) {
+			t = types.VarcharType(a[0].Type().Length)
+		}
+		return &plan.Call{Fn: plan.FnReplace, Args: a, T: t}, nil
+	case ast.Reverse:
+		s, _, err := strArgs(1, 1)
+		if err != nil {
+			return nil, err
+		}
+		return &plan.Call{Fn: plan.FnReverse, Args: []plan.Expr{s}, T: types.VarcharType(s.Type().Length)}, nil
+	case ast.Strcmp:
+		a, err := bindArgs(2, 2)
+		if err != nil {
+			return nil, err
+		}
+		for i := range a {
+			if a[i], err = b.toString(a[i], text); err != nil {
+				return nil, err
+			}
+		}
+		return &plan.Call{Fn: plan.FnStrcmp, Args: a, T: types.Int32Type}, nil
+	case ast.Sign:
+		v, _, err := numArgs(1, 1)
+		if err != nil {
+			return nil, err
+		}
+		if t := v.Type(); t.Kind == types.Bool || t.Kind == types.Int32 || t.Kind == types.Null {
+			v = b.castExpr(v, types.Int64Type)
+		}
+		return &plan.Call{Fn: plan.FnSign, Args: []plan.Expr{v}, T: types.Int64Type}, nil
+	case ast.Sqrt, ast.Exp, ast.Ln, ast.Log10, ast.Pow, ast.Power:
+		lo := 1
+		if name == ast.Pow || name == ast.Power {
+			lo = 2
+		}
+		a, err := bindArgs(lo, lo)
+		if err != nil {
+			return nil, err
+		}
+		for i := range a {
+			if a[i], err = b.numeric(a[i], strings.ToUpper(name), text); err != nil {
+				return nil, err
+			}
+			if t := a[i].Type(); t.Kind == types.Bool || t.Kind == types.Null {
+				a[i] = b.castExpr(a[i], types.Float64Type)
+			}
+			// Other numbers stay as they are (the kernels and the folder read them as
+			// doubles), so an error names the argument as written: 'exp(1000)'.
+		}
+		fn := map[string]plan.Func{ast.Sqrt: plan.FnSqrt, ast.Exp: plan.FnExp, ast.Ln: plan.FnLn,
+			ast.Log10: plan.FnLog10, ast.Pow: plan.FnPow, ast.Power: plan.FnPow}[name]
+		return &plan.Call{Fn: fn, Args: a, T: types.Float64Type}, nil
 	case ast.Substring, ast.Substr, ast.Mid:
 		s, a, err := strArgs(2, 3)
 		if err != nil {
@@ -324,6 +436,14 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
 	}
 	return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s.%s does not exist", db, x.FnName.O)
+}
+
+// intArg makes a BIGINT count of n (LEFT, RIGHT), as SUBSTRING's positions are.
+func (b *Binder) intArg(n plan.Expr, text string) (plan.Expr, error) {
+	if !n.Type().IsInteger() && n.Type().Kind != types.Null {
+		return b.castTo(n, types.Int64Type, text)
+	}
+	return b.castExpr(n, types.Int64Type), nil
 }
 
 // unify converts every value of es to their common type (in place) and returns it.

@@ -121,11 +121,17 @@ var ops = map[plan.Func]expr.Op{
 	plan.FnAbs: expr.OpAbs, plan.FnRound: expr.OpRound, plan.FnTruncate: expr.OpTruncate,
 	plan.FnFloor: expr.OpFloor, plan.FnCeil: expr.OpCeil, plan.FnDateDiff: expr.OpDateDiff,
 	plan.FnGreatest: expr.OpGreatest, plan.FnLeast: expr.OpLeast,
+	plan.FnLeft: expr.OpLeft, plan.FnRight: expr.OpRight, plan.FnReplace: expr.OpReplace,
+	plan.FnReverse: expr.OpReverse, plan.FnStrcmp: expr.OpStrcmp, plan.FnSign: expr.OpSign,
+	plan.FnSqrt: expr.OpSqrt, plan.FnPow: expr.OpPow, plan.FnExp: expr.OpExp, plan.FnLn: expr.OpLn,
+	plan.FnLog10: expr.OpLog10,
 }
 
 var units = map[plan.Func]string{
 	plan.FnExtractYear: expr.UnitYear, plan.FnExtractMonth: expr.UnitMonth, plan.FnExtractDay: expr.UnitDay,
 	plan.FnAddDays: expr.UnitDay, plan.FnAddMonths: expr.UnitMonth,
+	plan.FnQuarter: expr.UnitQuarter, plan.FnYearMonth: expr.UnitYearMonth, plan.FnWeek: expr.UnitWeek,
+	plan.FnDayOfWeek: expr.UnitDayOfWeek, plan.FnWeekday: expr.UnitWeekday, plan.FnDayOfYear: expr.UnitDayOfYear,
 }
 
 func (l *lowerer) all(es []plan.Expr) ([]*expr.Expr, error) {

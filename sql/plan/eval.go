@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/colinkdb/colink/internal/civil"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
 )
@@ -273,6 +274,71 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 		y, m, d := types.CivilFromDays(a[0].Int)
 		n := map[Func]int{FnExtractYear: y, FnExtractMonth: int(m), FnExtractDay: d}[x.Fn]
 		return types.Value{Type: x.T, Int: int64(n)}, nil
+	case FnQuarter, FnYearMonth, FnWeek, FnDayOfWeek, FnWeekday, FnDayOfYear:
+		return types.Value{Type: x.T, Int: int64(datePart(x.Fn, a[0].Int))}, nil
+	case FnLeft, FnRight:
+		r := []rune(a[0].Str)
+		n := a[1].Int
+		switch {
+		case n <= 0:
+			return types.Value{Type: x.T, Str: ""}, nil
+		case n >= int64(len(r)):
+			return types.Value{Type: x.T, Str: a[0].Str}, nil
+		case x.Fn == FnLeft:
+			return types.Value{Type: x.T, Str: string(r[:n])}, nil
+		}
+		return types.Value{Type: x.T, Str: string(r[int64(len(r))-n:])}, nil
+	case FnReplace:
+		if a[1].Str == "" {
+			return types.Value{Type: x.T, Str: a[0].Str}, nil
+		}
+		return types.Value{Type: x.T, Str: strings.ReplaceAll(a[0].Str, a[1].Str, a[2].Str)}, nil
+	case FnReverse:
+		r := []rune(a[0].Str)
+		for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+			r[i], r[j] = r[j], r[i]
+		}
+		return types.Value{Type: x.T, Str: string(r)}, nil
+	case FnStrcmp:
+		return types.Value{Type: x.T, Int: int64(strings.Compare(a[0].Str, a[1].Str))}, nil
+	case FnSign:
+		c, err := types.Compare(a[0], types.Value{Type: a[0].Type, Dec: zeroDec(a[0])})
+		if err != nil {
+			return types.Value{}, err
+		}
+		return types.Value{Type: x.T, Int: int64(c)}, nil
+	case FnSqrt, FnExp, FnLn, FnLog10, FnPow:
+		for i := range a {
+			var err error
+			if a[i], err = types.Convert(a[i], types.Float64Type); err != nil {
+				return types.Value{}, err
+			}
+		}
+		f := a[0].Float
+		var r float64
+		switch x.Fn {
+		case FnSqrt:
+			if f < 0 {
+				return types.NullValue(x.T), nil // MySQL: NULL, with a warning
+			}
+			r = math.Sqrt(f)
+		case FnLn, FnLog10:
+			if f <= 0 {
+				return types.NullValue(x.T), nil
+			}
+			r = math.Log(f)
+			if x.Fn == FnLog10 {
+				r = math.Log10(f)
+			}
+		case FnExp:
+			r = math.Exp(f)
+		case FnPow:
+			r = math.Pow(f, a[1].Float)
+		}
+		if math.IsInf(r, 0) || math.IsNaN(r) {
+			return types.Value{}, rangeError(x, &types.OutOfRangeError{Type: "DOUBLE"})
+		}
+		return types.FloatValue(r), nil
 	case FnSubstring:
 		// MySQL: characters, not bytes; position 1 is the first character, a negative one
 		// counts from the end, 0 (or one past either end) gives the empty string, and so
@@ -396,4 +462,24 @@ func zeroDec(v types.Value) *big.Int {
 		return new(big.Int)
 	}
 	return nil
+}
+
+// datePart is QUARTER, EXTRACT(YEAR_MONTH), WEEK (mode 0), DAYOFWEEK, WEEKDAY or DAYOFYEAR
+// of a DATE (days since 1970-01-01), as exec's extract kernels compute them.
+func datePart(fn Func, days int64) int {
+	switch fn {
+	case FnQuarter, FnYearMonth:
+		y, m, _ := civil.Date(days)
+		if fn == FnYearMonth {
+			return y*100 + m
+		}
+		return (m + 2) / 3
+	case FnWeek:
+		return civil.WeekSundayFirst(days)
+	case FnDayOfWeek:
+		return (civil.Weekday(days)+1)%7 + 1
+	case FnWeekday:
+		return civil.Weekday(days)
+	}
+	return civil.DayOfYear(days)
 }

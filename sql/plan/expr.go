@@ -178,6 +178,23 @@ const (
 	FnDateDiff // (date, date): days from the second to the first
 	FnGreatest // (value, value, …) of one type
 	FnLeast    // (value, value, …) of one type
+	FnQuarter
+	FnYearMonth // year*100 + month
+	FnWeek      // MySQL WEEK mode 0: Sunday-first weeks, 0 … 53
+	FnDayOfWeek // 1 = Sunday … 7 = Saturday
+	FnWeekday   // 0 = Monday … 6 = Sunday
+	FnDayOfYear
+	FnLeft    // (string, n) in characters
+	FnRight   // (string, n) in characters
+	FnReplace // (string, from, to)
+	FnReverse // by characters
+	FnStrcmp  // (string, string): -1, 0, 1 by bytes
+	FnSign
+	FnSqrt  // (double)
+	FnPow   // (double, double)
+	FnExp   // (double)
+	FnLn    // (double)
+	FnLog10 // (double)
 )
 
 type funcInfo struct {
@@ -202,6 +219,12 @@ var funcs = map[Func]funcInfo{
 	FnTrim: {"trim", "", 9}, FnLTrim: {"ltrim", "", 9}, FnRTrim: {"rtrim", "", 9},
 	FnFloor: {"floor", "", 9}, FnCeil: {"ceil", "", 9}, FnTruncate: {"truncate", "", 9},
 	FnDateDiff: {"datediff", "", 9}, FnGreatest: {"greatest", "", 9}, FnLeast: {"least", "", 9},
+	FnQuarter: {"quarter", "", 9}, FnYearMonth: {"year_month", "", 9}, FnWeek: {"week", "", 9},
+	FnDayOfWeek: {"dayofweek", "", 9}, FnWeekday: {"weekday", "", 9}, FnDayOfYear: {"dayofyear", "", 9},
+	FnLeft: {"left", "", 9}, FnRight: {"right", "", 9}, FnReplace: {"replace", "", 9},
+	FnReverse: {"reverse", "", 9}, FnStrcmp: {"strcmp", "", 9}, FnSign: {"sign", "", 9},
+	FnSqrt: {"sqrt", "", 9}, FnPow: {"pow", "", 9}, FnExp: {"exp", "", 9}, FnLn: {"ln", "", 9},
+	FnLog10: {"log10", "", 9},
 }
 
 // String is the function's name, e.g. "add_days".

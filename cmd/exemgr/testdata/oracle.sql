@@ -78,8 +78,14 @@ select 0.1e0 + 0.2e0
 select o_orderkey * 1e308 * 10 from orders where o_orderkey = 1
 select o_orderkey / 3e0 from orders where o_orderkey <= 3 order by o_orderkey
 select o_orderkey * 1.5e0, o_orderkey + 0.1e0 from orders where o_orderkey <= 3 order by o_orderkey
-known missing
 select sqrt(2), sqrt(-1), power(2, 10), power(2, 0.5), exp(1), ln(0), log10(1000)
+select sqrt(0), ln(-1), log10(0), log10(-5), exp(0), pow(2, -2), pow(-2, 3), power(null, 2), sqrt(null), ln(1), sqrt('4')
+select exp(1000)
+select pow(0, -1)
+select pow(-8, 0.5)
+select sqrt(o_totalprice), exp(o_orderkey), pow(o_orderkey, 2), pow(2, o_orderkey - 4) from orders where o_orderkey <= 7 order by o_orderkey
+select exp(o_orderkey * 1000) from orders where o_orderkey <= 7 order by o_orderkey
+select sign(o_orderkey - 3), sign(o_totalprice - 100000), sign(o_totalprice * 1e0 - 100000), mod(o_orderkey, 3), mod(o_totalprice, 7) from orders where o_orderkey <= 7 order by o_orderkey
 select l_discount * 1e0, l_extendedprice + 0e0 from lineitem where l_orderkey = 1 order by l_linenumber
 select 1e0 + 1, 1e0 + 1.5, 2e0 * 3
 
@@ -131,15 +137,15 @@ select l_shipdate - l_commitdate from lineitem where l_orderkey = 1 order by l_l
 
 # --- EXTRACT and date parts
 select extract(year from date '1996-02-29'), extract(month from date '1996-02-29'), extract(day from date '1996-02-29')
-known missing
 select extract(quarter from date '1996-11-01'), extract(week from date '1996-01-07')
-known missing
 select extract(year_month from date '1996-02-29')
 select extract(year from o_orderdate), extract(month from o_orderdate), extract(day from o_orderdate) from orders where o_orderkey <= 7 order by o_orderkey
-known missing
 select year(o_orderdate), month(o_orderdate), dayofmonth(o_orderdate), quarter(o_orderdate) from orders where o_orderkey <= 7 order by o_orderkey
-known missing
 select dayofweek(o_orderdate), dayofyear(o_orderdate), weekday(o_orderdate) from orders where o_orderkey <= 7 order by o_orderkey
+select quarter(date '1996-03-31'), quarter('1996-04-01'), dayofweek(date '1996-01-07'), weekday(date '1996-01-07'), dayofyear(date '1996-12-31'), dayofyear(date '1995-12-31'), quarter(null)
+select week(date '1996-01-06'), week(date '1996-01-07'), week(date '1995-01-01'), week(date '1996-12-31'), week(date '2000-01-01'), week(date '2000-12-31', 0), extract(week from date '2017-01-01')
+select week(o_orderdate), extract(week from o_orderdate), extract(quarter from o_orderdate), extract(year_month from o_orderdate) from orders where o_orderkey <= 7 order by o_orderkey
+select dayofweek(l_shipdate), weekday(l_shipdate), week(l_shipdate), dayofyear(l_shipdate) from lineitem where l_orderkey <= 3 order by l_orderkey, l_linenumber
 select extract(year from l_shipdate) - extract(year from l_commitdate) from lineitem where l_orderkey = 1 order by l_linenumber
 
 # --- SUBSTRING and string functions
@@ -154,10 +160,11 @@ select upper(n_name), lower(n_name), length(n_name), char_length(r_comment) from
 select concat(n_name, '-', n_nationkey), concat('a', null), trim('  x  '), ltrim('  x'), rtrim('x  ') from nation where n_nationkey = 1
 select concat(n_name, r_name) from nation, region where n_regionkey = r_regionkey and n_nationkey <= 3 order by n_nationkey
 select length(n_comment), substring(n_comment, 1, 5) from nation where n_nationkey <= 3 order by n_nationkey
-known missing
 select left(n_comment, 5), right(n_comment, 5) from nation where n_nationkey <= 3 order by n_nationkey
-known missing
 select replace(n_name, 'A', 'x'), reverse(n_name) from nation where n_nationkey <= 3 order by n_nationkey
+select left('héllo', 2), right('héllo', 2), left('abc', 0), left('abc', -1), right('abc', 10), left(null, 1), left('abc', null), left(12345, 2), right('abc', '2')
+select replace('aaaa', 'aa', 'b'), replace('abc', '', 'x'), replace('abc', 'b', ''), replace('AbAb', 'a', 'x'), replace(null, 'a', 'b'), replace('héllo', 'é', 'e'), reverse('héllo'), reverse(''), reverse(null), reverse(123)
+select left(n_name, n_regionkey), right(n_name, n_regionkey - 1), replace(n_comment, ' ', ''), reverse(r_name) from nation, region where n_regionkey = r_regionkey and n_nationkey <= 5 order by n_nationkey
 
 # --- LIKE
 select 'abc' like 'a_c', 'abc' like 'a%', 'abc' like '%c', 'abc' like '_', 'abc' like '___', 'abc' like '%%%'
@@ -181,8 +188,9 @@ select n_name from nation where n_name = 'FRANCE'
 select n_name from nation where n_name = 'FRANCE   '
 select min(n_name), max(n_name) from nation
 select n_name from nation order by n_name desc limit 3
-known missing
 select strcmp('a', 'b'), strcmp('b', 'a'), strcmp('a', 'a')
+select strcmp('a', 'ab'), strcmp('', ''), strcmp('b', null), strcmp('é', 'e'), strcmp(10, 9)
+select strcmp(n_name, 'CHINA'), strcmp(n_name, r_name) from nation, region where n_regionkey = r_regionkey and n_nationkey <= 5 order by n_nationkey
 select n_name in ('ALGERIA', 'algeria', 'BRAZIL ') from nation where n_nationkey <= 2 order by n_nationkey
 
 # --- NULL, CASE, COALESCE, IF and their types
@@ -252,7 +260,6 @@ select greatest(1, 2.5, 3), least(1, 2.5, 3), greatest('a', 'B'), least(1, null)
 select cast('12.9' as signed), cast('-12.9' as signed), cast('1e3' as signed), cast(' 12' as signed), cast('+7' as signed), cast(3.5e0 as signed), cast(-0.5e0 as signed), cast(2.5e0 as decimal(5,0))
 select cast(concat(o_orderkey, '.5') as signed), cast(concat('-', o_orderkey, '.9') as signed), cast(o_orderkey + 0.5e0 as signed), cast(concat(o_orderkey, 'e2') as signed) from orders where o_orderkey <= 7 order by o_orderkey
 select greatest(o_orderkey, 3), least(o_totalprice, 100000) from orders where o_orderkey <= 3 order by o_orderkey
-known missing
 select sign(-2.5), sign(0), mod(10, 3), mod(-10, 3), mod(10.5, 3)
 select 5 between 1 and 10, 5 between 10 and 1, 'b' between 'a' and 'c'
 select o_orderkey between 2 and 4, o_totalprice between 100000 and 200000 from orders where o_orderkey <= 7 order by o_orderkey
