@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/libm"
 )
 
 // funcNode is a strict scalar function: a row is NULL where any argument is NULL, and the
@@ -211,11 +212,11 @@ func kernelOf(op Op, in, t vec.Type) func(n *funcNode, out *vec.Vec, live []int3
 	case OpSqrt:
 		return floatKernel(math.Sqrt, func(x float64) bool { return x < 0 })
 	case OpExp:
-		return floatKernel(math.Exp, nil)
+		return floatKernel(libm.Exp, nil)
 	case OpLn:
-		return floatKernel(math.Log, func(x float64) bool { return x <= 0 })
+		return floatKernel(libm.Log, func(x float64) bool { return x <= 0 })
 	case OpLog10:
-		return floatKernel(math.Log10, func(x float64) bool { return x <= 0 })
+		return floatKernel(libm.Log10, func(x float64) bool { return x <= 0 })
 	case OpPow:
 		return powKernel
 	}
@@ -382,7 +383,7 @@ func floatKernel(f func(float64) float64, isNull func(float64) bool) func(n *fun
 func powKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
 	x, y := n.vals[0].F64, n.vals[1].F64
 	for _, i := range live {
-		r := math.Pow(x[i], y[i])
+		r := libm.Pow(x[i], y[i])
 		if math.IsInf(r, 0) || math.IsNaN(r) {
 			return vec.OutOfRange("DOUBLE", n.src.String())
 		}

@@ -191,8 +191,15 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		if err != nil {
 			return nil, err
 		}
-		if t := v.Type(); t.Kind == types.Bool || t.Kind == types.Int32 || t.Kind == types.Null {
+		switch t := v.Type(); t.Kind {
+		case types.Bool, types.Int32, types.Null:
 			v = b.castExpr(v, types.Int64Type)
+		case types.Decimal:
+			// MySQL's SIGN reads a decimal as a double, so it sees a quotient's digits
+			// beyond its scale: SIGN(1/3 - 0.3333) is 1. The CAST reads them unrounded.
+			if v, err = b.castTo(v, types.Float64Type, text); err != nil {
+				return nil, err
+			}
 		}
 		return &plan.Call{Fn: plan.FnSign, Args: []plan.Expr{v}, T: types.Int64Type}, nil
 	case ast.Sqrt, ast.Exp, ast.Ln, ast.Log10, ast.Pow, ast.Power:
@@ -208,11 +215,15 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			if a[i], err = b.numeric(a[i], strings.ToUpper(name), text); err != nil {
 				return nil, err
 			}
-			if t := a[i].Type(); t.Kind == types.Bool || t.Kind == types.Null {
-				a[i] = b.castExpr(a[i], types.Float64Type)
+			// A CAST to DOUBLE reads a decimal quotient unrounded, as MySQL's val_real
+			// does: exp(x/100000) sees every digit of the quotient, not its DECIMAL
+			// scale. A literal number stays as it is (the kernels and the folder read it as
+			// a double), so an error names it as written: 'exp(1000)'.
+			if _, lit := a[i].(*plan.Literal); !lit || a[i].Type().Kind == types.Bool || a[i].Type().Kind == types.Null {
+				if a[i], err = b.castTo(a[i], types.Float64Type, text); err != nil {
+					return nil, err
+				}
 			}
-			// Other numbers stay as they are (the kernels and the folder read them as
-			// doubles), so an error names the argument as written: 'exp(1000)'.
 		}
 		fn := map[string]plan.Func{ast.Sqrt: plan.FnSqrt, ast.Exp: plan.FnExp, ast.Ln: plan.FnLn,
 			ast.Log10: plan.FnLog10, ast.Pow: plan.FnPow, ast.Power: plan.FnPow}[name]

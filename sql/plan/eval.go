@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/colinkdb/colink/internal/civil"
+	"github.com/colinkdb/colink/internal/libm"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
 )
@@ -326,14 +327,14 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 			if f <= 0 {
 				return types.NullValue(x.T), nil
 			}
-			r = math.Log(f)
+			r = libm.Log(f)
 			if x.Fn == FnLog10 {
-				r = math.Log10(f)
+				r = libm.Log10(f)
 			}
 		case FnExp:
-			r = math.Exp(f)
+			r = libm.Exp(f)
 		case FnPow:
-			r = math.Pow(f, a[1].Float)
+			r = libm.Pow(f, a[1].Float)
 		}
 		if math.IsInf(r, 0) || math.IsNaN(r) {
 			return types.Value{}, rangeError(x, &types.OutOfRangeError{Type: "DOUBLE"})

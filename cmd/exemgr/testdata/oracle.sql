@@ -83,7 +83,10 @@ select sqrt(0), ln(-1), log10(0), log10(-5), exp(0), pow(2, -2), pow(-2, 3), pow
 select exp(1000)
 select pow(0, -1)
 select pow(-8, 0.5)
-select sqrt(o_totalprice), exp(o_orderkey), pow(o_orderkey, 2), pow(2, o_orderkey - 4) from orders where o_orderkey <= 7 order by o_orderkey
+select sqrt(o_totalprice), ln(o_orderkey - 2), log10(o_orderkey * 10), exp(o_orderkey), pow(o_orderkey, 2), pow(2, o_orderkey - 4) from orders where o_orderkey <= 7 order by o_orderkey
+select ln(o_totalprice), log10(o_totalprice), exp(o_totalprice / 100000), pow(o_totalprice, 0.37), pow(o_orderkey * 0.37, 1.7) from orders where o_orderkey <= 7 order by o_orderkey
+select ln(3), log10(20), log10(40), exp(0.74), pow(2.59, 1.7), pow(1234.5678, 5), log10(0.2597)
+select exp(172799.49 / 100000), ln(1 / 3), sqrt(2 / 3), pow(1 / 3, 2), sign(1 / 3 - 0.3333)
 select exp(o_orderkey * 1000) from orders where o_orderkey <= 7 order by o_orderkey
 select sign(o_orderkey - 3), sign(o_totalprice - 100000), sign(o_totalprice * 1e0 - 100000), mod(o_orderkey, 3), mod(o_totalprice, 7) from orders where o_orderkey <= 7 order by o_orderkey
 select l_discount * 1e0, l_extendedprice + 0e0 from lineitem where l_orderkey = 1 order by l_linenumber

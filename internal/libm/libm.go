@@ -1,0 +1,199 @@
+// Package libm owns colink's double-precision exponential, logarithm and power functions
+// for SQL's EXP, LN, LOG10 and POW. MySQL and MariaDB call the C library, whose exp, log
+// and pow (glibc's) are correctly rounded for nearly every argument; Go's math package is
+// accurate to within one unit in the last place only, so its Exp, Log10 and Pow differ
+// from MySQL's in the last printed digit for a sixth to a half of all arguments. Exp, Log
+// and Pow here evaluate in double-double arithmetic (about 100 bits) and round once, so
+// they are correctly rounded and agree with glibc's wherever glibc's are; Log10 follows
+// the C library's own (not correctly rounded) method. The constant folder and the
+// execution kernels both call them, so a folded value and a computed one are the same.
+package libm
+
+import "math"
+
+// dd is an unevaluated sum hi + lo with |lo| <= ulp(hi)/2.
+type dd struct{ hi, lo float64 }
+
+// Double-double constants (the nearest double, then the nearest double to the rest).
+var (
+	ln2 = dd{0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56}
+)
+
+func twoSum(a, b float64) dd {
+	s := a + b
+	bb := s - a
+	return dd{s, (a - (s - bb)) + (b - bb)}
+}
+
+// quickTwoSum is twoSum for |a| >= |b|.
+func quickTwoSum(a, b float64) dd {
+	s := a + b
+	return dd{s, b - (s - a)}
+}
+
+func twoProd(a, b float64) dd {
+	p := a * b
+	return dd{p, math.FMA(a, b, -p)}
+}
+
+func add(a, b dd) dd {
+	s, t := twoSum(a.hi, b.hi), twoSum(a.lo, b.lo)
+	s.lo += t.hi
+	s = quickTwoSum(s.hi, s.lo)
+	s.lo += t.lo
+	return quickTwoSum(s.hi, s.lo)
+}
+
+func mul(a, b dd) dd {
+	p := twoProd(a.hi, b.hi)
+	p.lo += a.hi*b.lo + a.lo*b.hi
+	return quickTwoSum(p.hi, p.lo)
+}
+
+func mulF(a dd, b float64) dd {
+	p := twoProd(a.hi, b)
+	p.lo += a.lo * b
+	return quickTwoSum(p.hi, p.lo)
+}
+
+// divF is a / b for a small integer b.
+func divF(a dd, b float64) dd {
+	q := a.hi / b
+	p := twoProd(q, b)
+	r := ((a.hi - p.hi) - p.lo + a.lo) / b
+	return quickTwoSum(q, r)
+}
+
+// expm1Reduced is e^r - 1 for |r| <= 0.35 (after r is reduced by multiples of ln 2).
+func expm1Reduced(r dd) dd {
+	// e^(r/1024) - 1 by its Taylor series (|r/1024| < 3.5e-4, so nine terms leave an
+	// error below 1e-33), then ten doublings: e^(2s) - 1 = (e^s - 1)(e^s - 1 + 2).
+	const halvings = 10
+	s := dd{math.Ldexp(r.hi, -halvings), math.Ldexp(r.lo, -halvings)}
+	q := dd{1, 0}
+	for n := 9.0; n >= 2; n-- {
+		q = add(dd{1, 0}, divF(mul(q, s), n))
+	}
+	m := mul(s, q)
+	for range halvings {
+		m = mul(m, add(m, dd{2, 0}))
+	}
+	return m
+}
+
+// expDD is e^x for a double-double x with |x| <= 746, as k and a double-double f: the
+// value is f × 2^k, with f in [0.7, 1.5).
+func expDD(x dd) (f dd, k int) {
+	kf := math.RoundToEven(x.hi / ln2.hi)
+	// r = x - k ln2, exactly enough: k ln2.hi is exact in double-double.
+	r := add(x, mulF(dd{-ln2.hi, -ln2.lo}, kf))
+	return add(dd{1, 0}, expm1Reduced(r)), int(kf)
+}
+
+// Exp is e^x rounded to the nearest double: +Inf beyond the doubles, 0 below them.
+func Exp(x float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return x
+	case x > 709.8:
+		return math.Inf(1)
+	case x < -745.2:
+		return 0
+	case x == 0:
+		return 1
+	}
+	return scale(expDD(dd{x, 0}))
+}
+
+// scale rounds f × 2^k to a double. A subnormal result is rounded twice (f, then its
+// scaling); glibc's subnormal results are not correctly rounded either.
+func scale(f dd, k int) float64 { return math.Ldexp(f.hi+f.lo, k) }
+
+// logDD is ln x, as a double-double, for a finite x > 0.
+func logDD(x float64) dd {
+	m, e := math.Frexp(x) // x = m × 2^e, m in [0.5, 1)
+	if m < math.Sqrt2/2 {
+		m, e = m*2, e-1
+	}
+	// ln m, |ln m| < 0.35, refined by one Newton step from Go's: y = y0 + (m e^-y0 - 1),
+	// whose error is the square of y0's (~1e-32).
+	y0 := math.Log(m)
+	f, k := expDD(dd{-y0, 0})
+	f = dd{math.Ldexp(f.hi, k), math.Ldexp(f.lo, k)}
+	t := add(mulF(f, m), dd{-1, 0})
+	y := add(dd{y0, 0}, t)
+	return add(mulF(ln2, float64(e)), y)
+}
+
+// Log is the natural logarithm of x > 0 rounded to the nearest double (NaN for x < 0,
+// -Inf for 0, as math.Log).
+func Log(x float64) float64 {
+	if x <= 0 || math.IsInf(x, 1) || math.IsNaN(x) || x == 1 {
+		return math.Log(x)
+	}
+	l := logDD(x)
+	return l.hi + l.lo
+}
+
+// Pow is x^y rounded to the nearest double, with the special cases of C's pow (and
+// math.Pow): a negative x needs an integer y; 0 to a negative power is +Inf.
+func Pow(x, y float64) float64 {
+	switch {
+	case y == 0 || x == 1:
+		return 1
+	case math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) || x == 0:
+		return math.Pow(x, y)
+	case y == 1:
+		return x
+	}
+	neg := false
+	if x < 0 {
+		if y != math.Trunc(y) {
+			return math.NaN()
+		}
+		// An odd integer power keeps the sign (above 2^53 every double is even).
+		neg = math.Abs(y) < 1<<53 && math.Mod(y, 2) != 0
+		x = -x
+	}
+	p := mulF(logDD(x), y)
+	var r float64
+	switch {
+	case p.hi > 709.8:
+		r = math.Inf(1)
+	case p.hi < -745.2:
+		r = 0
+	default:
+		r = scale(expDD(p))
+	}
+	if neg {
+		r = -r
+	}
+	return r
+}
+
+// Log10 is log10 as C libraries derived from fdlibm compute it (glibc's, which MySQL
+// calls): the exponent's part in two pieces plus log(mantissa)/ln 10, each rounded. It is
+// not correctly rounded (it differs from the correctly rounded value for a few percent of
+// arguments), but it is what MySQL prints.
+func Log10(x float64) float64 {
+	if x <= 0 || math.IsInf(x, 1) || math.IsNaN(x) {
+		return math.Log10(x)
+	}
+	const (
+		ivln10    = 4.34294481903251816668e-01
+		log10_2hi = 3.01029995663611771306e-01
+		log10_2lo = 3.69423907715893078616e-13
+	)
+	m, e := math.Frexp(x) // x = m × 2^e, m in [0.5, 1): fdlibm's k is e-1
+	k := e - 1
+	// The mantissa in [1, 2) for k >= 0, in [0.5, 1) for k < 0, and y = k or k+1.
+	y := float64(k)
+	if k < 0 {
+		y = float64(k + 1)
+	} else {
+		m *= 2
+	}
+	// The conversions round each product, as C does: no fused multiply-add.
+	z := float64(y*log10_2lo) + float64(ivln10*Log(m))
+	return z + float64(y*log10_2hi)
+}

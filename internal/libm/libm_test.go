@@ -1,0 +1,89 @@
+package libm
+
+import (
+	"math"
+	"testing"
+)
+
+// The wants are glibc's results (which MySQL and MariaDB print), for arguments where Go's
+// math package gives a different last digit.
+func TestMatchesGlibc(t *testing.T) {
+	fns := map[string]func(x float64) float64{
+		"Log": Log, "Log10": Log10, "Exp": Exp,
+		"Pow": func(x float64) float64 { return Pow(x, 1.7) },
+	}
+	for _, c := range []struct {
+		fn      string
+		x, want float64
+	}{
+		{"Log", 0.37, -0.9942522733438669},
+		{"Log", 3, 1.0986122886681098},
+		{"Log", 7.03, 1.9501867058225735},
+		{"Log", 14.06, 2.643333886382519},
+		{"Log", 21.83, 3.0832851705618523},
+		{"Log", 30.71, 3.424588334452731},
+		{"Log", 1, 0},
+		{"Log10", 20, 1.3010299956639813},
+		{"Log10", 40, 1.6020599913279625},
+		{"Log10", 60, 1.7781512503836436},
+		{"Log10", 4.07, 0.6095944092252201},
+		{"Log10", 6.66, 0.8234742291703011},
+		{"Log10", 7.77, 0.8904210188009143},
+		{"Log10", 9.25, 0.9661417327390326},
+		{"Log10", 9.99, 0.9995654882259823},
+		{"Log10", 1000, 3},
+		{"Log10", 1e-5, -5},
+		{"Exp", 0.40700000000000003, 1.5023041056619504},
+		{"Exp", 0.74, 2.0959355144943643},
+		{"Exp", 0.8879999999999999, 2.4302642590013805},
+		{"Exp", 1.036, 2.8179227498821073},
+		{"Exp", 1.147, 3.1487325286275762},
+		{"Exp", 1, math.E},
+		{"Exp", 0, 1},
+		{"Pow", 1.85, 2.8457185069141278},
+		{"Pow", 2.2199999999999998, 3.8797170782631385},
+		{"Pow", 2.59, 5.042078453846657},
+		{"Pow", 2.96, 6.326971946184688},
+		{"Pow", 3.7, 9.245766706385156},
+	} {
+		if got := fns[c.fn](c.x); got != c.want {
+			t.Errorf("%s(%v) = %v, want %v", c.fn, c.x, got, c.want)
+		}
+	}
+}
+
+func TestSpecialCases(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"Pow(2, 10)", Pow(2, 10), 1024},
+		{"Pow(-2, 3)", Pow(-2, 3), -8},
+		{"Pow(-2, 2)", Pow(-2, 2), 4},
+		{"Pow(2, -2)", Pow(2, -2), 0.25},
+		{"Pow(2, 0.5)", Pow(2, 0.5), math.Sqrt2},
+		{"Pow(10, -2)", Pow(10, -2), 0.01},
+		{"Pow(0, 2)", Pow(0, 2), 0},
+		{"Pow(0, -1)", Pow(0, -1), math.Inf(1)},
+		{"Pow(5, 0)", Pow(5, 0), 1},
+		{"Pow(10, 400)", Pow(10, 400), math.Inf(1)},
+		{"Pow(10, -400)", Pow(10, -400), 0},
+		{"Pow(1e300, 1)", Pow(1e300, 1), 1e300},
+		{"Exp(1000)", Exp(1000), math.Inf(1)},
+		{"Exp(-1000)", Exp(-1000), 0},
+		{"Exp(709)", Exp(709), 8.218407461554972e307},
+		{"Log(0)", Log(0), math.Inf(-1)},
+		{"Log(1e-310)", Log(1e-310), -713.8013788281542},
+		{"Log(math.MaxFloat64)", Log(math.MaxFloat64), 709.782712893384},
+		{"Log10(1e308)", Log10(1e308), 308},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	for name, v := range map[string]float64{"Pow(-8, 0.5)": Pow(-8, 0.5), "Log(-1)": Log(-1), "Log10(-1)": Log10(-1)} {
+		if !math.IsNaN(v) {
+			t.Errorf("%s = %v, want NaN", name, v)
+		}
+	}
+}
