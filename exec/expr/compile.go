@@ -137,7 +137,7 @@ func (c *compiler) compileNode(e *Expr) (node, error) {
 		return c.compileDateAdd(e)
 	case OpUpper, OpLower, OpLength, OpCharLength, OpConcat, OpTrim, OpLTrim, OpRTrim,
 		OpAbs, OpRound, OpTruncate, OpFloor, OpCeil, OpIntDiv, OpDateDiff, OpGreatest, OpLeast,
-		OpLeft, OpRight, OpReplace, OpReverse, OpStrcmp, OpSign, OpSqrt, OpExp, OpLn, OpLog10, OpPow:
+		OpLeft, OpRight, OpReplace, OpReverse, OpStrcmp, OpSign, OpSqrt, OpExp, OpLn, OpLog2, OpLog10, OpPow:
 		return c.compileFunc(e)
 	case OpCast:
 		// CAST takes decimal arithmetic unrounded, as constant folding does (exact.go).

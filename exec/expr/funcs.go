@@ -138,7 +138,7 @@ func argKernelType(op Op, t vec.Type, ts []vec.Type) vec.Type {
 			return vec.Int64Type
 		}
 		return ts[0]
-	case OpSqrt, OpExp, OpLn, OpLog10, OpPow:
+	case OpSqrt, OpExp, OpLn, OpLog2, OpLog10, OpPow:
 		return vec.Float64Type
 	}
 	return vec.StringType
@@ -215,6 +215,8 @@ func kernelOf(op Op, in, t vec.Type) func(n *funcNode, out *vec.Vec, live []int3
 		return floatKernel(libm.Exp, nil)
 	case OpLn:
 		return floatKernel(libm.Log, func(x float64) bool { return x <= 0 })
+	case OpLog2:
+		return floatKernel(libm.Log2, func(x float64) bool { return x <= 0 })
 	case OpLog10:
 		return floatKernel(libm.Log10, func(x float64) bool { return x <= 0 })
 	case OpPow:

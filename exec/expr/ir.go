@@ -52,9 +52,10 @@
 //	                                          to right; an empty from changes nothing
 //	reverse       Args[0] a string     the characters in reverse order
 //	sign          Args[0] a number     -1, 0 or 1, int64
-//	sqrt exp ln log10  Args[0] a double → double; sqrt of a negative and ln/log10 of a
+//	sqrt exp ln log2 log10  Args[0] a double → double; sqrt of a negative and ln/log10 of a
 //	                                   number <= 0 are NULL (MySQL); a result beyond the
-//	                                   finite doubles is an error (1690)
+//	                                   finite doubles is an error (1690); rounded as
+//	                                   MySQL's C library rounds them (internal/libm)
 //	pow           Args = double, double → double; a non-finite result is an error (1690)
 //	strcmp        Args = string, string  -1, 0 or 1 comparing bytes, int32
 //
@@ -177,6 +178,7 @@ const (
 	OpExp        Op = "exp"
 	OpLn         Op = "ln"
 	OpLog10      Op = "log10"
+	OpLog2       Op = "log2"
 	OpStrcmp     Op = "strcmp"
 )
 

@@ -345,7 +345,7 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 			return vec.Int32Type, nil
 		}
 		return vec.StringType, nil
-	case OpSign, OpSqrt, OpExp, OpLn, OpLog10, OpPow:
+	case OpSign, OpSqrt, OpExp, OpLn, OpLog2, OpLog10, OpPow:
 		n := 1
 		if e.Op == OpPow {
 			n = 2

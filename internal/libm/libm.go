@@ -1,12 +1,13 @@
 // Package libm owns colink's double-precision exponential, logarithm and power functions
-// for SQL's EXP, LN, LOG10 and POW. MySQL and MariaDB call the C library, whose exp, log
-// and pow (glibc's) are correctly rounded for nearly every argument; Go's math package is
-// accurate to within one unit in the last place only, so its Exp, Log10 and Pow differ
-// from MySQL's in the last printed digit for a sixth to a half of all arguments. Exp, Log
-// and Pow here evaluate in double-double arithmetic (about 100 bits) and round once, so
-// they are correctly rounded and agree with glibc's wherever glibc's are; Log10 follows
-// the C library's own (not correctly rounded) method. The constant folder and the
-// execution kernels both call them, so a folded value and a computed one are the same.
+// for SQL's EXP, LN, LOG2, LOG10 and POW. MySQL and MariaDB call the C library, whose
+// exp, log and pow (glibc's) are correctly rounded for nearly every argument; Go's math
+// package is accurate to within one unit in the last place only, so its Exp, Log10 and
+// Pow differ from MySQL's in the last printed digit for a sixth to a half of all
+// arguments. Exp, Log and Pow here evaluate in double-double arithmetic (about 100 bits)
+// and round once, so they are correctly rounded and agree with glibc's wherever glibc's
+// are; Log10 follows the C library's own (not correctly rounded) method and Log2 MySQL's.
+// The constant folder and the execution kernels both call them, so a folded value and a
+// computed one are the same double.
 package libm
 
 import "math"
@@ -14,9 +15,10 @@ import "math"
 // dd is an unevaluated sum hi + lo with |lo| <= ulp(hi)/2.
 type dd struct{ hi, lo float64 }
 
-// Double-double constants (the nearest double, then the nearest double to the rest).
-var (
-	ln2 = dd{0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56}
+// Double-double constants: the nearest double, then the nearest double to the rest.
+const (
+	ln2Hi = 0x1.62e42fefa39efp-1
+	ln2Lo = 0x1.abc9e3b39803fp-56
 )
 
 func twoSum(a, b float64) dd {
@@ -84,9 +86,9 @@ func expm1Reduced(r dd) dd {
 // expDD is e^x for a double-double x with |x| <= 746, as k and a double-double f: the
 // value is f × 2^k, with f in [0.7, 1.5).
 func expDD(x dd) (f dd, k int) {
-	kf := math.RoundToEven(x.hi / ln2.hi)
+	kf := math.RoundToEven(x.hi / ln2Hi)
 	// r = x - k ln2, exactly enough: k ln2.hi is exact in double-double.
-	r := add(x, mulF(dd{-ln2.hi, -ln2.lo}, kf))
+	r := add(x, mulF(dd{-ln2Hi, -ln2Lo}, kf))
 	return add(dd{1, 0}, expm1Reduced(r)), int(kf)
 }
 
@@ -122,7 +124,7 @@ func logDD(x float64) dd {
 	f = dd{math.Ldexp(f.hi, k), math.Ldexp(f.lo, k)}
 	t := add(mulF(f, m), dd{-1, 0})
 	y := add(dd{y0, 0}, t)
-	return add(mulF(ln2, float64(e)), y)
+	return add(mulF(dd{ln2Hi, ln2Lo}, float64(e)), y)
 }
 
 // Log is the natural logarithm of x > 0 rounded to the nearest double (NaN for x < 0,
@@ -170,6 +172,10 @@ func Pow(x, y float64) float64 {
 	}
 	return r
 }
+
+// Log2 is log(x) / M_LN2, as MySQL and MariaDB compute LOG2 (not C's log2): each step
+// rounded, so not always the nearest double to log2(x), but MySQL's digits.
+func Log2(x float64) float64 { return Log(x) / ln2Hi }
 
 // Log10 is log10 as C libraries derived from fdlibm compute it (glibc's, which MySQL
 // calls): the exponent's part in two pieces plus log(mantissa)/ln 10, each rounded. It is

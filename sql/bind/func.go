@@ -202,12 +202,15 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			}
 		}
 		return &plan.Call{Fn: plan.FnSign, Args: []plan.Expr{v}, T: types.Int64Type}, nil
-	case ast.Sqrt, ast.Exp, ast.Ln, ast.Log10, ast.Pow, ast.Power:
-		lo := 1
-		if name == ast.Pow || name == ast.Power {
-			lo = 2
+	case ast.Sqrt, ast.Exp, ast.Ln, ast.Log, ast.Log2, ast.Log10, ast.Pow, ast.Power:
+		lo, hi := 1, 1
+		switch name {
+		case ast.Pow, ast.Power:
+			lo, hi = 2, 2
+		case ast.Log:
+			hi = 2
 		}
-		a, err := bindArgs(lo, lo)
+		a, err := bindArgs(lo, hi)
 		if err != nil {
 			return nil, err
 		}
@@ -225,8 +228,17 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 				}
 			}
 		}
+		if name == ast.Log && len(a) == 2 {
+			// LOG(b, x) is LN(x) / LN(b), as MySQL computes it: NULL for b <= 0, for b = 1
+			// (a division by zero) and for x <= 0.
+			return &plan.Call{Fn: plan.FnDiv, Args: []plan.Expr{
+				&plan.Call{Fn: plan.FnLn, Args: a[1:], T: types.Float64Type},
+				&plan.Call{Fn: plan.FnLn, Args: a[:1], T: types.Float64Type},
+			}, T: types.Float64Type}, nil
+		}
 		fn := map[string]plan.Func{ast.Sqrt: plan.FnSqrt, ast.Exp: plan.FnExp, ast.Ln: plan.FnLn,
-			ast.Log10: plan.FnLog10, ast.Pow: plan.FnPow, ast.Power: plan.FnPow}[name]
+			ast.Log: plan.FnLn, ast.Log2: plan.FnLog2, ast.Log10: plan.FnLog10, ast.Pow: plan.FnPow,
+			ast.Power: plan.FnPow}[name]
 		return &plan.Call{Fn: fn, Args: a, T: types.Float64Type}, nil
 	case ast.Substring, ast.Substr, ast.Mid:
 		s, a, err := strArgs(2, 3)

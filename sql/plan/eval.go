@@ -308,7 +308,7 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 			return types.Value{}, err
 		}
 		return types.Value{Type: x.T, Int: int64(c)}, nil
-	case FnSqrt, FnExp, FnLn, FnLog10, FnPow:
+	case FnSqrt, FnExp, FnLn, FnLog2, FnLog10, FnPow:
 		for i := range a {
 			var err error
 			if a[i], err = types.Convert(a[i], types.Float64Type); err != nil {
@@ -323,12 +323,16 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 				return types.NullValue(x.T), nil // MySQL: NULL, with a warning
 			}
 			r = math.Sqrt(f)
-		case FnLn, FnLog10:
+		case FnLn, FnLog2, FnLog10:
 			if f <= 0 {
 				return types.NullValue(x.T), nil
 			}
-			r = libm.Log(f)
-			if x.Fn == FnLog10 {
+			switch x.Fn {
+			case FnLn:
+				r = libm.Log(f)
+			case FnLog2:
+				r = libm.Log2(f)
+			default:
 				r = libm.Log10(f)
 			}
 		case FnExp:

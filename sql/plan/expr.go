@@ -195,6 +195,7 @@ const (
 	FnExp   // (double)
 	FnLn    // (double)
 	FnLog10 // (double)
+	FnLog2  // (double)
 )
 
 type funcInfo struct {
@@ -224,7 +225,7 @@ var funcs = map[Func]funcInfo{
 	FnLeft: {"left", "", 9}, FnRight: {"right", "", 9}, FnReplace: {"replace", "", 9},
 	FnReverse: {"reverse", "", 9}, FnStrcmp: {"strcmp", "", 9}, FnSign: {"sign", "", 9},
 	FnSqrt: {"sqrt", "", 9}, FnPow: {"pow", "", 9}, FnExp: {"exp", "", 9}, FnLn: {"ln", "", 9},
-	FnLog10: {"log10", "", 9},
+	FnLog10: {"log10", "", 9}, FnLog2: {"log2", "", 9},
 }
 
 // String is the function's name, e.g. "add_days".

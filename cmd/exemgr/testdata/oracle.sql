@@ -87,6 +87,8 @@ select sqrt(o_totalprice), ln(o_orderkey - 2), log10(o_orderkey * 10), exp(o_ord
 select ln(o_totalprice), log10(o_totalprice), exp(o_totalprice / 100000), pow(o_totalprice, 0.37), pow(o_orderkey * 0.37, 1.7) from orders where o_orderkey <= 7 order by o_orderkey
 select ln(3), log10(20), log10(40), exp(0.74), pow(2.59, 1.7), pow(1234.5678, 5), log10(0.2597)
 select exp(172799.49 / 100000), ln(1 / 3), sqrt(2 / 3), pow(1 / 3, 2), sign(1 / 3 - 0.3333)
+select log(10), log(2, 1024), log(10, 1000), log(1, 5), log(0, 5), log(-2, 5), log(2, 0), log(null, 2), log2(1024), log2(3), log2(0), log2(-1)
+select log(o_totalprice), log(o_orderkey + 1, o_totalprice), log2(o_totalprice), log(o_orderkey - 1, 8) from orders where o_orderkey <= 7 order by o_orderkey
 select exp(o_orderkey * 1000) from orders where o_orderkey <= 7 order by o_orderkey
 select sign(o_orderkey - 3), sign(o_totalprice - 100000), sign(o_totalprice * 1e0 - 100000), mod(o_orderkey, 3), mod(o_totalprice, 7) from orders where o_orderkey <= 7 order by o_orderkey
 select l_discount * 1e0, l_extendedprice + 0e0 from lineitem where l_orderkey = 1 order by l_linenumber
