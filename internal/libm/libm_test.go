@@ -96,3 +96,35 @@ func TestSpecialCases(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickPathBound checks that the quick evaluations stay within an eighth of
+// fastRelErr of the precise ones, which the rounding decision relies on.
+func TestQuickPathBound(t *testing.T) {
+	relDiff := func(a, b dd) float64 {
+		d := add(a, dd{-b.hi, -b.lo})
+		return math.Abs(d.hi) / math.Abs(b.hi)
+	}
+	worstExp, worstLog := 0.0, 0.0
+	x := 1e-9
+	for i := 0; i < 20000; i++ {
+		x *= 1.0013
+		for _, v := range []float64{x, -x, x * 1e-3, -x * 7.1} {
+			if math.Abs(v) > 700 {
+				continue
+			}
+			q, kq := expDD(dd{v, 0}, false)
+			p, kp := expDD(dd{v, 0}, true)
+			if kq != kp {
+				t.Fatalf("exp(%v): k %d and %d", v, kq, kp)
+			}
+			worstExp = max(worstExp, relDiff(q, p))
+		}
+		for _, v := range []float64{x, 1 + x*1e-6, 1 - x*1e-7, x * 1e300, x * 1e-300} {
+			worstLog = max(worstLog, relDiff(logDD(v, false), logDD(v, true)))
+		}
+	}
+	t.Logf("worst relative difference: exp %g (2^%.1f), log %g (2^%.1f)", worstExp, math.Log2(worstExp), worstLog, math.Log2(worstLog))
+	if worstExp > fastRelErr/8 || worstLog > fastRelErr/8 {
+		t.Errorf("the quick path errs by more than fastRelErr/8")
+	}
+}
