@@ -399,6 +399,8 @@ func (p *printer) call(x *Call) (string, int) {
 		return s, info.prec
 	case FnIn:
 		return p.expr(x.Args[0], 6) + " IN (" + p.exprs(x.Args[1:]) + ")", info.prec
+	case FnYearMonth:
+		return "extract(year_month from " + p.exprs(x.Args) + ")", 9
 	}
 	if info.infix != "" && len(x.Args) == 2 {
 		// Left-associative: the right operand needs parentheses at equal precedence.

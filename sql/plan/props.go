@@ -111,7 +111,8 @@ func ExprNotNull(e Expr, notNull ColSet) bool {
 		return x.Kind == SubqueryExists
 	case *Call:
 		switch x.Fn {
-		case FnDiv, FnIntDiv, FnMod:
+		case FnDiv, FnIntDiv, FnMod, FnSqrt, FnLn, FnLog2, FnLog10, FnAddDays, FnAddMonths:
+			// NULL for some non-NULL arguments: x/0, SQRT(-1), LN(0), a date out of range.
 			return false
 		case FnIsNull, FnIsTrue, FnIsFalse, FnNullSafeEq:
 			return true
