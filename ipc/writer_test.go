@@ -18,6 +18,12 @@ func TestFrameWriterCombinesConcurrentWriters(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	w := newFrameWriter(newSockIO(a))
+	// As a connection does: a writer writes its own round and at most two more, then hands
+	// what is left to the background flusher, so without one the test could hang with every
+	// writer waiting for a round nobody writes (it did, once in a -race run).
+	done := make(chan struct{})
+	defer close(done)
+	go w.flushLoop(done)
 	const writers, frames, size = 8, 40, 20 << 10
 	got := make(chan error, 1)
 	go func() {
