@@ -154,7 +154,7 @@ func (n *arithNode) overflow() error {
 	case vec.Float64:
 		name = "DOUBLE"
 	}
-	return vec.OutOfRange(name, n.src.String())
+	return vec.OutOfRange(name, n.src.errorText())
 }
 
 func (n *arithNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
@@ -532,7 +532,7 @@ func (n *negNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 	case vec.Int64, vec.Decimal64:
 		for _, i := range live {
 			if a.I64[i] == math.MinInt64 {
-				return nil, vec.OutOfRange("BIGINT", n.src.String())
+				return nil, vec.OutOfRange("BIGINT", n.src.errorText())
 			}
 			out.I64[i] = -a.I64[i]
 		}
@@ -540,7 +540,7 @@ func (n *negNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 		for _, i := range live {
 			v, ok := a.D128[i].Neg()
 			if !ok {
-				return nil, vec.OutOfRange("DECIMAL", n.src.String())
+				return nil, vec.OutOfRange("DECIMAL", n.src.errorText())
 			}
 			out.D128[i] = v
 		}

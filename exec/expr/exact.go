@@ -174,7 +174,7 @@ func (n *settleNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 		}
 		r, ok := v.Rescale(from.Scale, n.t.Scale)
 		if !ok || !r.FitsPrecision(n.t.Precision) {
-			return nil, vec.OutOfRange("DECIMAL", n.src.String())
+			return nil, vec.OutOfRange("DECIMAL", n.src.errorText())
 		}
 		if n.t.ID == vec.Decimal64 {
 			out.I64[i] = int64(r.Lo)

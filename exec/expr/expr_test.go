@@ -198,3 +198,45 @@ func checkFilter(t *testing.T, pos string, e *Expr, tab *vec.Table, vals []vec.D
 		}
 	}
 }
+
+// TestOutOfRangeNamesText checks that an out-of-range error names a node's Text (the SQL
+// text the planner attached), and the IR form when the node has none; the Text survives
+// the msgpack form that fragments travel in.
+func TestOutOfRangeNamesText(t *testing.T) {
+	tab, err := vec.ParseTable("a:int64 b:double\n9223372036854775807 | 1e308")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		src, text, want string
+	}{
+		{"(+ a 1)", "", "BIGINT value is out of range in '(+ #0 1)'"},
+		{"(+ a 1)", "(o_orderkey + 1)", "BIGINT value is out of range in '(o_orderkey + 1)'"},
+		{"(neg (+ a 1))", "-((o_orderkey + 1))", "BIGINT value is out of range in '(+ #0 1)'"},
+		{"(* b 10)", "(x * 10)", "DOUBLE value is out of range in '(x * 10)'"},
+		{"(exp (* b 10))", "exp(x)", "DOUBLE value is out of range in '(* #1 10)'"},
+		{"(pow b 2)", "pow(x, 2)", "DOUBLE value is out of range in 'pow(x, 2)'"},
+	} {
+		e, err := Parse(c.src, tab.Names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Text = c.text
+		raw, err := msgpack.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Expr
+		if err := msgpack.Unmarshal(raw, &back); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := Compile(&back, tab.Types)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		_, err = evalSplit(ev, tab, 1, false)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s with text %q: got %v, want %s", c.src, c.text, err, c.want)
+		}
+	}
+}

@@ -372,7 +372,7 @@ func floatKernel(f func(float64) float64, isNull func(float64) bool) func(n *fun
 			}
 			r := f(x)
 			if math.IsInf(r, 0) || math.IsNaN(r) {
-				return vec.OutOfRange("DOUBLE", n.src.String())
+				return vec.OutOfRange("DOUBLE", n.src.errorText())
 			}
 			out.F64[i] = r
 		}
@@ -387,7 +387,7 @@ func powKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
 	for _, i := range live {
 		r := libm.Pow(x[i], y[i])
 		if math.IsInf(r, 0) || math.IsNaN(r) {
-			return vec.OutOfRange("DOUBLE", n.src.String())
+			return vec.OutOfRange("DOUBLE", n.src.errorText())
 		}
 		out.F64[i] = r
 	}
@@ -513,7 +513,7 @@ func absKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
 			v := a.I64[i]
 			if v < 0 {
 				if v == math.MinInt64 {
-					return vec.OutOfRange("BIGINT", n.src.String())
+					return vec.OutOfRange("BIGINT", n.src.errorText())
 				}
 				v = -v
 			}
@@ -525,7 +525,7 @@ func absKernel(n *funcNode, out *vec.Vec, live []int32, _ int) error {
 			if v.Sign() < 0 {
 				var ok bool
 				if v, ok = v.Neg(); !ok {
-					return vec.OutOfRange("DECIMAL", n.src.String())
+					return vec.OutOfRange("DECIMAL", n.src.errorText())
 				}
 			}
 			out.D128[i] = v
@@ -677,9 +677,9 @@ func checkPrecision64Out(n *funcNode, out *vec.Vec, live []int32) error {
 
 func (n *funcNode) outOfRange() error {
 	if n.t.IsDecimal() {
-		return vec.OutOfRange("DECIMAL", n.src.String())
+		return vec.OutOfRange("DECIMAL", n.src.errorText())
 	}
-	return vec.OutOfRange("BIGINT", n.src.String())
+	return vec.OutOfRange("BIGINT", n.src.errorText())
 }
 
 // roundFloatKernel rounds doubles as MySQL does (rint: halves to even) or truncates them.
@@ -788,7 +788,7 @@ func intDivKernel(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
 			setNull(out, nrows, i)
 		case d == -1:
 			if x[i] == math.MinInt64 {
-				return vec.OutOfRange("BIGINT", n.src.String())
+				return vec.OutOfRange("BIGINT", n.src.errorText())
 			}
 			out.I64[i] = -x[i]
 		default:
@@ -808,7 +808,7 @@ func intDivDecKernel(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
 		}
 		q, ok := x[i].QuoTrunc(y[i])
 		if !ok || !q.IsInt64() {
-			return vec.OutOfRange("BIGINT", n.src.String())
+			return vec.OutOfRange("BIGINT", n.src.errorText())
 		}
 		out.I64[i] = int64(q.Lo)
 	}
@@ -824,7 +824,7 @@ func intDivFloatKernel(n *funcNode, out *vec.Vec, live []int32, nrows int) error
 		}
 		q := math.Trunc(x[i] / y[i])
 		if !(q >= -(1<<63) && q < 1<<63) {
-			return vec.OutOfRange("BIGINT", n.src.String())
+			return vec.OutOfRange("BIGINT", n.src.errorText())
 		}
 		out.I64[i] = int64(q)
 	}

@@ -205,6 +205,11 @@ type Expr struct {
 	Value vec.Datum `msgpack:"value,omitempty"`
 	Unit  string    `msgpack:"unit,omitempty"`
 	Args  []*Expr   `msgpack:"args,omitempty"`
+	// Text is the expression as the SQL user wrote it, printed as MySQL's error messages
+	// print it ("(o_orderkey + 1)"). It is optional and set only on nodes that can raise
+	// an out-of-range error (1690), whose message names it; without it the message names
+	// the IR form. It does not change what the node computes.
+	Text string `msgpack:"text,omitempty"`
 }
 
 // ColRef refers to input column i.
@@ -237,6 +242,14 @@ func (e *Expr) IsNullConst() bool { return e.Op == OpConst && e.Value.Null }
 
 // String prints e in the s-expression syntax Parse reads, e.g.
 // (and (>= #10 date'1994-01-01') (< #4 24)).
+// errorText is the expression as an error message names it: Text when set, else the IR form.
+func (e *Expr) errorText() string {
+	if e.Text != "" {
+		return e.Text
+	}
+	return e.String()
+}
+
 func (e *Expr) String() string {
 	var sb strings.Builder
 	e.format(&sb)

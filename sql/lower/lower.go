@@ -96,17 +96,35 @@ func Expr(e plan.Expr, input []plan.ColumnID) (*expr.Expr, error) {
 // every expression that reads the parameter, so that its value can be set once it is known
 // (a scalar subquery that exemgr computes before the expressions run).
 func ExprParams(e plan.Expr, input []plan.ColumnID, params map[plan.ColumnID]*expr.Expr) (*expr.Expr, error) {
+	return ExprText(e, input, params, nil)
+}
+
+// ExprText lowers e as ExprParams does and, when text is not nil, sets the Text of every
+// node that can raise an out-of-range error (1690) to text of the plan expression it
+// computes, so that the kernel's message names the expression as the SQL user wrote it
+// (plan.Namer.MySQLText prints it as the constant folder does). Only those nodes carry
+// text: expressions travel in every fragment sent to a primproc.
+func ExprText(e plan.Expr, input []plan.ColumnID, params map[plan.ColumnID]*expr.Expr, text func(plan.Expr) string) (*expr.Expr, error) {
 	pos := make(map[plan.ColumnID]int, len(input))
 	for i := len(input) - 1; i >= 0; i-- {
 		pos[input[i]] = i
 	}
-	l := &lowerer{pos: pos, params: params}
+	l := &lowerer{pos: pos, params: params, text: text}
 	return l.expr(e)
 }
 
 type lowerer struct {
 	pos    map[plan.ColumnID]int
 	params map[plan.ColumnID]*expr.Expr
+	text   func(plan.Expr) string // nil: no node gets Text
+}
+
+// mayOverflow holds the functions whose kernels can raise error 1690 on column data.
+var mayOverflow = map[plan.Func]bool{
+	plan.FnAdd: true, plan.FnSub: true, plan.FnMul: true, plan.FnDiv: true, plan.FnMod: true,
+	plan.FnNeg: true, plan.FnIntDiv: true, plan.FnAbs: true, plan.FnRound: true,
+	plan.FnTruncate: true, plan.FnFloor: true, plan.FnCeil: true, plan.FnSqrt: true,
+	plan.FnPow: true, plan.FnExp: true, plan.FnLn: true, plan.FnLog10: true, plan.FnLog2: true,
 }
 
 var ops = map[plan.Func]expr.Op{
@@ -238,7 +256,11 @@ func (l *lowerer) call(x *plan.Call) (*expr.Expr, error) {
 		if x.Fn == plan.FnNot && len(args) == 1 && args[0].Op == expr.OpIsNull {
 			return expr.Call(expr.OpIsNotNull, args[0].Args...), nil
 		}
-		return expr.Call(op, args...), nil
+		n := expr.Call(op, args...)
+		if l.text != nil && mayOverflow[x.Fn] {
+			n.Text = l.text(x)
+		}
+		return n, nil
 	}
 	f := expr.Const(vec.BoolDatum(false))
 	switch x.Fn {

@@ -110,7 +110,7 @@ func (b *builder) colsText(ids []plan.ColumnID) string {
 }
 
 func (b *builder) lower(e plan.Expr, cols []plan.ColumnID) (*expr.Expr, error) {
-	x, err := lower.ExprParams(e, cols, b.params)
+	x, err := lower.ExprText(e, cols, b.params, b.names.MySQLText)
 	if err != nil {
 		if fn := missingKernel(e); fn != "" {
 			// A function the binder accepts but exec cannot evaluate yet.

@@ -436,24 +436,52 @@ func rangeError(x *Call, err error) error {
 // mysqlText prints a constant arithmetic expression as MySQL's error messages do: every
 // binary operation in parentheses, a negation as -(x).
 func mysqlText(e Expr) string {
+	return errorText(e, func(e Expr) string { return FormatExpr(e, nil) })
+}
+
+// MySQLText prints e as MySQL's out-of-range errors (1690) name an expression, as the
+// folder prints a constant one ("(9223372036854775807 + 1)"), with columns named as EXPLAIN
+// names them ("(o_orderkey + 1)"). The lowering to exec attaches it to the nodes whose
+// kernels can raise that error, so that both name the expression alike.
+func (n *Namer) MySQLText(e Expr) string { return errorText(e, n.Expr) }
+
+// errorText prints arithmetic and negation as MySQL's error messages do and everything else
+// with format. A numeric operand converted to DOUBLE or DECIMAL prints as the operand: the
+// binder adds such casts to mix types, and MySQL's text shows the expression as written
+// ("(o_totalprice * 1e308)"); an explicit CAST of a number is left out too (a deviation, in
+// an error message only).
+func errorText(e Expr, format func(Expr) string) string {
+	if c, ok := e.(*Cast); ok && c.Arg.Type().IsNumeric() && (c.T.Kind == types.Float64 || c.T.Kind == types.Decimal) {
+		return errorText(c.Arg, format)
+	}
 	if l, ok := e.(*Literal); ok && !l.V.Null && l.V.Type.Kind == types.Float64 {
 		return strings.Replace(strconv.FormatFloat(l.V.Float, 'g', -1, 64), "e+", "e", 1) // 1e308
 	}
 	x, ok := e.(*Call)
 	if !ok {
-		return FormatExpr(e, nil)
+		return format(e)
 	}
 	if x.Fn == FnNeg && len(x.Args) == 1 {
-		return "-(" + mysqlText(x.Args[0]) + ")"
+		return "-(" + errorText(x.Args[0], format) + ")"
 	}
 	if _, arith := arithOf[x.Fn]; arith && len(x.Args) == 2 {
 		op := funcs[x.Fn].infix
 		if x.Fn == FnIntDiv {
 			op = "DIV"
 		}
-		return "(" + mysqlText(x.Args[0]) + " " + op + " " + mysqlText(x.Args[1]) + ")"
+		return "(" + errorText(x.Args[0], format) + " " + op + " " + errorText(x.Args[1], format) + ")"
 	}
-	return FormatExpr(e, nil)
+	switch x.Fn {
+	case FnAbs, FnRound, FnTruncate, FnFloor, FnCeil, FnSqrt, FnPow, FnExp, FnLn, FnLog10, FnLog2:
+		// The numeric functions that can overflow print as name(args), the arguments as
+		// this function prints them: exp((o_orderkey * 1000)), as MySQL.
+		args := make([]string, len(x.Args))
+		for i, a := range x.Args {
+			args[i] = errorText(a, format)
+		}
+		return x.Fn.String() + "(" + strings.Join(args, ", ") + ")"
+	}
+	return format(e)
 }
 
 // inexact reports a decimal or double value (an operand DIV must divide, not first round).
