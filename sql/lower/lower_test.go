@@ -176,3 +176,63 @@ func TestParams(t *testing.T) {
 		t.Fatal("a column outside the input lowered without parameters")
 	}
 }
+
+// TestExprTextOnlyWhereErrorsName lowers select-list expressions with a text function and
+// checks that exactly the nodes whose kernels can raise error 1690 carry Text (it travels in
+// every fragment), printed as MySQL's error messages print the expression.
+func TestExprTextOnlyWhereErrorsName(t *testing.T) {
+	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
+	for _, c := range []struct{ text, want string }{
+		{"o_orderkey + 1", "[(+ #0 1) | (o_orderkey + 1)]"},
+		{"-(o_orderkey * 2) < 3", "(< [(neg [(* #0 2) | (o_orderkey * 2)]) | -((o_orderkey * 2))] 3)"},
+		{"abs(o_totalprice) = 1", "(= [(abs #0) | abs(o_totalprice)] 1.00:decimal(15,2))"},
+		{"exp(o_totalprice * 2)", "[(exp (cast [(* #0 2) | (o_totalprice * 2)] double)) | exp((o_totalprice * 2))]"},
+		{"upper(o_comment)", "(upper #0)"},
+	} {
+		stmts, err := sql.NewParser().Parse("select " + c.text + " from orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := planner.Plan(context.Background(), env{}, stmts[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var proj *plan.Project
+		plan.WalkPlan(q.Root, func(n plan.Node) bool {
+			if p, ok := n.(*plan.Project); ok && proj == nil {
+				proj = p
+			}
+			return proj == nil
+		})
+		if proj == nil {
+			t.Fatalf("%s: no projection", c.text)
+		}
+		e, err := lower.ExprText(proj.Exprs[0], proj.Input.Output(), nil, plan.NewNamer(q.Root, q.MD).MySQLText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := withText(e); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.text, got, c.want)
+		}
+	}
+}
+
+// withText prints e in the IR form with each node's Text: [node | text].
+func withText(e *expr.Expr) string {
+	s := e.String()
+	if len(e.Args) > 0 {
+		var b strings.Builder
+		b.WriteString("(" + string(e.Op))
+		for _, a := range e.Args {
+			b.WriteString(" " + withText(a))
+		}
+		if e.Op == expr.OpCast {
+			b.WriteString(" " + e.Type.String())
+		}
+		s = b.String() + ")"
+	}
+	if e.Text != "" {
+		return "[" + s + " | " + e.Text + "]"
+	}
+	return s
+}
