@@ -40,6 +40,25 @@ type RecordStreamFunc func(ctx context.Context) (arrow.RecordBatch, error)
 // Next calls f.
 func (f RecordStreamFunc) Next(ctx context.Context) (arrow.RecordBatch, error) { return f(ctx) }
 
+// ReadAll reads s to its end and returns its records (the caller releases them). On an
+// error the records read so far are released.
+func ReadAll(ctx context.Context, s RecordStream) ([]arrow.RecordBatch, error) {
+	var out []arrow.RecordBatch
+	for {
+		rec, err := s.Next(ctx)
+		if err != nil {
+			for _, r := range out {
+				r.Release()
+			}
+			return nil, err
+		}
+		if rec == nil {
+			return out, nil
+		}
+		out = append(out, rec)
+	}
+}
+
 // Records returns a RecordStream over a fixed list of records (each retained once more, so
 // the list stays usable after the stream is read).
 func Records(recs ...arrow.RecordBatch) RecordStream {

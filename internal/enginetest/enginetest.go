@@ -227,20 +227,7 @@ func sortRecords(ctx context.Context, schema *arrow.Schema, recs []arrow.RecordB
 	}
 	m := exec.NewMaterializer(sorted, schema, 1<<20, nil)
 	defer m.Close()
-	var out []arrow.RecordBatch
-	for {
-		rec, err := m.Next(ctx)
-		if err != nil {
-			for _, r := range out {
-				r.Release()
-			}
-			return nil, err
-		}
-		if rec == nil {
-			return out, nil
-		}
-		out = append(out, rec)
-	}
+	return exec.ReadAll(ctx, m)
 }
 
 // Tables returns the table names of a store's current snapshot.

@@ -179,20 +179,7 @@ func (res *Result) Close() error {
 
 // ReadAll reads the result to its end and returns its records (the caller releases them).
 func (res *Result) ReadAll(ctx context.Context) ([]arrow.RecordBatch, error) {
-	var out []arrow.RecordBatch
-	for {
-		rec, err := res.Next(ctx)
-		if err != nil {
-			for _, r := range out {
-				r.Release()
-			}
-			return nil, err
-		}
-		if rec == nil {
-			return out, nil
-		}
-		out = append(out, rec)
-	}
+	return exec.ReadAll(ctx, res)
 }
 
 // broadcast materializes a build side once per run.
