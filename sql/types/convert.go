@@ -285,50 +285,15 @@ func Arithmetic(op ArithOp, a, b Value, t Type) (Value, error) {
 		}
 		return FloatValue(r), nil
 	case Decimal:
-		x, sx, err := exact(a)
+		// MySQL's digits (DecimalArith), then the one rounding to the declared type.
+		v, err := DecimalArith(op, a, b)
 		if err != nil {
 			return Value{}, err
 		}
-		y, sy, err := exact(b)
-		if err != nil {
-			return Value{}, err
+		if v.Null {
+			return NullValue(t), nil
 		}
-		var u *big.Int
-		switch op {
-		case OpAdd, OpSub, OpMod:
-			s := max(sx, sy)
-			x, y = roundScaled(x, sx, s), roundScaled(y, sy, s)
-			switch op {
-			case OpAdd:
-				u = new(big.Int).Add(x, y)
-			case OpSub:
-				u = new(big.Int).Sub(x, y)
-			default:
-				if y.Sign() == 0 {
-					return NullValue(t), nil
-				}
-				u = new(big.Int).Rem(x, y)
-			}
-			u = roundScaled(u, s, t.Scale)
-		case OpMul:
-			u = roundScaled(new(big.Int).Mul(x, y), sx+sy, t.Scale)
-		case OpDiv:
-			if y.Sign() == 0 {
-				return NullValue(t), nil
-			}
-			// x/10^sx ÷ y/10^sy at scale t.Scale, rounded half away from zero:
-			// round(x * 10^(t.Scale+sy-sx) / y), computed with one extra digit.
-			shift := t.Scale + sy - sx + 1
-			num := new(big.Int).Set(x)
-			den := new(big.Int).Set(y)
-			if shift >= 0 {
-				num.Mul(num, Pow10(shift))
-			} else {
-				den.Mul(den, Pow10(-shift))
-			}
-			q := new(big.Int).Quo(num, den)
-			u = roundScaled(q, 1, 0)
-		}
+		u := roundScaled(v.Dec, v.Type.Scale, t.Scale)
 		if new(big.Int).Abs(u).Cmp(Pow10(t.Precision)) >= 0 {
 			return Value{}, &OutOfRangeError{Type: "DECIMAL"}
 		}
