@@ -195,9 +195,9 @@ func kernelOf(op Op, in, t vec.Type) func(n *funcNode, out *vec.Vec, live []int3
 	case OpGreatest, OpLeast:
 		return extremeKernel
 	case OpLeft:
-		return leftKernel
+		return charsKernel(leftChars)
 	case OpRight:
-		return rightKernel
+		return charsKernel(rightChars)
 	case OpReplace:
 		return replaceKernel
 	case OpReverse:
@@ -225,29 +225,18 @@ func kernelOf(op Op, in, t vec.Type) func(n *funcNode, out *vec.Vec, live []int3
 	return nil
 }
 
-// leftKernel is LEFT(s, n): the first n characters of s, all of it when n is at least its
-// length, nothing when n < 1.
-func leftKernel(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
-	s, cnt := n.vals[0], n.vals[1].I64
-	var w strWriter
-	w.begin(out)
-	for _, i := range live {
-		w.put(i, leftChars(s.String(int(i)), cnt[i]))
+// charsKernel is LEFT(s, n) or RIGHT(s, n): the n characters pick takes from s.
+func charsKernel(pick func(s []byte, n int64) []byte) func(*funcNode, *vec.Vec, []int32, int) error {
+	return func(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
+		s, cnt := n.vals[0], n.vals[1].I64
+		var w strWriter
+		w.begin(out)
+		for _, i := range live {
+			w.put(i, pick(s.String(int(i)), cnt[i]))
+		}
+		w.finish(nrows)
+		return nil
 	}
-	w.finish(nrows)
-	return nil
-}
-
-// rightKernel is RIGHT(s, n): the last n characters of s.
-func rightKernel(n *funcNode, out *vec.Vec, live []int32, nrows int) error {
-	s, cnt := n.vals[0], n.vals[1].I64
-	var w strWriter
-	w.begin(out)
-	for _, i := range live {
-		w.put(i, rightChars(s.String(int(i)), cnt[i]))
-	}
-	w.finish(nrows)
-	return nil
 }
 
 // leftChars is the first n characters of UTF-8 text s (an invalid byte counts as one, as
