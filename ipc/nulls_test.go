@@ -14,22 +14,7 @@ import (
 // Nulls in sliced batches (bitmap offsets that are not byte-aligned, unknown null counts)
 // survive the link even when every recycled buffer is dirty.
 func TestSlicedNullsSurvive(t *testing.T) {
-	pool := NewBufferPool(0)
-	// Dirty the pool: buffers full of ones.
-	for n := 1; n <= 1<<16; n *= 2 {
-		b := pool.Get(n)
-		for i := range b[:cap(b)] {
-			b[:cap(b)][i] = 0xFF
-		}
-		pool.Put(b)
-	}
-	lg, _ := newTestLogger()
-	srv := NewServer(ServerConfig{Pool: pool, Logger: lg})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
+	pool, srv := dirtyPoolServer(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	srv.Handle("sliced", func(ctx context.Context, st *Stream) error {
 		ib := array.NewInt64Builder(memory.DefaultAllocator)
@@ -84,21 +69,7 @@ func TestSlicedNullsSurvive(t *testing.T) {
 // when every recycled buffer is dirty: Arrow's IPC writer and reader allocate the all-NULL
 // bitmap themselves and rely on the allocator returning zeroed memory.
 func TestAllNullColumnSurvivesDirtyPool(t *testing.T) {
-	pool := NewBufferPool(0)
-	for n := 1; n <= 1<<16; n *= 2 {
-		b := pool.Get(n)
-		for i := range b[:cap(b)] {
-			b[:cap(b)][i] = 0xFF
-		}
-		pool.Put(b)
-	}
-	lg, _ := newTestLogger()
-	srv := NewServer(ServerConfig{Pool: pool, Logger: lg})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
+	pool, srv := dirtyPoolServer(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "d", Type: &arrow.Decimal64Type{Precision: 15, Scale: 4}, Nullable: true},
@@ -167,4 +138,27 @@ func TestAllNullColumnSurvivesDirtyPool(t *testing.T) {
 		check("client", rec)
 		rec.Release()
 	}
+}
+
+// dirtyPoolServer returns a buffer pool whose recycled buffers are all full of ones, and a
+// server (shut down at the end of the test) that allocates from it: code that trusts
+// recycled memory to be zeroed shows up as wrong values.
+func dirtyPoolServer(t *testing.T) (*BufferPool, *Server) {
+	pool := NewBufferPool(0)
+	for n := 1; n <= 1<<16; n *= 2 {
+		b := pool.Get(n)
+		full := b[:cap(b)]
+		for i := range full {
+			full[i] = 0xFF
+		}
+		pool.Put(b)
+	}
+	lg, _ := newTestLogger()
+	srv := NewServer(ServerConfig{Pool: pool, Logger: lg})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return pool, srv
 }
