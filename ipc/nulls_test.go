@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -100,6 +101,11 @@ func TestAllNullColumnSurvivesDirtyPool(t *testing.T) {
 		}
 		check("server", got)
 		got.Release()
+		// Wait for the client's end of sending: a handler that returned first would end
+		// the stream under the client's CloseSend (the test failed ~1 run in 75 so).
+		if _, err := st.Recv(); err != io.EOF {
+			return fmt.Errorf("after the batch: %v, want the client's end of sending", err)
+		}
 		for range 3 {
 			rec := allNull()
 			err := st.Send(rec)
