@@ -23,16 +23,23 @@ const (
 )
 
 // hashRows combines the key columns' hashes of the listed rows into h (indexed by row).
-// Equal keys hash equally whatever batch they come from; NULLs hash to a fixed value.
+// Equal keys hash equally whatever batch they come from, and whether or not their column
+// may hold NULLs; a NULL hashes to a fixed value, whatever its payload slot holds (see
+// package vec: a NULL's payload is unspecified, and this is the one place keys are hashed).
 func hashRows(keys []*vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
 	for _, i := range rows {
 		h[i] = hashSeed0
 	}
 	for _, k := range keys {
+		if k.Nulls != nil {
+			hashColumnNulls(k, rows, h, seed)
+			continue
+		}
 		hashColumn(k, rows, h, seed)
 	}
 }
 
+// hashColumn mixes column v's values of the listed rows into h; v has no NULLs.
 func hashColumn(v *vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
 	switch v.Type.ID {
 	case vec.Int32, vec.Date32:
@@ -53,13 +60,7 @@ func hashColumn(v *vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
 	case vec.Float64:
 		x := v.F64
 		for _, i := range rows {
-			f := x[i]
-			if f == 0 {
-				f = 0 // -0 hashes as 0
-			} else if f != f {
-				f = math.NaN()
-			}
-			h[i] = mix64(h[i] ^ math.Float64bits(f))
+			h[i] = mixFloat(h[i], x[i])
 		}
 	case vec.Bool:
 		x := v.Bool
@@ -67,28 +68,61 @@ func hashColumn(v *vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
 			h[i] = mix64(h[i] ^ uint64(b2u8(x[i])+1))
 		}
 	case vec.String:
-		offs, data := v.Offsets, v.Bytes
 		for _, i := range rows {
-			s := data[offs[i]:offs[i+1]]
-			if len(s) <= 8 {
-				// Short strings are packed into a word with their length: one mix.
-				var w uint64
-				for k, c := range s {
-					w |= uint64(c) << (8 * k)
-				}
-				h[i] = mix64(h[i] ^ w ^ uint64(len(s))<<59 ^ 0x2545f4914f6cdd1d)
-				continue
-			}
-			h[i] = mix64(h[i] ^ maphash.Bytes(seed, s))
+			h[i] = mixString(h[i], v.String(int(i)), seed)
 		}
 	}
-	if v.Nulls != nil {
-		for _, i := range rows {
-			if v.Nulls[i] {
-				h[i] = mix64(h[i] ^ hashNull)
-			}
+}
+
+// hashColumnNulls is hashColumn for a column with NULLs: a non-NULL row mixes exactly as
+// hashColumn mixes it, and a NULL row mixes hashNull instead of its payload, so that every
+// NULL of the column lands in one group, one partition and one hash-join bucket.
+func hashColumnNulls(v *vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
+	nulls := v.Nulls
+	for _, i := range rows {
+		if nulls[i] {
+			h[i] = mix64(h[i] ^ hashNull)
+			continue
+		}
+		switch v.Type.ID {
+		case vec.Int32, vec.Date32:
+			h[i] = mix64(h[i] ^ uint64(int64(v.I32[i])))
+		case vec.Int64, vec.Decimal64:
+			h[i] = mix64(h[i] ^ uint64(v.I64[i]))
+		case vec.Decimal128:
+			h[i] = mix64(mix64(h[i]^v.D128[i].Lo) ^ uint64(v.D128[i].Hi))
+		case vec.Float64:
+			h[i] = mixFloat(h[i], v.F64[i])
+		case vec.Bool:
+			h[i] = mix64(h[i] ^ uint64(b2u8(v.Bool[i])+1))
+		case vec.String:
+			h[i] = mixString(h[i], v.String(int(i)), seed)
 		}
 	}
+}
+
+// mixFloat mixes a DOUBLE into h: -0 hashes as 0 and every NaN as one NaN, since they
+// compare equal as keys.
+func mixFloat(h uint64, f float64) uint64 {
+	if f == 0 {
+		f = 0
+	} else if f != f {
+		f = math.NaN()
+	}
+	return mix64(h ^ math.Float64bits(f))
+}
+
+// mixString mixes a string into h. Short strings (flags, modes, codes) are packed into a
+// word with their length: one mix instead of a call.
+func mixString(h uint64, s []byte, seed maphash.Seed) uint64 {
+	if len(s) <= 8 {
+		var w uint64
+		for k, c := range s {
+			w |= uint64(c) << (8 * k)
+		}
+		return mix64(h ^ w ^ uint64(len(s))<<59 ^ 0x2545f4914f6cdd1d)
+	}
+	return mix64(h ^ maphash.Bytes(seed, s))
 }
 
 func b2u8(b bool) uint8 {

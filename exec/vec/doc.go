@@ -10,7 +10,14 @@
 //     I64 (Int64, Decimal64), F64 (Float64), D128 (Decimal128), Bool (Bool), or
 //     Offsets+Bytes (String, Arrow layout: row i is Bytes[Offsets[i]:Offsets[i+1]]).
 //   - Nulls is nil when no row is NULL; otherwise Nulls[i] is true for a NULL row.
-//     The payload of a NULL row is unspecified (but, for strings, empty).
+//   - The payload slot of a NULL row is unspecified: a kernel that produces a NULL may leave
+//     any value there, and Arrow arrays from the link carry whatever the sender had (for
+//     strings the offsets still ascend, so the layout stays valid). The rule is that every
+//     consumer ignores it: a NULL is one value for hashing, grouping, DISTINCT, joins and
+//     sorting whatever bytes lie under its null bit. Keys are hashed in one place (package
+//     exec's hashRows), compared for equality in one place (RowsEqual) and ordered by
+//     comparators that test Nulls first; exec's random tests write garbage under every
+//     NULL to keep it so.
 //   - A Batch's Sel, when not nil, lists the active row positions in strictly ascending
 //     order; kernels write results at those positions so columns stay aligned.
 //   - Decimal values are unscaled integers: a Decimal(p,s) value v means v / 10^s. No

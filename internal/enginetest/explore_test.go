@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -19,14 +20,31 @@ import (
 //
 //	query [rowsort]    the result in psv form (NULL as NULL); rowsort sorts the rows first
 //	error              the error the query fails with
-func TestExplore(t *testing.T) {
-	ts := stores(t, 0.01)
+func TestExplore(t *testing.T) { runQueryFile(t, "testdata/explore", 0.01) }
+
+// TestRegressions runs testdata/regressions: every wrong answer found (by the differential
+// fuzzer of bench/duckdb/sqlfuzz, or by hand), reduced to a query over SF 0.01 data, with
+// the right answer (DuckDB's, which is also MySQL's) as its expected result.
+func TestRegressions(t *testing.T) { runQueryFile(t, "testdata/regressions", 0.01) }
+
+// TestRegressionsSF01 runs testdata/regressions-sf0.1, the findings that need SF 0.1 data
+// to show (COLINK_SF01=1).
+func TestRegressionsSF01(t *testing.T) {
+	if os.Getenv("COLINK_SF01") == "" {
+		t.Skip("set COLINK_SF01=1 to run the SF 0.1 regression queries")
+	}
+	runQueryFile(t, "testdata/regressions-sf0.1", 0.1)
+}
+
+// runQueryFile runs a file of query and error cases at sf, over one primproc and over two.
+func runQueryFile(t *testing.T, file string, sf float64) {
+	ts := stores(t, sf)
 	for _, layout := range []struct {
 		name string
 		s    *Session
-	}{{"one-primproc", newSession(t, 0.01, ts.one)}, {"two-primprocs", newSession(t, 0.01, ts.two)}} {
+	}{{"one-primproc", newSession(t, sf, ts.one)}, {"two-primprocs", newSession(t, sf, ts.two)}} {
 		t.Run(layout.name, func(t *testing.T) {
-			datadriven.RunTest(t, "testdata/explore", func(t *testing.T, c *datadriven.TestData) string {
+			datadriven.RunTest(t, file, func(t *testing.T, c *datadriven.TestData) string {
 				out, err := layout.s.Run(context.Background(), c.Input)
 				switch c.Cmd {
 				case "query":
