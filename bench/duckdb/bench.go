@@ -16,6 +16,7 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
+	"github.com/colinkdb/colink/bench/duckdb/internal/tpchfiles"
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/internal/rusage"
 )
@@ -55,7 +56,7 @@ type instance struct {
 }
 
 // openInstance starts a fresh DuckDB database with the given threads and the table views.
-func openInstance(ctx context.Context, tables []tableFiles, threads int) (*instance, error) {
+func openInstance(ctx context.Context, tables []tpchfiles.Table, threads int) (*instance, error) {
 	connector, err := duckdb.NewConnector("", nil)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: open database: %w", err)
@@ -70,7 +71,7 @@ func openInstance(ctx context.Context, tables []tableFiles, threads int) (*insta
 	in := &instance{db: db, conn: conn}
 	setup := []string{"set threads = " + strconv.Itoa(threads)}
 	for _, t := range tables {
-		setup = append(setup, createViewSQL(t))
+		setup = append(setup, tpchfiles.ViewSQL(t))
 	}
 	for _, s := range setup {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
@@ -250,7 +251,7 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 		return nil, nil, fmt.Errorf("need threads ≥ 1, runs ≥ 1 and a query (got %d, %d, %d)",
 			cfg.Threads, cfg.Runs, len(cfg.Queries))
 	}
-	tables, err := findTables(cfg.DataDir)
+	tables, err := tpchfiles.Find(cfg.DataDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,7 +269,7 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	schema, err := checkSchemas(ctx, setup.conn, tables)
+	schema, err := tpchfiles.CheckSchemas(ctx, setup.conn, tables)
 	if err != nil {
 		setup.close()
 		return nil, nil, fmt.Errorf("the Parquet files in %s do not read as the TPC-H schema: %w", cfg.DataDir, err)

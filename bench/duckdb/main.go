@@ -26,6 +26,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/colinkdb/colink/bench/duckdb/internal/tpchfiles"
 	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
@@ -115,7 +116,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return &usageError{err}
 	}
-	if _, err := findTables(*data); err != nil {
+	if _, err := tpchfiles.Find(*data); err != nil {
 		return &usageError{err}
 	}
 	if *check != "" {

@@ -37,12 +37,29 @@ func (Decorrelate) Name() string { return "decorrelate" }
 
 // Apply implements Rule.
 func (Decorrelate) Apply(c *Context, root plan.Node) (plan.Node, error) {
-	d := &decorrelator{c: c}
+	d := &decorrelator{c: c, seen: map[*plan.Subquery]bool{}}
 	return d.node(root)
 }
 
 type decorrelator struct {
 	c *Context
+	// done maps each subquery already turned into a join within the current filter or
+	// projection to the expression that replaced it. The binder shares one Subquery among
+	// the copies of an operand it expands (BETWEEN's x >= a AND x <= b, NULLIF's CASE WHEN
+	// x = y THEN NULL ELSE x END), and each copy must read the one join's column: a second
+	// join over the same plan nodes would put them twice in the tree.
+	done map[*plan.Subquery]plan.Expr
+	// seen holds every subquery decorrelated so far, to refuse one that is shared between
+	// two clauses rather than plan it wrongly.
+	seen map[*plan.Subquery]bool
+}
+
+// scope starts a new filter's or projection's memo of decorrelated subqueries and returns
+// the function that restores the enclosing one.
+func (d *decorrelator) scope() func() {
+	outer := d.done
+	d.done = map[*plan.Subquery]plan.Expr{}
+	return func() { d.done = outer }
 }
 
 func unsupportedCorrelation() error {
@@ -72,6 +89,7 @@ func (d *decorrelator) node(n plan.Node) (plan.Node, error) {
 }
 
 func (d *decorrelator) filter(f *plan.Filter) (plan.Node, error) {
+	defer d.scope()()
 	input := f.Input
 	var rest []plan.Expr
 	for _, c := range f.Conds {
@@ -103,6 +121,7 @@ func (d *decorrelator) filter(f *plan.Filter) (plan.Node, error) {
 }
 
 func (d *decorrelator) project(p *plan.Project) (plan.Node, error) {
+	defer d.scope()()
 	for i, e := range p.Exprs {
 		if !plan.HasSubquery(e) {
 			continue
@@ -125,6 +144,14 @@ func (d *decorrelator) replace(e plan.Expr, input plan.Node) (plan.Expr, plan.No
 		if !ok || err != nil {
 			return nil, err != nil
 		}
+		if v, ok := d.done[sq]; ok {
+			return v, true
+		}
+		if d.seen[sq] {
+			err = sqlerr.Unsupported("the same subquery in two clauses")
+			return x, true
+		}
+		orig := sq
 		if sq.Probe != nil && plan.HasSubquery(sq.Probe) {
 			c := *sq
 			c.Probe, input, err = d.replace(sq.Probe, input)
@@ -139,6 +166,7 @@ func (d *decorrelator) replace(e plan.Expr, input plan.Node) (plan.Expr, plan.No
 		} else {
 			v, input, err = d.mark(input, sq)
 		}
+		d.done[orig], d.seen[orig] = v, true
 		return v, true
 	})
 	if err != nil {

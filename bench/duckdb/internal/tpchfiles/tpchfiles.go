@@ -1,4 +1,8 @@
-package main
+// Package tpchfiles owns how the bench module's DuckDB programs find and open the TPC-H
+// tables that `dbt3 gen --format parquet` writes: locating each table's files, the DuckDB
+// statements that expose them (a view over the files, or a table loaded into DuckDB's own
+// storage), and the check that DuckDB sees the TPC-H schema.
+package tpchfiles
 
 import (
 	"context"
@@ -15,15 +19,15 @@ import (
 	"github.com/colinkdb/colink/tpch"
 )
 
-// tableFiles is one TPC-H table and the Parquet files that hold it, in chunk order.
-type tableFiles struct {
+// Table is one TPC-H table and the Parquet files that hold it, in chunk order.
+type Table struct {
 	Name  string
 	Paths []string
 }
 
-// findTables locates the eight tables' Parquet files in dir, as `dbt3 gen --format parquet`
+// Find locates the eight tables' Parquet files in dir, as `dbt3 gen --format parquet`
 // writes them: <table>.parquet, or <table>.<K>.parquet (K = 1 … N) with --chunks N.
-func findTables(dir string) ([]tableFiles, error) {
+func Find(dir string) ([]Table, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
@@ -35,7 +39,7 @@ func findTables(dir string) ([]tableFiles, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	var out []tableFiles
+	var out []Table
 	for _, name := range tpch.TableNames() {
 		var single string
 		var chunks []int
@@ -65,7 +69,7 @@ func findTables(dir string) ([]tableFiles, error) {
 			return nil, fmt.Errorf("data directory %s holds both %s and %s.<K>.parquet chunks: which is table %s?",
 				dir, single, name, name)
 		case single != "":
-			out = append(out, tableFiles{Name: name, Paths: []string{filepath.Join(dir, single)}})
+			out = append(out, Table{Name: name, Paths: []string{filepath.Join(dir, single)}})
 		case len(chunks) > 0:
 			slices.Sort(chunks)
 			for i, k := range chunks {
@@ -74,7 +78,7 @@ func findTables(dir string) ([]tableFiles, error) {
 						dir, name, chunks, i+1)
 				}
 			}
-			tf := tableFiles{Name: name}
+			tf := Table{Name: name}
 			for _, k := range chunks {
 				tf.Paths = append(tf.Paths, filepath.Join(dir, name+"."+strconv.Itoa(k)+".parquet"))
 			}
@@ -87,21 +91,31 @@ func findTables(dir string) ([]tableFiles, error) {
 	return out, nil
 }
 
-// createViewSQL returns the statement that exposes t to DuckDB as a view over read_parquet.
-func createViewSQL(t tableFiles) string {
-	quoted := make([]string, len(t.Paths))
-	for i, p := range t.Paths {
-		quoted[i] = sqlString(p)
-	}
-	return fmt.Sprintf("create view %s as select * from read_parquet([%s])", t.Name, strings.Join(quoted, ", "))
+// ViewSQL returns the statement that exposes t to DuckDB as a view over read_parquet.
+func ViewSQL(t Table) string {
+	return "create view " + t.Name + " as select * from read_parquet([" + t.pathList() + "])"
 }
 
-// sqlString quotes s as an SQL string literal.
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+// LoadSQL returns the statement that loads t into a DuckDB table of its own (DuckDB's
+// native storage, what a user who picks DuckDB queries).
+func LoadSQL(t Table) string {
+	return "create table " + t.Name + " as select * from read_parquet([" + t.pathList() + "])"
+}
 
-// duckdbType is the DuckDB type a column of SQL type t must have when read from the files
+func (t Table) pathList() string {
+	quoted := make([]string, len(t.Paths))
+	for i, p := range t.Paths {
+		quoted[i] = Quote(p)
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// Quote quotes s as an SQL string literal.
+func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// DuckDBType is the DuckDB type a column of SQL type t must have when read from the files
 // dbt3 gen writes: money stays an exact DECIMAL(15,2), dates stay DATE.
-func duckdbType(t tpch.Type) string {
+func DuckDBType(t tpch.Type) string {
 	switch t.Kind {
 	case tpch.KindInt32:
 		return "INTEGER"
@@ -117,10 +131,10 @@ func duckdbType(t tpch.Type) string {
 	return "?"
 }
 
-// checkSchemas compares every view's columns, as DuckDB describes them, with the TPC-H schema
+// CheckSchemas compares every view's columns, as DuckDB describes them, with the TPC-H schema
 // and returns one line per table saying what DuckDB sees. A column with another name or type
 // is an error: the queries' results would not be comparable.
-func checkSchemas(ctx context.Context, conn *sql.Conn, tables []tableFiles) ([]string, error) {
+func CheckSchemas(ctx context.Context, conn *sql.Conn, tables []Table) ([]string, error) {
 	var lines []string
 	var errs []error
 	for _, tf := range tables {
@@ -153,7 +167,7 @@ func checkSchemas(ctx context.Context, conn *sql.Conn, tables []tableFiles) ([]s
 		}
 		parts := make([]string, len(got))
 		for i, c := range def.Columns {
-			want := duckdbType(c.Type)
+			want := DuckDBType(c.Type)
 			if got[i][0] != c.Name || got[i][1] != want {
 				errs = append(errs, fmt.Errorf("table %s column %d: DuckDB sees %s %s, want %s %s (%s)",
 					tf.Name, i+1, got[i][0], got[i][1], c.Name, want, c.Type.SQL()))

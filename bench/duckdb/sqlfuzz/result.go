@@ -1,0 +1,193 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// colClass is how a result column's values compare.
+type colClass uint8
+
+const (
+	classText  colClass = iota // byte-wise
+	classExact                 // integers and decimals: exactly, as numbers (12.50 = 12.5)
+	classFloat                 // a DOUBLE on either side: as numbers, with a tolerance
+)
+
+// classify maps an engine's column type name to its class.
+func classify(typeName string) colClass {
+	t := strings.ToUpper(typeName)
+	switch {
+	case strings.HasPrefix(t, "DECIMAL"), strings.Contains(t, "INT"), t == "NEWDECIMAL":
+		return classExact
+	case t == "DOUBLE", t == "FLOAT", t == "REAL":
+		return classFloat
+	}
+	return classText
+}
+
+// cell is one value of a result: NULL, or its text as the engine printed it (dates as
+// yyyy-mm-dd, numbers in decimal).
+type cell struct {
+	null bool
+	s    string
+}
+
+func (c cell) String() string {
+	if c.null {
+		return "NULL"
+	}
+	return c.s
+}
+
+// result is a query's answer from one engine.
+type result struct {
+	types []string // the engine's column type names
+	rows  [][]cell
+}
+
+// classes combines two results' column types: numbers compare as numbers only when both
+// engines say number, with a tolerance when either says DOUBLE.
+func classes(a, b *result) []colClass {
+	out := make([]colClass, len(a.types))
+	for i := range out {
+		ca, cb := classify(a.types[i]), classify(b.types[i])
+		switch {
+		case ca == classText || cb == classText:
+			out[i] = classText
+		case ca == classFloat || cb == classFloat:
+			out[i] = classFloat
+		default:
+			out[i] = classExact
+		}
+	}
+	return out
+}
+
+// cellsEqual compares two values of a column of class cl.
+func cellsEqual(a, b cell, cl colClass) bool {
+	if a.null || b.null {
+		return a.null == b.null
+	}
+	switch cl {
+	case classExact:
+		x, ok1 := new(big.Rat).SetString(a.s)
+		y, ok2 := new(big.Rat).SetString(b.s)
+		if ok1 && ok2 {
+			return x.Cmp(y) == 0
+		}
+	case classFloat:
+		x, err1 := strconv.ParseFloat(a.s, 64)
+		y, err2 := strconv.ParseFloat(b.s, 64)
+		if err1 == nil && err2 == nil {
+			return floatsClose(x, y)
+		}
+	}
+	return a.s == b.s
+}
+
+// floatsClose allows for summation order (relative 1e-9) and for MySQL's AVG, a DECIMAL
+// rounded to 4 or 6 places where DuckDB's is a DOUBLE (absolute 6e-5).
+func floatsClose(x, y float64) bool {
+	if x == y || (math.IsNaN(x) && math.IsNaN(y)) {
+		return true
+	}
+	d := math.Abs(x - y)
+	return d <= 6e-5 || d <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+}
+
+// sortKey is a row's text for putting a multiset in order: floats rounded to 8 significant
+// digits and exact numbers normalised, so that rows the comparison calls equal sort alike.
+func sortKey(row []cell, cls []colClass) string {
+	var b strings.Builder
+	for i, c := range row {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		if c.null {
+			b.WriteString("\x00NULL")
+			continue
+		}
+		switch cls[i] {
+		case classFloat:
+			if f, err := strconv.ParseFloat(c.s, 64); err == nil {
+				fmt.Fprintf(&b, "%.8g", f)
+				continue
+			}
+		case classExact:
+			if r, ok := new(big.Rat).SetString(c.s); ok {
+				b.WriteString(r.RatString())
+				continue
+			}
+		}
+		b.WriteString(c.s)
+	}
+	return b.String()
+}
+
+// sameAnswer compares two results: in order when ordered, else as multisets. It returns ""
+// when they agree, or what differs.
+func sameAnswer(a, b *result, ordered bool) string {
+	if len(a.types) != len(b.types) {
+		return fmt.Sprintf("%d columns against %d", len(a.types), len(b.types))
+	}
+	cls := classes(a, b)
+	ra, rb := a.rows, b.rows
+	if !ordered {
+		ra, rb = sortedRows(ra, cls), sortedRows(rb, cls)
+	}
+	if len(ra) != len(rb) {
+		return fmt.Sprintf("%d rows against %d", len(ra), len(rb))
+	}
+	for i := range ra {
+		for j := range ra[i] {
+			if !cellsEqual(ra[i][j], rb[i][j], cls[j]) {
+				return fmt.Sprintf("row %d column %d: %s against %s", i+1, j+1, ra[i][j], rb[i][j])
+			}
+		}
+	}
+	return ""
+}
+
+func sortedRows(rows [][]cell, cls []colClass) [][]cell {
+	type keyed struct {
+		k string
+		r []cell
+	}
+	ks := make([]keyed, len(rows))
+	for i, r := range rows {
+		ks[i] = keyed{sortKey(r, cls), r}
+	}
+	slices.SortStableFunc(ks, func(x, y keyed) int { return strings.Compare(x.k, y.k) })
+	out := make([][]cell, len(rows))
+	for i := range ks {
+		out[i] = ks[i].r
+	}
+	return out
+}
+
+// format prints up to max rows in psv form.
+func (r *result) format(max int) string {
+	var b strings.Builder
+	for i, row := range r.rows {
+		if i == max {
+			fmt.Fprintf(&b, "… %d more rows\n", len(r.rows)-max)
+			break
+		}
+		for j, c := range row {
+			if j > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(c.String())
+		}
+		b.WriteByte('\n')
+	}
+	if len(r.rows) == 0 {
+		b.WriteString("(no rows)\n")
+	}
+	return b.String()
+}
