@@ -34,6 +34,7 @@ func run(args []string) int {
 		transport string
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "log format: text or json")
+		debugAddr = fs.String("debug-listen", "", "serve Go's profiles (net/http/pprof) on this address; a bare :port binds loopback (default: off)")
 	)
 	fs.StringArrayVar(&cfg.PrimProcs, "primproc", nil, "primproc to connect to, repeatable: tcp://host:port or unix:///path (default "+exemgr.DefaultPrimProc+")")
 	fs.StringVar(&transport, "transport", string(ipc.DefaultTransport), "link transport: tcp, unix (the primproc's unix socket, found through its hello) or auto (unix for a local primproc, else tcp)")
@@ -121,6 +122,12 @@ func run(args []string) int {
 	}
 	ctx, stop := daemon.SignalContext(log)
 	defer stop()
+	if *debugAddr != "" {
+		if _, err := daemon.ServeDebug(ctx, *debugAddr, log); err != nil {
+			log.Error("exemgr: cannot start", "err", err)
+			return daemon.ExitUsage
+		}
+	}
 	if err := em.Run(ctx, engine.Service(srv)); err != nil {
 		log.Error("exemgr: failed", "err", err)
 		return daemon.ExitFailure

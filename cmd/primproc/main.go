@@ -28,6 +28,7 @@ func run(args []string) int {
 		lim       ipc.Limits
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "log format: text or json")
+		debugAddr = fs.String("debug-listen", "", "serve Go's profiles (net/http/pprof) on this address; a bare :port binds loopback (default: off)")
 	)
 	fs.StringVar(&cfg.DataDir, "data-dir", primproc.DefaultDataDir, "directory of the tables' segment files and catalog (created if missing; one primproc per directory)")
 	daemon.ByteSizeVar(fs, &cfg.CacheSize, "cache-size", storage.DefaultCacheSize(), "a third of physical memory",
@@ -96,6 +97,12 @@ func run(args []string) int {
 	}
 	ctx, stop := daemon.SignalContext(log)
 	defer stop()
+	if *debugAddr != "" {
+		if _, err := daemon.ServeDebug(ctx, *debugAddr, log); err != nil {
+			log.Error("primproc: cannot start", "err", err)
+			return daemon.ExitUsage
+		}
+	}
 	if err := d.Run(ctx); err != nil {
 		log.Error("primproc: failed", "err", err)
 		return daemon.ExitFailure

@@ -329,8 +329,12 @@ func fuzz(ctx context.Context, cfg *config, stdout io.Writer) (*summary, error) 
 			for _, sh := range shapes(q) {
 				sum.Shapes[sh]++
 			}
+			var whole *result // colink's answer, for TLP
 			for _, name := range []string{"differential", "tlp", "norec"} {
-				out := o.check(ctx, name, q, cfg.timeout)
+				out := o.checkWith(ctx, name, q, cfg.timeout, whole)
+				if name == "differential" && out.leftErr == nil {
+					whole = out.left
+				}
 				sum.Oracles[name].add(out)
 				if out.v != differ {
 					continue
@@ -380,13 +384,18 @@ func fuzz(ctx context.Context, cfg *config, stdout io.Writer) (*summary, error) 
 
 // check runs one oracle with the per-query bound.
 func (o *oracles) check(ctx context.Context, name string, q *query, timeout time.Duration) outcome {
+	return o.checkWith(ctx, name, q, timeout, nil)
+}
+
+// checkWith is check with colink's answer to q, when already known, for TLP.
+func (o *oracles) checkWith(ctx context.Context, name string, q *query, timeout time.Duration, whole *result) outcome {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	switch name {
 	case "differential":
 		return o.differential(ctx, q)
 	case "tlp":
-		return o.tlp(ctx, q)
+		return o.tlp(ctx, q, whole)
 	}
 	return o.norec(ctx, q)
 }

@@ -145,11 +145,15 @@ func partitions(q *query) []*query {
 // tlp is SQLancer's ternary logic partitioning on colink alone: a query's answer equals the
 // union of its answers under WHERE p, WHERE NOT p and WHERE p IS NULL (re-aggregated by
 // group for COUNT, SUM, MIN and MAX; de-duplicated for DISTINCT).
-func (o *oracles) tlp(ctx context.Context, q *query) outcome {
+// whole, if not nil, is colink's answer to q already at hand (from the differential oracle).
+func (o *oracles) tlp(ctx context.Context, q *query, whole *result) outcome {
 	if !tlpApplies(q) {
 		return outcome{v: skipped, reason: "TLP does not apply"}
 	}
-	texts := []string{q.sql(mysqlDialect)}
+	var texts []string
+	if whole == nil {
+		texts = append(texts, q.sql(mysqlDialect))
+	}
 	for _, p := range partitions(q) {
 		texts = append(texts, p.sql(mysqlDialect))
 	}
@@ -161,8 +165,10 @@ func (o *oracles) tlp(ctx context.Context, q *query) outcome {
 	if reason != "" {
 		return outcome{v: skipped, reason: reason}
 	}
-	whole := rs[0]
-	union := combine(q, whole.types, rs[1:])
+	if whole == nil {
+		whole, rs = rs[0], rs[1:]
+	}
+	union := combine(q, whole.types, rs)
 	out := outcome{left: whole, right: union, leftName: "colink", rightName: "colink, union of the TLP partitions"}
 	if d := sameAnswer(whole, union, false); d != "" {
 		out.v, out.reason, out.sig = differ, d, "wrong answer"

@@ -1,0 +1,49 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestDebugAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		":6060":          "127.0.0.1:6060",
+		"6060":           "127.0.0.1:6060",
+		"0.0.0.0:6060":   "0.0.0.0:6060",
+		"[::1]:7":        "[::1]:7",
+		"localhost:6061": "localhost:6061",
+	} {
+		got, err := DebugAddr(in)
+		if err != nil || got != want {
+			t.Errorf("DebugAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := DebugAddr("no port"); err == nil {
+		t.Error("DebugAddr accepted an address without a port")
+	}
+}
+
+func TestServeDebug(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := ServeDebug(ctx, "127.0.0.1:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr.String() + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "goroutine") {
+		t.Errorf("GET /debug/pprof/: %d %q", resp.StatusCode, body)
+	}
+	if _, err := ServeDebug(ctx, addr.String(), slog.New(slog.DiscardHandler)); err == nil {
+		t.Error("a second listener on the same address did not fail")
+	}
+}
