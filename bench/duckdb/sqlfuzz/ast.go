@@ -155,18 +155,20 @@ type subquery struct {
 
 func (s *subquery) kind() kind { return s.k }
 func (s *subquery) render(d dialect, b *strings.Builder) {
+	// Parenthesised whole: NOT binds looser than IS in MySQL, so "not exists (…) is null"
+	// would be NOT ((EXISTS …) IS NULL).
+	b.WriteString("(")
 	switch s.form {
 	case "exists", "not exists":
 		b.WriteString(s.form)
-		b.WriteString(" (")
+		b.WriteString(" ")
 	case "in", "not in":
 		s.lhs.render(d, b)
-		b.WriteString(" " + s.form + " (")
-	default:
-		b.WriteString("(")
+		b.WriteString(" " + s.form + " ")
 	}
+	b.WriteString("(")
 	s.q.render(d, b)
-	b.WriteString(")")
+	b.WriteString("))")
 }
 func (s *subquery) children() []expr {
 	if s.lhs != nil {
