@@ -36,12 +36,12 @@ func TestPoolGivesIdleMemoryBack(t *testing.T) {
 	bufs = nil
 	held := residentBytes()
 	d.trimPool() // the buffers were in use since the last trim: kept
-	if s := d.pool.Stats(); s.Kept != 128<<20 || s.Trimmed != 0 {
+	if s := d.pool.Stats(); s.Idle != 128<<20 || s.Released != 0 {
 		t.Fatalf("after the first trim: %+v, want 128 MiB kept", s)
 	}
 	start := time.Now()
 	d.trimPool() // unused for a whole interval: let go, and returned to the OS
-	if s := d.pool.Stats(); s.Kept != 0 || s.Trimmed != 128<<20 {
+	if s := d.pool.Stats(); s.Idle != 0 || s.Released != 128<<20 {
 		t.Fatalf("after the second trim: %+v, want all 128 MiB let go", s)
 	}
 	if held > 0 {

@@ -346,7 +346,7 @@ func newPool(size int64) *vec.Pool {
 // and no request is running, the memory goes back to the OS now rather than whenever the
 // runtime's scavenger gets to it, so that an idle primproc's resident size shrinks.
 func (d *Daemon) trimPool() {
-	n := d.pool.Trim()
+	n := d.pool.Sweep()
 	if n == 0 {
 		return
 	}
@@ -358,7 +358,7 @@ func (d *Daemon) trimPool() {
 	if returned {
 		debug.FreeOSMemory()
 	}
-	d.log.Debug("primproc: pool trimmed", "released", n, "returned_to_os", returned, "kept", d.pool.Stats().Kept)
+	d.log.Debug("primproc: pool trimmed", "released", n, "returned_to_os", returned, "kept", d.pool.Stats().Idle)
 }
 
 // Run is New followed by Daemon.Run.

@@ -52,7 +52,7 @@ func crashChild() {
 			time.Sleep(time.Minute) // the parent kills us here
 			os.Exit(3)
 		}
-		rec := genRecord(s.opts.Allocator, sc, seed, off, min(700, rows-off))
+		rec := genRecord(s.alloc, sc, seed, off, min(700, rows-off))
 		if err := w.Write(ctx, rec); err != nil {
 			fail(err)
 		}
@@ -227,7 +227,7 @@ func refreshChild() {
 		if err != nil {
 			fail(err)
 		}
-		rec := genRecord(s.opts.Allocator, sc, 1, start, 500)
+		rec := genRecord(s.alloc, sc, 1, start, 500)
 		if err := w.Write(ctx, rec); err != nil {
 			fail(err)
 		}

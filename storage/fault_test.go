@@ -44,7 +44,7 @@ func faultOps() []faultOp {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := genRecord(w.tx.store.opts.Allocator, sc, 2, 0, 700)
+			rec := genRecord(w.tx.store.alloc, sc, 2, 0, 700)
 			defer rec.Release()
 			if err := w.Write(ctx, rec); err != nil {
 				t.Fatal(err)

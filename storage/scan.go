@@ -172,7 +172,7 @@ func (sc *Scan) Read(ctx context.Context, ref RowGroupRef) (arrow.Record, error)
 		return rec, err
 	}
 	defer rec.Release()
-	return dropDeleted(rec, ref, sc.store.opts.Allocator)
+	return dropDeleted(rec, ref, sc.store.alloc)
 }
 
 // ReadWithDeleted returns all stored rows of the row group, deleted ones included, without
@@ -198,7 +198,7 @@ func (sc *Scan) ReadWithDeleted(ctx context.Context, ref RowGroupRef) (arrow.Rec
 	}
 	for i, c := range sc.cols {
 		if c < 0 {
-			arr, err := rowIDColumn(sc.tag, ref, sc.store.opts.Allocator)
+			arr, err := rowIDColumn(sc.tag, ref, sc.store.alloc)
 			if err != nil {
 				release()
 				return nil, fmt.Errorf("storage: read table %q: %w", sc.table.Name, err)

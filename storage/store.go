@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/colinkdb/colink/internal/atomicfile"
+	"github.com/colinkdb/colink/internal/bufpool"
 	"github.com/colinkdb/colink/storage/ndv"
 )
 
@@ -56,8 +57,10 @@ type Options struct {
 	SegmentRows int
 	// Compression is the Parquet codec for new segments: "none", "snappy", "zstd" or "lz4".
 	Compression string
-	// Allocator allocates decoded columns. The default recycles large buffers freed by
-	// evictions and cache drops into later decodes.
+	// Allocator, if set, allocates every array the store makes: decoded columns, scans'
+	// extra columns and writers' buffers (tests pass a checked allocator). By default the
+	// decoded columns, which the column cache holds, come from an off-heap recycling pool
+	// (see decodePool) and the rest from the Go heap.
 	Allocator memory.Allocator
 	// Logger receives notices (leftover files removed, etc.); default slog.Default().
 	Logger *slog.Logger
@@ -81,10 +84,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if _, err := codec(o.Compression); err != nil {
 		return o, err
-	}
-	if o.Allocator == nil {
-		// Recycle up to an eighth of the cache budget (64 MiB – 1 GiB) of decode buffers.
-		o.Allocator = newRecyclingAllocator(min(1<<30, max(64<<20, o.CacheSize/8)), recycleIdle)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -114,6 +113,12 @@ type Store struct {
 	log   *slog.Logger
 	lock  *os.File
 	cache *columnCache
+	// decode allocates decoded columns and alloc everything else the store makes (both
+	// Options.Allocator when set). pool is decode when the store made it: an off-heap
+	// bufpool, so that the column cache's bytes are its own size in the daemon's memory
+	// and not a Go heap the garbage collector lets grow to twice their size.
+	decode, alloc memory.Allocator
+	pool          *bufpool.Pool
 
 	nextSegmentID atomic.Uint64 // allocator for segment ids of uncommitted writes
 	commitMu      sync.Mutex    // serializes commits
@@ -181,6 +186,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		segs:     make(map[uint64]*segment),
 		dels:     make(map[string]bitmap),
 		sketches: make(map[uint64][]ndv.Sketch),
+		decode:   opts.Allocator,
+		alloc:    opts.Allocator,
+	}
+	if s.alloc == nil {
+		s.pool = decodePool(opts.CacheSize)
+		s.decode, s.alloc = s.pool, memory.DefaultAllocator
 	}
 	s.nextSegmentID.Store(cat.NextSegmentID)
 	if err := s.removeLeftovers(cat); err != nil {
@@ -276,8 +287,8 @@ func (s *Store) Close() error {
 		sg.close()
 	}
 	s.cache.drop()
-	if ra, ok := s.opts.Allocator.(*recyclingAllocator); ok {
-		ra.trim() // the store's own: nothing allocates from it any more
+	if s.pool != nil {
+		s.pool.Close() // nothing decodes any more; arrays still held are unmapped when released
 	}
 	return errors.Join(settleErr, s.lock.Close())
 }
@@ -474,7 +485,7 @@ func (s *Store) segment(table string, sm *segmentMeta) (*segment, error) {
 	}
 	sg := s.segs[sm.ID]
 	if sg == nil {
-		sg = &segment{path: filepath.Join(s.dir, filepath.FromSlash(sm.File)), table: table, meta: sm, alloc: s.opts.Allocator}
+		sg = &segment{path: filepath.Join(s.dir, filepath.FromSlash(sm.File)), table: table, meta: sm, alloc: s.decode}
 		s.segs[sm.ID] = sg
 	}
 	return sg, nil

@@ -290,7 +290,7 @@ func (tx *Txn) newWriter(table string, sc *arrow.Schema, kinds []colKind) (*Tabl
 		parquet.WithMaxRowGroupLength(int64(s.opts.RowGroupRows)),
 		parquet.WithStoreDecimalAsInteger(true),
 		parquet.WithCreatedBy("colink storage"),
-		parquet.WithAllocator(s.opts.Allocator),
+		parquet.WithAllocator(s.alloc),
 	)
 	dir := filepath.Join(s.dir, "tables", table)
 	if err := ensureDir(s.dir, filepath.Join("tables", table)); err != nil {

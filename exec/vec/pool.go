@@ -1,178 +1,40 @@
 package vec
 
 import (
-	"math/bits"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/internal/bufpool"
 )
 
-// Pool is an Arrow allocator that recycles freed buffers by power-of-two size class, so
-// that a steady stream of batches reuses warm memory instead of faulting in fresh pages
-// (~13 µs each on the machines colink targets). It is safe for concurrent use, so one pool
-// may serve every query of a daemon.
-//
-// Buffers of 64 B .. 64 MiB are pooled; larger ones come from and return to the Go heap.
-// At most retain bytes are kept on the free lists; beyond that freed buffers are dropped.
-// Trim drops the buffers no Allocate has wanted since the previous Trim, so that a daemon
-// calling it periodically gives idle memory back. Allocate returns zeroed memory, as
-// Arrow's builders expect.
+// Pool is the recycling Arrow allocator operators and fragments take their buffers from:
+// colink's one buffer pool (package bufpool), safe for concurrent use, so one pool may
+// serve every query of a daemon. Allocate returns zeroed memory, as Arrow's builders
+// expect; Sweep, called every interval, lets go of what lay unused the whole interval.
 //
 // MakeSlice and FreeSlice take typed arrays (hash indexes, aggregate states) from a pool.
-type Pool struct {
-	mu   sync.Mutex
-	free [maxClass + 1][][]byte
-	// idle[c] is the low-water mark of len(free[c]) since the last Trim: the buffers at
-	// free[c][:idle[c]] have lain unused for that whole time (the lists are stacks).
-	idle   [maxClass + 1]int
-	kept   int64
-	retain int64
-	// scribble fills freed buffers with garbage (NewScribblingPool).
-	scribble bool
+type Pool = bufpool.Pool
 
-	allocs, reuses, trimmed atomic.Int64
-}
+// PoolStats counts a pool's work.
+type PoolStats = bufpool.Stats
 
-const (
-	minClass = 6  // 64 B
-	maxClass = 26 // 64 MiB
-)
-
-// NewPool returns a pool that keeps at most retain bytes of free buffers (0: 256 MiB).
-func NewPool(retain int64) *Pool {
-	if retain <= 0 {
-		retain = 256 << 20
-	}
-	return &Pool{retain: retain}
-}
-
-func sizeClass(n int) int {
-	if n <= 1<<minClass {
-		return minClass
-	}
-	return bits.Len(uint(n - 1))
-}
+// NewPool returns a pool on the Go heap that keeps at most retain bytes of free buffers
+// (0: 256 MiB).
+func NewPool(retain int64) *Pool { return bufpool.New(bufpool.Options{Retain: retain}) }
 
 // NewScribblingPool is NewPool for tests: every buffer freed is filled with 0xA5 bytes
 // before it is kept, so that code reading memory after giving it back computes garbage
 // rather than the right answer by luck.
 func NewScribblingPool(retain int64) *Pool {
-	p := NewPool(retain)
-	p.scribble = true
-	return p
-}
-
-// Allocate returns a zeroed buffer of size bytes (its capacity may be larger; the bytes
-// past size are not zeroed).
-func (p *Pool) Allocate(size int) []byte {
-	c := sizeClass(size)
-	if c > maxClass {
-		return make([]byte, size)
-	}
-	p.mu.Lock()
-	l := p.free[c]
-	if n := len(l); n > 0 {
-		b := l[n-1]
-		l[n-1] = nil
-		p.free[c] = l[:n-1]
-		p.idle[c] = min(p.idle[c], n-1)
-		p.kept -= int64(cap(b))
-		p.mu.Unlock()
-		p.reuses.Add(1)
-		b = b[:size]
-		clear(b)
-		return b
-	}
-	p.mu.Unlock()
-	p.allocs.Add(1)
-	return make([]byte, size, 1<<c)
-}
-
-// Reallocate grows or shrinks b to size bytes, keeping its contents.
-func (p *Pool) Reallocate(size int, b []byte) []byte {
-	if size <= cap(b) {
-		old := len(b)
-		b = b[:size]
-		if size > old {
-			clear(b[old:])
-		}
-		return b
-	}
-	nb := p.Allocate(size)
-	copy(nb, b)
-	p.Free(b)
-	return nb
-}
-
-// Free returns b to its size class's free list. Nothing may use b afterwards.
-func (p *Pool) Free(b []byte) {
-	c := cap(b)
-	if c < 1<<minClass || c&(c-1) != 0 {
-		return
-	}
-	cl := bits.Len(uint(c)) - 1
-	if cl > maxClass {
-		return
-	}
-	if p.scribble {
-		whole := b[:c] // b may be shorter than its capacity
-		for i := range whole {
-			whole[i] = 0xA5
-		}
-	}
-	p.mu.Lock()
-	if p.kept+int64(c) <= p.retain {
-		p.free[cl] = append(p.free[cl], b[:0])
-		p.kept += int64(c)
-	}
-	p.mu.Unlock()
-}
-
-// Trim drops the free buffers that have lain unused since the previous Trim to the garbage
-// collector, and returns their bytes. Called every interval T, it keeps what a steady load
-// reuses and lets memory idle for T to 2T go.
-func (p *Pool) Trim() int64 {
-	var n int64
-	p.mu.Lock()
-	for c := range p.free {
-		l := p.free[c]
-		k := p.idle[c]
-		for _, b := range l[:k] {
-			n += int64(cap(b))
-		}
-		rest := copy(l, l[k:])
-		clear(l[rest:])
-		p.free[c] = l[:rest]
-		p.idle[c] = rest
-	}
-	p.kept -= n
-	p.mu.Unlock()
-	p.trimmed.Add(n)
-	return n
-}
-
-// PoolStats counts a pool's work.
-type PoolStats struct {
-	Allocs  int64 // buffers taken from the Go heap
-	Reuses  int64 // buffers served from the free lists
-	Kept    int64 // bytes on the free lists now
-	Trimmed int64 // bytes Trim has let go
-}
-
-// Stats returns the pool's counters.
-func (p *Pool) Stats() PoolStats {
-	p.mu.Lock()
-	kept := p.kept
-	p.mu.Unlock()
-	return PoolStats{Allocs: p.allocs.Load(), Reuses: p.reuses.Load(), Kept: kept, Trimmed: p.trimmed.Load()}
+	return bufpool.New(bufpool.Options{Retain: retain, Scribble: true})
 }
 
 var _ memory.Allocator = (*Pool)(nil)
 
 // Plain is the element types a Pool's memory may hold as a typed array: fixed-size values
-// without pointers (the garbage collector does not scan a pool's buffers).
+// without pointers (the garbage collector does not scan a pool's buffers, which may lie
+// outside its heap).
 type Plain interface {
 	~bool | ~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float64 | Int128
 }

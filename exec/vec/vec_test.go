@@ -219,12 +219,12 @@ func TestPoolRecycles(t *testing.T) {
 	if &b[0] != &a[0] || b[5] != 0 {
 		t.Fatalf("buffer not recycled or not zeroed")
 	}
-	if s := p.Stats(); s.Allocs != 1 || s.Reuses != 1 {
+	if s := p.Stats(); s.Misses != 1 || (s.Gets - s.Misses) != 1 {
 		t.Fatalf("stats %+v", s)
 	}
 	big := p.Allocate(2 << 20) // more than the pool retains
 	p.Free(big)
-	if p.Stats().Kept != 0 {
+	if p.Stats().Idle != 0 {
 		t.Fatalf("kept a buffer beyond the retention limit")
 	}
 }
@@ -268,7 +268,7 @@ func TestPoolTrim(t *testing.T) {
 	const size = 4096
 	trim := func(want int64) {
 		t.Helper()
-		if n := p.Trim(); n != want {
+		if n := p.Sweep(); n != want {
 			t.Fatalf("Trim released %d bytes, want %d", n, want)
 		}
 	}
@@ -284,11 +284,11 @@ func TestPoolTrim(t *testing.T) {
 	c := p.Allocate(size) // one of the two is reused, the other lies idle
 	p.Free(c)
 	trim(size)
-	if s := p.Stats(); s.Kept != size {
-		t.Fatalf("kept %d bytes, want the reused buffer's %d", s.Kept, size)
+	if s := p.Stats(); s.Idle != size {
+		t.Fatalf("kept %d bytes, want the reused buffer's %d", s.Idle, size)
 	}
 	trim(size)
-	if s := p.Stats(); s.Kept != 0 || s.Trimmed != 4*size {
+	if s := p.Stats(); s.Idle != 0 || s.Released != 4*size {
 		t.Fatalf("stats after trimming everything: %+v", s)
 	}
 }
@@ -325,10 +325,10 @@ func TestPoolSlices(t *testing.T) {
 		d[2] = Int128{Hi: 1, Lo: 2}
 		FreeSlice(p, d)
 		if p != nil {
-			if st := p.Stats(); st.Kept == 0 || st.Reuses != 0 {
+			if st := p.Stats(); st.Idle == 0 || (st.Gets - st.Misses) != 0 {
 				t.Fatalf("stats %+v", st)
 			}
-			if e := MakeSlice[int32](p, 5); e[0] != 0 || e[4] != 0 || p.Stats().Reuses != 1 {
+			if e := MakeSlice[int32](p, 5); e[0] != 0 || e[4] != 0 || (p.Stats().Gets - p.Stats().Misses) != 1 {
 				t.Fatalf("a recycled int32 array: %v, stats %+v", e, p.Stats())
 			}
 		}
@@ -368,10 +368,10 @@ func TestVecReserveFromRecycle(t *testing.T) {
 				t.Fatalf("%s row %d: %s, want %s", ty, i, got.AppendText(nil), d.AppendText(nil))
 			}
 		}
-		kept := p.Stats().Kept
+		kept := p.Stats().Idle
 		v.Recycle(p)
-		if v.Len() != 0 || p.Stats().Kept <= kept {
-			t.Fatalf("%s: after Recycle, %d values, pool keeps %d bytes (before %d)", ty, v.Len(), p.Stats().Kept, kept)
+		if v.Len() != 0 || p.Stats().Idle <= kept {
+			t.Fatalf("%s: after Recycle, %d values, pool keeps %d bytes (before %d)", ty, v.Len(), p.Stats().Idle, kept)
 		}
 	}
 }
