@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -407,5 +408,33 @@ func TestRoundOrder(t *testing.T) {
 	}
 	if _, err := ParseTransports([]string{"tcp", "tcp"}); err == nil {
 		t.Error("duplicate transport accepted")
+	}
+}
+
+func TestParseStatusRSS(t *testing.T) {
+	r, err := parseStatusRSS("Name:\tprimproc\nVmPeak:\t 9 kB\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\nThreads:\t7\n")
+	if err != nil || r.Now != 1<<20 || r.Peak != 2<<20 {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	if _, err := parseStatusRSS("Name:\tx\n"); err == nil {
+		t.Error("a status without VmRSS parsed")
+	}
+	// A peak well above the present, then a reset: the peak comes down to the present.
+	big := make([]byte, 96<<20)
+	for i := 0; i < len(big); i += 4096 {
+		big[i] = 1
+	}
+	big = nil
+	debug.FreeOSMemory()
+	self, err := ReadRSS(os.Getpid())
+	if err != nil || self.Now <= 0 || self.Peak < self.Now+64<<20 {
+		t.Fatalf("own RSS %+v, %v: want a peak 64 MiB above the present", self, err)
+	}
+	if err := ResetPeakRSS(os.Getpid()); err != nil {
+		t.Skipf("clear_refs not writable here: %v", err)
+	}
+	after, _ := ReadRSS(os.Getpid())
+	if after.Peak > self.Peak-32<<20 {
+		t.Errorf("peak %d MiB after the reset, %d MiB before", after.Peak>>20, self.Peak>>20)
 	}
 }

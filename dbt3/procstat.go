@@ -121,3 +121,53 @@ func (c CPUCheck) Compare(process string, self measure.Usage, proc CPUTicks) str
 func ticksToUsage(t CPUTicks, hz int64) measure.Usage {
 	return measure.Usage{User: float64(t.User) / float64(hz), Sys: float64(t.Sys) / float64(hz)}
 }
+
+// ResetPeakRSS restarts the kernel's count of a process's peak resident size (VmHWM), as
+// writing 5 to /proc/PID/clear_refs does, so that a later ReadRSS gives the peak since.
+func ResetPeakRSS(pid int) error {
+	return os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0)
+}
+
+// RSS is a process's resident size now and its peak since it started or since the last
+// ResetPeakRSS, in bytes.
+type RSS struct{ Now, Peak int64 }
+
+// ReadRSS reads VmRSS and VmHWM of /proc/PID/status.
+func ReadRSS(pid int) (RSS, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return RSS{}, err
+	}
+	return parseStatusRSS(string(b))
+}
+
+// parseStatusRSS reads the "VmRSS:  123 kB" and "VmHWM:  456 kB" lines of a status file.
+func parseStatusRSS(status string) (RSS, error) {
+	var r RSS
+	found := 0
+	for _, line := range strings.Split(status, "\n") {
+		var dst *int64
+		switch {
+		case strings.HasPrefix(line, "VmRSS:"):
+			dst = &r.Now
+		case strings.HasPrefix(line, "VmHWM:"):
+			dst = &r.Peak
+		default:
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 || f[2] != "kB" {
+			return RSS{}, fmt.Errorf("/proc status: unexpected %q", line)
+		}
+		kib, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return RSS{}, fmt.Errorf("/proc status: %q: %w", line, err)
+		}
+		*dst = kib << 10
+		found++
+	}
+	if found != 2 {
+		return RSS{}, fmt.Errorf("/proc status: no VmRSS and VmHWM lines")
+	}
+	return r, nil
+}

@@ -63,6 +63,21 @@ func (m *Measurer) Run(ctx context.Context, q Query) (*Execution, error) {
 		}
 		return out
 	}
+	for _, n := range names {
+		ResetPeakRSS(m.PIDs[n]) // best effort: without it the peak is the process's own
+	}
+	defer func() {
+		for _, n := range names {
+			r, err := ReadRSS(m.PIDs[n])
+			if err != nil {
+				continue
+			}
+			if s.PeakRSS == nil {
+				s.PeakRSS, s.RSS = map[string]int64{}, map[string]int64{}
+			}
+			s.PeakRSS[n], s.RSS[n] = r.Peak, r.Now
+		}
+	}()
 	var elapsed time.Duration
 	fail := func(i int, err error) (*Execution, error) {
 		s.Elapsed = elapsed.Seconds()

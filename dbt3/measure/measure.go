@@ -68,6 +68,10 @@ type Sample struct {
 	// counts it (tick resolution), taken by the client around the statements: the
 	// cross-check of Procs.
 	ProcStat map[string]Usage `json:"proc_stat,omitempty"`
+	// PeakRSS is each local daemon's peak resident size during the sample, in bytes, as the
+	// kernel counts it (VmHWM, reset before the sample); RSS is its resident size after.
+	PeakRSS map[string]int64 `json:"peak_rss_bytes,omitempty"`
+	RSS     map[string]int64 `json:"rss_bytes,omitempty"`
 	// Checks lists disagreements found while taking the sample that do not make it wrong,
 	// e.g. Procs and ProcStat differing by more than the tick resolution.
 	Checks []string `json:"checks,omitempty"`

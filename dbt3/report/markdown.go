@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -168,6 +169,19 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 
 	if d != nil {
 		writeDuckDB(w, c, d)
+	}
+
+	if len(c.PeakRSS) > 0 {
+		fmt.Fprintf(w, "## Peak resident memory\n\n")
+		fmt.Fprintf(w, "Each daemon's largest resident size during any query of the run (the kernel's VmHWM, reset before each query), and the query that reached it.\n\n")
+		var rows [][]string
+		for _, tr := range c.Transports {
+			for _, p := range slices.SortedFunc(maps.Keys(c.PeakRSS[tr]), processOrder) {
+				pk := c.PeakRSS[tr][p]
+				rows = append(rows, []string{tr, p, fmt.Sprintf("%.2f GiB", float64(pk.Bytes)/(1<<30)), fmt.Sprintf("%s, round %d", pk.Query, pk.Round)})
+			}
+		}
+		table(w, []string{"transport", "process", "peak RSS", "during"}, rows)
 	}
 
 	errs, checks := c.Problems()

@@ -25,6 +25,16 @@ type Comparison struct {
 	WarmRounds []int // the rounds summarized as warm: 2…R, or 1 when the run has one round
 	Rows       []*Row
 	Totals     []*Row // "Q1–Q22" and "CS1–CS3" when every member query ran without error
+	// PeakRSS is each daemon's largest resident size over the run's samples, by transport
+	// then process, with the query during which it was reached.
+	PeakRSS map[string]map[string]Peak
+}
+
+// Peak is a process's largest resident size and the sample that reached it.
+type Peak struct {
+	Bytes int64
+	Query string
+	Round int
 }
 
 // Row is one query (or a total) summarized.
@@ -80,6 +90,17 @@ func Summarize(run *measure.Run) *Comparison {
 		c.Rounds = max(c.Rounds, s.Round)
 		for p := range s.Procs {
 			procs[p] = true
+		}
+		for p, b := range s.PeakRSS {
+			if c.PeakRSS == nil {
+				c.PeakRSS = map[string]map[string]Peak{}
+			}
+			if c.PeakRSS[s.Transport] == nil {
+				c.PeakRSS[s.Transport] = map[string]Peak{}
+			}
+			if b > c.PeakRSS[s.Transport][p].Bytes {
+				c.PeakRSS[s.Transport][p] = Peak{Bytes: b, Query: s.Query, Round: s.Round}
+			}
 		}
 	}
 	c.Processes = slices.SortedFunc(maps.Keys(procs), processOrder)
