@@ -18,12 +18,19 @@ var ErrMemoryLimit = errors.New("query memory limit exceeded")
 // A budget may carry a recycling pool (NewBudgetPool): hash aggregates and join tables
 // then take their large arrays (hash indexes, keys, aggregate states, row chains) from it
 // and give them back when they close, so that a daemon's queries reuse warm memory.
+//
+// A budget may have a parent (Child): every charge is also a charge to the parent, and
+// fails when either would go over its limit. A daemon keeps one parent for all its queries,
+// so that the sum of their memory is bounded too, not only each one's.
 type Budget struct {
-	mu    sync.Mutex
-	limit int64
-	used  int64
-	peak  int64
-	pool  *vec.Pool
+	mu     sync.Mutex
+	limit  int64
+	used   int64
+	peak   int64
+	pool   *vec.Pool
+	parent *Budget
+	// what names the limit in errors: "query memory limit" or the parent's own words.
+	what string
 }
 
 // NewBudget returns a budget of limit bytes (limit <= 0: unlimited, but still counted).
@@ -32,6 +39,18 @@ func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
 // NewBudgetPool returns a budget of limit bytes whose operators take their large arrays
 // from pool (nil: the Go heap). The pool may be shared with other queries.
 func NewBudgetPool(limit int64, pool *vec.Pool) *Budget { return &Budget{limit: limit, pool: pool} }
+
+// NewSharedBudget returns the budget a daemon's queries draw from together (limit <= 0:
+// unlimited, but counted); what names its limit in errors, e.g. "--query-memory-total".
+func NewSharedBudget(limit int64, what string) *Budget {
+	return &Budget{limit: limit, what: what}
+}
+
+// Child returns a budget of limit bytes whose charges are also charges to b, with pool for
+// its operators' arrays. A nil b gives a budget without a parent.
+func (b *Budget) Child(limit int64, pool *vec.Pool) *Budget {
+	return &Budget{limit: limit, pool: pool, parent: b}
+}
 
 // Pool is the budget's recycling pool (nil: none).
 func (b *Budget) Pool() *vec.Pool {
@@ -94,8 +113,28 @@ func (a *Account) Resize(n int64) error {
 			Msg: fmt.Sprintf("query memory limit exceeded: %s needs %s more with %s in use, limit is %s",
 				a.what, FormatBytes(delta), FormatBytes(b.used), FormatBytes(b.limit))}
 	}
+	if p := b.parent; p != nil {
+		// The parent's lock nests inside the child's: a budget's parent has none.
+		if err := p.charge(delta, a.what); err != nil {
+			return err
+		}
+	}
 	b.used += delta
 	a.n = n
+	b.peak = max(b.peak, b.used)
+	return nil
+}
+
+// charge adds delta to a shared budget, failing if that takes it over its limit.
+func (b *Budget) charge(delta int64, what string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if delta > 0 && b.limit > 0 && b.used+delta > b.limit {
+		return &vec.Error{Code: vec.CodeOutOfResources, SQLState: "HY000", Err: ErrMemoryLimit,
+			Msg: fmt.Sprintf("memory limit of all queries exceeded (%s): %s needs %s more with %s in use by all queries, limit is %s",
+				b.what, what, FormatBytes(delta), FormatBytes(b.used), FormatBytes(b.limit))}
+	}
+	b.used += delta
 	b.peak = max(b.peak, b.used)
 	return nil
 }

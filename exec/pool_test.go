@@ -2,8 +2,10 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"testing"
 
@@ -159,4 +161,34 @@ func buildFromLineitem(t *testing.T, recs []arrow.RecordBatch) []arrow.RecordBat
 		out = append(out, rb.Finish())
 	}
 	return out
+}
+
+// TestSharedBudget: a child's charges count against its parent too, and fail with 1041
+// naming whichever limit they would pass; closing gives both back.
+func TestSharedBudget(t *testing.T) {
+	shared := NewSharedBudget(100, "--query-memory-total")
+	a, b := shared.Child(80, nil), shared.Child(80, nil)
+	aa, ba := a.NewAccount("hash table"), b.NewAccount("sort")
+	if err := aa.Resize(60); err != nil {
+		t.Fatal(err)
+	}
+	err := ba.Resize(60)
+	var ve *vec.Error
+	if !errors.As(err, &ve) || ve.Code != 1041 || !errors.Is(err, ErrMemoryLimit) || !strings.Contains(ve.Msg, "--query-memory-total") {
+		t.Fatalf("over the shared limit: %v", err)
+	}
+	if b.Used() != 0 || shared.Used() != 60 {
+		t.Fatalf("a failed charge was kept: child %d, shared %d", b.Used(), shared.Used())
+	}
+	if err := aa.Resize(90); err == nil || strings.Contains(err.Error(), "total") {
+		t.Fatalf("over the child's own limit: %v", err)
+	}
+	if err := ba.Resize(40); err != nil {
+		t.Fatal(err)
+	}
+	aa.Close()
+	ba.Close()
+	if shared.Used() != 0 || shared.Peak() != 100 {
+		t.Fatalf("after closing: used %d peak %d", shared.Used(), shared.Peak())
+	}
 }

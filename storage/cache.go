@@ -196,14 +196,16 @@ func (c *columnCache) stats() CacheStats {
 	return st
 }
 
-// arraySize is the memory an array's buffers occupy.
+// arraySize is the memory an array's buffers occupy (their capacity).
 func arraySize(a arrow.Array) int64 {
 	var n int64
 	var walk func(d arrow.ArrayData)
 	walk = func(d arrow.ArrayData) {
 		for _, b := range d.Buffers() {
 			if b != nil {
-				n += int64(b.Len())
+				// The memory the buffer holds, not the bytes it uses: an allocator rounds
+				// a request up to its size class, and the cache's budget is of memory.
+				n += int64(cap(b.Buf()))
 			}
 		}
 		for _, ch := range d.Children() {

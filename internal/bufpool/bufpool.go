@@ -239,8 +239,20 @@ func (p *Pool) Allocate(size int) []byte {
 }
 
 // Reallocate grows or shrinks b to size bytes, keeping its contents (memory.Allocator).
+// A shrink to a smaller class moves the contents into a buffer of that class, so that the
+// memory held matches the bytes used: Arrow's Parquet reader reserves twice the values it
+// ends with and then shrinks, and a decoded column kept in the cache would otherwise hold
+// double its size for as long as it stays there.
 func (p *Pool) Reallocate(size int, b []byte) []byte {
 	if size <= cap(b) {
+		if c := cap(b); size > 0 && c <= classSize(classes-1) && classSize(classOf(c)) == c &&
+			classSize(classOf(size)) < c && c-classSize(classOf(size)) >= minShrink {
+			nb := p.Get(size)
+			n := copy(nb, b[:min(len(b), size)])
+			clear(nb[n:])
+			p.Put(b)
+			return nb
+		}
 		old := len(b)
 		b = b[:size]
 		if size > old {
@@ -253,6 +265,9 @@ func (p *Pool) Reallocate(size int, b []byte) []byte {
 	p.Put(b)
 	return nb
 }
+
+// minShrink is the least memory a shrinking Reallocate must save to move the contents.
+const minShrink = 16 << 10
 
 // Free gives b back (memory.Allocator); it is Put.
 func (p *Pool) Free(b []byte) { p.Put(b) }

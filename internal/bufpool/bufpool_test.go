@@ -179,3 +179,31 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("after Close: %+v", st)
 	}
 }
+
+// TestReallocateShrinks: shrinking to a smaller class moves the contents into a buffer of
+// that class (the memory held follows the bytes used); a small shrink stays in place.
+func TestReallocateShrinks(t *testing.T) {
+	p := New(Options{OffHeap: true})
+	b := p.Allocate(2 << 20)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	s := p.Reallocate(1<<20, b)
+	if cap(s) != 1<<20 || len(s) != 1<<20 {
+		t.Fatalf("shrunk to len %d cap %d", len(s), cap(s))
+	}
+	for i := range s {
+		if s[i] != byte(i) {
+			t.Fatalf("byte %d lost in the move", i)
+		}
+	}
+	if st := p.Stats(); st.MappedInUse != 1<<20 {
+		t.Errorf("%d mapped bytes in use after the shrink, want 1 MiB", st.MappedInUse)
+	}
+	same := p.Reallocate(1<<20-100, s)
+	if &same[0] != &s[0] {
+		t.Error("a shrink within the class moved")
+	}
+	p.Free(same)
+	p.Close()
+}
