@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/units"
 )
 
 // ErrMemoryLimit is the sentinel of errors from a query over its memory budget
@@ -156,14 +157,4 @@ func (a *Account) Close() {
 
 // FormatBytes prints a byte count for people, in the largest binary unit it reaches with
 // one decimal ("1.5 GiB", "512 B"); memory-limit errors use it.
-func FormatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func FormatBytes(n int64) string { return units.FormatBytes(n) }

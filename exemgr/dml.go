@@ -153,7 +153,7 @@ func (e *Engine) write(ctx context.Context, ev env, view *catView, stmt sql.Stat
 	defer e.unpin(pins)
 	qm := e.queryMemory(ev.st)
 	res, err := d.Input.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: stmt.SQL(), pins: pins.IDs()},
-		physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads})
+		physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads, Shared: e.budget, Alloc: e.pool})
 	if err != nil {
 		return nil, err
 	}

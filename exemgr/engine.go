@@ -19,7 +19,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/colinkdb/colink/exec"
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/internal/daemon"
+	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/primproc/pmclient"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
@@ -38,6 +41,9 @@ type EngineConfig struct {
 	// sides, and (as the fragment's memory limit) each primproc's share. 0: unbounded. A
 	// session may lower it with SET colink_query_memory = n.
 	QueryMemory int64
+	// QueryMemoryTotal bounds all queries' memory in exemgr together (0: QueryMemory;
+	// negative: unbounded); a query whose charge would pass it fails with 1041.
+	QueryMemoryTotal int64
 	// PmMaxMemorySmallSide is the largest estimated build side, in bytes, broadcast to the
 	// primprocs for a PM join (ColumnStore's PmMaxMemorySmallSide); larger ones make a UM
 	// join in exemgr. 0: the planner's default.
@@ -60,10 +66,41 @@ type EngineConfig struct {
 	Logger *slog.Logger
 }
 
+// DefaultQueryMemory is EngineConfig.QueryMemory's default: an eighth of physical memory,
+// at most 4 GiB (1 GiB if the memory size is unknown), as primproc's.
+func DefaultQueryMemory() int64 {
+	total := daemon.PhysicalMemory()
+	if total == 0 {
+		return 1 << 30
+	}
+	return min(total/8, 4<<30)
+}
+
+// linkStreamsBudgeted is how many streams' windows exemgr's memory plan sets aside: the
+// fragments of a few concurrent queries, each with its window of batches in flight.
+const linkStreamsBudgeted = 16
+
+// MemoryPlan is exemgr's memory as its budgets (all on the Go heap): the queries' memory,
+// the result pool, the link's receive pool and windows (of window bytes per stream; 0: the
+// link's default), and the stated overhead. cmd/exemgr sets the runtime's soft limit from it.
+func (e *Engine) MemoryPlan(window int) daemon.MemoryPlan {
+	if window <= 0 {
+		window = ipc.DefaultStreamWindow
+	}
+	return daemon.MemoryPlan{Overhead: daemon.DefaultOverhead, Budgets: []daemon.Budget{
+		{Name: "query memory", Bytes: e.budget.Limit()},
+		{Name: "result pool", Bytes: DefaultResultPool},
+		{Name: "link receive pool", Bytes: ipc.DefaultPoolIdle},
+		{Name: "link windows", Bytes: linkStreamsBudgeted * int64(window)},
+	}}
+}
+
+// DefaultResultPool bounds the idle buffers of the pool exemgr builds result records in.
+const DefaultResultPool = 128 << 20
+
 // Defaults of EngineConfig.
 const (
 	DefaultDatabase        = "tpch"
-	DefaultQueryMemory     = 4 << 30
 	DefaultPrimProcTimeout = 5 * time.Second
 )
 
@@ -91,6 +128,11 @@ type Engine struct {
 	sessions map[uint32]*session // guarded by mu
 
 	dml *dmlState // writes and snapshot pins (dml.go)
+
+	// budget is all queries' memory, shared: each query's budget is its child. pool
+	// recycles the result records' buffers across queries.
+	budget *exec.Budget
+	pool   *vec.Pool
 }
 
 // session is the engine's state of one client session. Only the session's goroutine uses
@@ -119,7 +161,12 @@ func NewEngine(em *ExeMgr, cfg EngineConfig) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = em.log
 	}
-	e := &Engine{em: em, cfg: cfg, log: cfg.Logger, sessions: map[uint32]*session{}, dml: newDMLState()}
+	if cfg.QueryMemoryTotal == 0 {
+		cfg.QueryMemoryTotal = cfg.QueryMemory
+	}
+	e := &Engine{em: em, cfg: cfg, log: cfg.Logger, sessions: map[uint32]*session{}, dml: newDMLState(),
+		budget: exec.NewSharedBudget(max(cfg.QueryMemoryTotal, 0), "--query-memory-total"),
+		pool:   vec.NewPool(DefaultResultPool)}
 	for _, p := range em.Peers() {
 		e.cl = append(e.cl, pmclient.New(p))
 	}
@@ -328,7 +375,7 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 			return nil, err
 		}
 		qm := e.queryMemory(st)
-		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL(), pins: pins.IDs()}, physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads})
+		res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: x.SQL(), pins: pins.IDs()}, physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads, Shared: e.budget, Alloc: e.pool})
 		if err != nil {
 			e.unpin(pins)
 			return nil, err

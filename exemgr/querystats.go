@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/primproc/wire"
@@ -42,6 +43,11 @@ type ProcessStats struct {
 	BytesOut, BytesIn, BatchesOut, BatchesIn, Frames, Syscalls int64
 	// From the fragments' END reports (the exemgr row holds their totals).
 	Fragments, RowsScanned, RowGroups, RowGroupsEliminated, CacheBytes, DiskBytes int64
+	// Memory: the statement's peak query memory in the process (a primproc's: its
+	// largest fragment's), and the process's memory when the statement ended.
+	QueryPeak int64
+	Memory    wire.MemoryStats
+	RSS       int64
 }
 
 // statsTimeout bounds the stats calls that open and close a statement.
@@ -123,7 +129,10 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 	if failure != nil {
 		_, _, out.Error = frontend.AsMySQL(failure)
 	}
-	em := ProcessStats{Process: "exemgr", Usage: ru1.Sub(r.ru0)}
+	em := ProcessStats{Process: "exemgr", Usage: ru1.Sub(r.ru0), Memory: r.e.memoryStats(), RSS: daemon.ResidentBytes()}
+	if qs != nil {
+		em.QueryPeak = qs.PeakMemory
+	}
 	var link1 []ipc.ClientStats
 	var pm1 []*wire.Stats
 	if r.pm0 != nil {
@@ -139,6 +148,9 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 			if pm1 != nil && pm1[i] != nil && r.pm0[i] != nil && pm1[i].PID == r.pm0[i].PID {
 				p.Usage = pm1[i].Usage().Sub(r.pm0[i].Usage())
 			}
+			if pm1 != nil && pm1[i] != nil {
+				p.Memory, p.RSS = pm1[i].Memory, pm1[i].RSSBytes
+			}
 		}
 		if qs != nil {
 			for _, f := range qs.Fragments {
@@ -152,6 +164,7 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 				p.RowGroupsEliminated += int64(st.RowGroupsEliminated)
 				p.CacheBytes += st.BytesFromCache
 				p.DiskBytes += st.BytesFromDisk
+				p.QueryPeak = max(p.QueryPeak, st.PeakMemory)
 			}
 		}
 		em.BytesOut += p.BytesOut
@@ -173,6 +186,15 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 }
 
 func processName(i int) string { return "primproc" + strconv.Itoa(i) }
+
+// memoryStats is exemgr's own memory against its budgets (no off-heap memory: exemgr keeps
+// no column cache).
+func (e *Engine) memoryStats() wire.MemoryStats {
+	m := wire.MemoryStats{QueryUsed: e.budget.Used(), QueryLimit: e.budget.Limit(), PoolIdle: e.pool.Stats().Idle,
+		SoftLimit: daemon.SoftLimit()}
+	m.Heap, m.HeapHeld = daemon.GoHeap()
+	return m
+}
 
 // linkDelta sets p's link counters to what the connections carried between two snapshots.
 // Connections are matched by id: one that reconnected in between counts from zero.
@@ -201,7 +223,8 @@ var queryStatsColumns = []string{
 	"process", "peer", "transport", "elapsed_us", "user_us", "sys_us", "nvcsw", "nivcsw",
 	"bytes_out", "bytes_in", "batches_out", "batches_in", "frames", "syscalls", "fragments",
 	"rows_scanned", "row_groups_total", "row_groups_eliminated", "cache_bytes", "disk_bytes",
-	"rows", "statement", "error",
+	"mem_query_peak", "mem_query_limit", "mem_heap", "mem_heap_held", "mem_soft_limit", "mem_off_heap",
+	"mem_rss", "rows", "statement", "error",
 }
 
 // statementPrefix bounds the statement text SHOW QUERY STATS repeats.
@@ -240,6 +263,9 @@ func queryStatsRecord(qs *QueryStats) arrow.RecordBatch {
 				"fragments": p.Fragments, "rows_scanned": p.RowsScanned, "row_groups_total": p.RowGroups,
 				"row_groups_eliminated": p.RowGroupsEliminated, "cache_bytes": p.CacheBytes,
 				"disk_bytes": p.DiskBytes, "rows": rows, "statement": stmt, "error": qs.Error,
+				"mem_query_peak": p.QueryPeak, "mem_query_limit": p.Memory.QueryLimit, "mem_heap": p.Memory.Heap,
+				"mem_heap_held": p.Memory.HeapHeld, "mem_soft_limit": p.Memory.SoftLimit, "mem_off_heap": p.Memory.OffHeap,
+				"mem_rss": p.RSS,
 			}
 			for i, name := range queryStatsColumns {
 				switch v := vals[name].(type) {

@@ -1,17 +1,16 @@
 package primproc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/metrics"
-	"strconv"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/primproc/wire"
@@ -30,7 +29,7 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 	}
 	rep := wire.Stats{
 		PID: os.Getpid(), Name: d.cfg.Name, Uptime: time.Since(d.started), Goroutines: runtime.NumGoroutine(),
-		Threads: d.cfg.Threads, QueryMem: d.cfg.QueryMemory, RSSBytes: residentBytes(), HeapBytes: heapBytes(),
+		Threads: d.cfg.Threads, QueryMem: d.cfg.QueryMemory, RSSBytes: daemon.ResidentBytes(), HeapBytes: heapBytes(),
 		Rusage: ru.Map(), Link: d.srv.Stats(), DataDir: d.cfg.DataDir, Methods: map[string]wire.MethodCounts{},
 	}
 	if d.store != nil {
@@ -41,6 +40,7 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 		snap.Release()
 		rep.Cache = cacheStatsOf(d.store.CacheStats())
 	}
+	rep.Memory = d.memoryStats()
 	for name, c := range d.methods {
 		rep.Methods[name] = wire.MethodCounts{Calls: c.calls.Load(), Errors: c.errors.Load(), Active: c.active.Load(), WallNs: c.wallNs.Load()}
 	}
@@ -56,21 +56,16 @@ func cacheStatsOf(c storage.CacheStats) wire.CacheStats {
 		Evictions: c.Evictions, BytesFromCache: c.BytesFromCache, BytesDecoded: c.BytesDecoded, BytesFromDisk: c.BytesFromDisk}
 }
 
-// residentBytes is the process's resident set size now (0 if /proc is unavailable).
-func residentBytes() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
+// memoryStats reads the daemon's memory against its budgets.
+func (d *Daemon) memoryStats() wire.MemoryStats {
+	m := wire.MemoryStats{QueryUsed: d.budget.Used(), QueryLimit: d.budget.Limit(), PoolIdle: d.pool.Stats().Idle,
+		SoftLimit: daemon.SoftLimit()}
+	if d.store != nil {
+		ms := d.store.MemoryStats()
+		m.OffHeap, m.OffHeapInUse = ms.Mapped, ms.InUse
 	}
-	f := bytes.Fields(b)
-	if len(f) < 2 {
-		return 0
-	}
-	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return pages * int64(os.Getpagesize())
+	m.Heap, m.HeapHeld = daemon.GoHeap()
+	return m
 }
 
 // heapBytes is the Go heap's live and not yet swept bytes.

@@ -3,7 +3,6 @@ package primproc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -62,7 +61,12 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 	}
 
 	var link wire.FragmentLink
-	builds, buildBytes, err := receiveBuilds(st, f, limit, &link)
+	// The fragment's budget draws on the daemon's, which all queries share; the build
+	// sides it holds are charged to it first.
+	budget := d.budget.Child(limit, d.pool)
+	buildAcct := budget.NewAccount("the build sides")
+	defer buildAcct.Close()
+	builds, _, err := receiveBuilds(st, f, buildAcct, &link)
 	defer func() {
 		for _, side := range builds {
 			for _, r := range side {
@@ -75,14 +79,8 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 	}
 	link.BuildBytes = st.Stats().BytesIn
 
-	// The build records stay held while the fragment runs; what remains of the bound is
-	// for its hash tables, sorts and aggregates.
-	runLimit := limit
-	if limit > 0 {
-		runLimit = max(limit-buildBytes, 1)
-	}
 	ctx = exec.ContextWithLogger(ctx, d.log) // a worker panic fails this fragment; its stack goes to primproc's log
-	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, QueryMemory: runLimit, RowIDTag: uint8(a.Member), Pool: d.pool})
+	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, Budget: budget, RowIDTag: uint8(a.Member), Pool: d.pool})
 	if err != nil {
 		return fragmentError(ctx, err)
 	}
@@ -105,7 +103,6 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 		}
 	}
 	end := wire.FragmentEnd{Stats: fs.Stats(), Version: snap.Version()}
-	end.Stats.PeakMemory += buildBytes // held from the start to the end
 	end.Stats.WallNanos = int64(time.Since(start))
 	ls := st.Stats()
 	link.BatchesSent, link.BytesSent, link.CreditStallNs = ls.BatchesOut, ls.BytesOut, int64(ls.CreditStall)
@@ -161,7 +158,7 @@ func checkScan(snap *storage.Snapshot, sc *exec.Scan) error {
 // receiveBuilds reads the client's half: the build sides, in the encoding of
 // wire.BuildEncoder. The records it returns reference the link's receive buffers; the
 // caller releases them. Their bytes count against limit.
-func receiveBuilds(st *ipc.Stream, f *exec.Fragment, limit int64, link *wire.FragmentLink) ([][]arrow.RecordBatch, int64, error) {
+func receiveBuilds(st *ipc.Stream, f *exec.Fragment, acct *exec.Account, link *wire.FragmentLink) ([][]arrow.RecordBatch, int64, error) {
 	types := make([][]vec.Type, len(f.Builds))
 	for i, b := range f.Builds {
 		types[i] = b.Types
@@ -186,9 +183,12 @@ func receiveBuilds(st *ipc.Stream, f *exec.Fragment, limit int64, link *wire.Fra
 			link.BuildRows += part.NumRows()
 			link.BuildBatches++
 			bytes += vec.RecordBytes(part)
-			if limit > 0 && bytes > limit {
-				return wire.SQLError(&vec.Error{Code: vec.CodeOutOfResources, SQLState: "HY000", Err: exec.ErrMemoryLimit,
-					Msg: fmt.Sprintf("query memory limit exceeded: the build sides hold %s, limit is %s", exec.FormatBytes(bytes), exec.FormatBytes(limit))})
+			if err := acct.Resize(bytes); err != nil {
+				var ve *vec.Error
+				if errors.As(err, &ve) {
+					return wire.SQLError(ve)
+				}
+				return err
 			}
 			return nil
 		})

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/colinkdb/colink/internal/daemon"
 )
 
 // TestPoolGivesIdleMemoryBack: buffers the fragments gave back stay in the daemon's pool
@@ -34,7 +36,7 @@ func TestPoolGivesIdleMemoryBack(t *testing.T) {
 		d.pool.Free(b)
 	}
 	bufs = nil
-	held := residentBytes()
+	held := daemon.ResidentBytes()
 	d.trimPool() // the buffers were in use since the last trim: kept
 	if s := d.pool.Stats(); s.Idle != 128<<20 || s.Released != 0 {
 		t.Fatalf("after the first trim: %+v, want 128 MiB kept", s)
@@ -45,7 +47,7 @@ func TestPoolGivesIdleMemoryBack(t *testing.T) {
 		t.Fatalf("after the second trim: %+v, want all 128 MiB let go", s)
 	}
 	if held > 0 {
-		if now := residentBytes(); held-now < 64<<20 {
+		if now := daemon.ResidentBytes(); held-now < 64<<20 {
 			t.Errorf("resident %d MiB before the trim, %d MiB after: want at least 64 MiB returned", held>>20, now>>20)
 		}
 	}

@@ -41,9 +41,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/storage"
 )
@@ -69,6 +69,9 @@ type Config struct {
 	// QueryMemory bounds each query's memory: its build sides, hash tables, sorts and
 	// aggregates (0: unbounded). A query over it fails with an error saying so.
 	QueryMemory int64
+	// QueryMemoryTotal bounds all queries' memory together (0: QueryMemory; negative:
+	// unbounded). A query whose charge would take the sum over it fails with 1041.
+	QueryMemoryTotal int64
 	// PoolSize bounds the bytes of free buffers the fragments' shared recycling pool keeps
 	// between queries (0: DefaultPoolSize; negative: keep none).
 	PoolSize int64
@@ -126,7 +129,8 @@ type Daemon struct {
 
 	pins *pins // snapshots pinned for queries
 
-	pool *vec.Pool // the fragments' recycling pool, shared by all
+	pool   *vec.Pool    // the fragments' recycling pool, shared by all
+	budget *exec.Budget // all queries' memory, shared: every fragment's budget is its child
 
 	// bg is canceled when the daemon stops: background work (compaction) ends.
 	bg       context.Context
@@ -170,6 +174,9 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.PoolSize == 0 {
 		cfg.PoolSize = DefaultPoolSize
 	}
+	if cfg.QueryMemoryTotal == 0 {
+		cfg.QueryMemoryTotal = cfg.QueryMemory
+	}
 	if cfg.PoolIdle <= 0 {
 		cfg.PoolIdle = DefaultPoolIdle
 	}
@@ -181,7 +188,8 @@ func New(cfg Config) (*Daemon, error) {
 		}
 	}
 	d := &Daemon{cfg: cfg, log: cfg.Logger, started: time.Now(), methods: map[string]*methodCounter{}, loading: map[string]uint32{},
-		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize)}
+		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize),
+		budget: exec.NewSharedBudget(max(cfg.QueryMemoryTotal, 0), "--query-memory-total")}
 	d.bg, d.bgCancel = context.WithCancel(context.Background())
 	d.srv = ipc.NewServer(ipc.ServerConfig{
 		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger,
@@ -328,7 +336,7 @@ serve:
 }
 
 // DefaultPoolSize is the default bound of the free buffers the fragments' pool keeps.
-const DefaultPoolSize = 512 << 20
+const DefaultPoolSize = 256 << 20
 
 // DefaultPoolIdle is how long a free buffer lies unused in the pool, by default, before it
 // is let go.
@@ -361,6 +369,34 @@ func (d *Daemon) trimPool() {
 	d.log.Debug("primproc: pool trimmed", "released", n, "returned_to_os", returned, "kept", d.pool.Stats().Idle)
 }
 
+// linkStreamsBudgeted is how many streams' windows a daemon's memory plan sets aside: the
+// fragments of a few concurrent queries, each with its window of batches in flight.
+const linkStreamsBudgeted = 16
+
+// MemoryPlan is the daemon's memory as its budgets: the column cache and the decode pool's
+// idle buffers off the Go heap; the queries' memory, the fragments' pool, the link's
+// receive pool and windows on it; and the stated overhead. cmd/primproc sets the Go
+// runtime's soft limit from it.
+func (d *Daemon) MemoryPlan() daemon.MemoryPlan {
+	window := int64(d.cfg.Limits.StreamWindow)
+	if window <= 0 {
+		window = ipc.DefaultStreamWindow
+	}
+	p := daemon.MemoryPlan{Overhead: daemon.DefaultOverhead}
+	if d.store != nil {
+		cache := d.store.CacheStats().Capacity
+		p.Budgets = append(p.Budgets,
+			daemon.Budget{Name: "column cache", Bytes: cache, OffHeap: true},
+			daemon.Budget{Name: "decode pool", Bytes: storage.DecodePoolRetain(cache), OffHeap: true})
+	}
+	p.Budgets = append(p.Budgets,
+		daemon.Budget{Name: "query memory", Bytes: d.budget.Limit()},
+		daemon.Budget{Name: "fragment pool", Bytes: max(d.cfg.PoolSize, 0)},
+		daemon.Budget{Name: "link receive pool", Bytes: ipc.DefaultPoolIdle},
+		daemon.Budget{Name: "link windows", Bytes: linkStreamsBudgeted * window})
+	return p
+}
+
 // Run is New followed by Daemon.Run.
 func Run(ctx context.Context, cfg Config) error {
 	d, err := New(cfg)
@@ -370,12 +406,13 @@ func Run(ctx context.Context, cfg Config) error {
 	return d.Run(ctx)
 }
 
-// DefaultQueryMemory is --query-memory's default: a quarter of physical memory, at most
-// 4 GiB (1 GiB if the memory size is unknown).
+// DefaultQueryMemory is --query-memory's default: an eighth of physical memory, at most
+// 4 GiB (1 GiB if the memory size is unknown). With the column cache at a quarter, the
+// defaults of primproc and exemgr together stay under 60% of the machine (see MemoryPlan).
 func DefaultQueryMemory() int64 {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil || si.Totalram == 0 {
+	total := daemon.PhysicalMemory()
+	if total == 0 {
 		return 1 << 30
 	}
-	return min(int64(si.Totalram)*int64(si.Unit)/4, 4<<30)
+	return min(total/8, 4<<30)
 }

@@ -11,14 +11,18 @@ import (
 // enough that an idle daemon hands the memory back.
 const decodeIdle = 10 * time.Second
 
+// DecodePoolRetain is the idle bound of a store's decode pool for a cache of cacheSize
+// bytes: a sixteenth of it, 64 MiB to 512 MiB.
+func DecodePoolRetain(cacheSize int64) int64 { return min(512<<20, max(64<<20, cacheSize/16)) }
+
 // decodePool returns the pool a store decodes columns into: off the Go heap (the column
 // cache is most of a primproc's memory, and on the heap the garbage collector would let the
-// heap grow to twice the cache before collecting), recycling up to an eighth of the cache
-// budget (64 MiB – 1 GiB) of buffers freed by evictions and cache drops, so that decodes
-// after a drop reuse memory that is already mapped instead of faulting in fresh pages.
+// heap grow to twice the cache before collecting), recycling up to DecodePoolRetain of
+// buffers freed by evictions and cache drops, so that decodes after a drop reuse memory
+// that is already mapped instead of faulting in fresh pages.
 func decodePool(cacheSize int64) *bufpool.Pool {
 	return bufpool.New(bufpool.Options{
-		Retain:   min(1<<30, max(64<<20, cacheSize/8)),
+		Retain:   DecodePoolRetain(cacheSize),
 		IdleTime: decodeIdle,
 		OffHeap:  true,
 	})

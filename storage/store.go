@@ -35,15 +35,16 @@ const (
 	DefaultCompression  = "snappy"
 )
 
-// DefaultCacheSize is the column cache budget when Options.CacheSize is 0: a third of physical
-// memory (8 GiB on a 24 GiB machine), at least 256 MiB; 1 GiB if memory size is unknown.
+// DefaultCacheSize is the column cache budget when Options.CacheSize is 0: a quarter of
+// physical memory (6 GiB on a 24 GiB machine), at least 256 MiB; 1 GiB if memory size is
+// unknown. The decoded columns live off the Go heap, so this is what they cost.
 func DefaultCacheSize() int64 {
 	var si unix.Sysinfo_t
 	if err := unix.Sysinfo(&si); err != nil || si.Totalram == 0 {
 		return 1 << 30
 	}
 	total := int64(si.Totalram) * int64(si.Unit)
-	return max(total/3, 256<<20)
+	return max(total/4, 256<<20)
 }
 
 // Options configure a Store. The zero value is usable.

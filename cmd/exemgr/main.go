@@ -48,8 +48,10 @@ func run(args []string) int {
 	fs.IntVar(&cfg.Limits.StreamWindow, "stream-window", ipc.DefaultStreamWindow, "flow-control credit granted to each stream, bytes")
 	fcfg.RegisterFlags(fs)
 	fs.StringVar(&ecfg.Database, "database", exemgr.DefaultDatabase, "name of the database that holds the primprocs' tables (and the views)")
-	daemon.ByteSizeVar(fs, &ecfg.QueryMemory, "query-memory", exemgr.DefaultQueryMemory, "",
+	daemon.ByteSizeVar(fs, &ecfg.QueryMemory, "query-memory", exemgr.DefaultQueryMemory(), "an eighth of physical memory, at most 4GiB",
 		"memory bound of each query: exemgr's operators and build sides, and each primproc's share (e.g. 512MiB, 4GiB; 0 = unbounded); a query over it fails with error 1041")
+	daemon.ByteSizeVar(fs, &ecfg.QueryMemoryTotal, "query-memory-total", 0, "--query-memory",
+		"memory all queries may hold in exemgr together; over it a query fails with error 1041")
 	daemon.ByteSizeVar(fs, &ecfg.PmMaxMemorySmallSide, "pm-max-memory-small-side", opt.DefaultPmMaxMemorySmallSide, "",
 		"largest estimated join build side broadcast to the primprocs (PM join); larger ones join in exemgr (UM join)")
 	fs.IntVar(&ecfg.Threads, "threads", runtime.GOMAXPROCS(0), "build sides of one fragment exemgr computes at once (sibling broadcasts overlap); 1 computes them one after the other")
@@ -114,6 +116,7 @@ func run(args []string) int {
 		return daemon.ExitUsage
 	}
 	defer engine.Close()
+	engine.MemoryPlan(cfg.Limits.StreamWindow).Apply(log)
 	srv, err := frontend.Listen(fcfg, engine)
 	if err != nil {
 		em.Close()

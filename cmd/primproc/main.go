@@ -31,11 +31,13 @@ func run(args []string) int {
 		debugAddr = fs.String("debug-listen", "", "serve Go's profiles (net/http/pprof) on this address; a bare :port binds loopback (default: off)")
 	)
 	fs.StringVar(&cfg.DataDir, "data-dir", primproc.DefaultDataDir, "directory of the tables' segment files and catalog (created if missing; one primproc per directory)")
-	daemon.ByteSizeVar(fs, &cfg.CacheSize, "cache-size", storage.DefaultCacheSize(), "a third of physical memory",
+	daemon.ByteSizeVar(fs, &cfg.CacheSize, "cache-size", storage.DefaultCacheSize(), "a quarter of physical memory",
 		"column cache budget: bytes, or with a unit (512MiB, 8GiB); 0 disables caching")
 	fs.IntVar(&cfg.Threads, "threads", runtime.GOMAXPROCS(0), "workers a fragment scans with")
-	daemon.ByteSizeVar(fs, &cfg.QueryMemory, "query-memory", primproc.DefaultQueryMemory(), "a quarter of physical memory, at most 4GiB",
+	daemon.ByteSizeVar(fs, &cfg.QueryMemory, "query-memory", primproc.DefaultQueryMemory(), "an eighth of physical memory, at most 4GiB",
 		"memory one query may hold on this primproc (build sides, hash tables, sorts, aggregates): bytes or with a unit; 0 means unbounded")
+	daemon.ByteSizeVar(fs, &cfg.QueryMemoryTotal, "query-memory-total", 0, "--query-memory",
+		"memory all queries may hold on this primproc together; over it a query fails with 1041")
 	daemon.ByteSizeVar(fs, &cfg.PoolSize, "pool-size", primproc.DefaultPoolSize, "",
 		"free buffers the fragments' shared recycling pool keeps between queries (hash tables, aggregate states, output batches); 0 keeps none")
 	fs.DurationVar(&cfg.PoolIdle, "pool-idle", primproc.DefaultPoolIdle, "give back pooled buffers left unused this long (to twice as long)")
@@ -95,6 +97,7 @@ func run(args []string) int {
 		log.Error("primproc: cannot start", "err", err)
 		return daemon.ExitUsage
 	}
+	d.MemoryPlan().Apply(log)
 	ctx, stop := daemon.SignalContext(log)
 	defer stop()
 	if *debugAddr != "" {

@@ -36,6 +36,10 @@ type Options struct {
 	// QueryMemory bounds the memory the fragment's hash tables, sorts and aggregates hold,
 	// in bytes (0: unlimited). A fragment over it fails with exec.ErrMemoryLimit.
 	QueryMemory int64
+	// Budget, if set, is the fragment's budget instead (a child of the daemon's shared one,
+	// already charged with the build sides); QueryMemory and Pool's role in it are then
+	// the caller's.
+	Budget *exec.Budget
 	// BatchRows and OutputRows are exec.Options' (defaults there).
 	BatchRows, OutputRows int
 	// Pool, if set, is a recycling pool shared with other runs (safe for concurrent use):
@@ -82,7 +86,10 @@ func Run(ctx context.Context, snap *storage.Snapshot, segments []uint64, frag *e
 	if err != nil {
 		return nil, fmt.Errorf("fragment: %w", err)
 	}
-	budget := exec.NewBudgetPool(opts.QueryMemory, opts.Pool)
+	budget := opts.Budget
+	if budget == nil {
+		budget = exec.NewBudgetPool(opts.QueryMemory, opts.Pool)
+	}
 	alloc := opts.Alloc
 	if alloc == nil && opts.Pool != nil {
 		alloc = opts.Pool

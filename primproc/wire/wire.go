@@ -227,6 +227,7 @@ type Stats struct {
 	Pins       int              `msgpack:"pins" json:"pins"`               // snapshots pinned for queries
 	Compact    int64            `msgpack:"compactions" json:"compactions"` // compactions since start
 	Cache      CacheStats       `msgpack:"cache" json:"cache"`
+	Memory     MemoryStats      `msgpack:"memory" json:"memory"`
 	// Methods counts requests per method since start.
 	Methods map[string]MethodCounts `msgpack:"methods" json:"methods"`
 }
@@ -245,6 +246,25 @@ type CacheStats struct {
 	BytesFromCache int64 `msgpack:"bytes_from_cache" json:"bytes_from_cache"`
 	BytesDecoded   int64 `msgpack:"bytes_decoded" json:"bytes_decoded"`
 	BytesFromDisk  int64 `msgpack:"bytes_from_disk" json:"bytes_from_disk"`
+}
+
+// MemoryStats is a daemon's memory against its budgets, in bytes.
+type MemoryStats struct {
+	// QueryUsed and QueryLimit: all queries' charges now, and --query-memory-total (0:
+	// unbounded).
+	QueryUsed  int64 `msgpack:"query_used" json:"query_used"`
+	QueryLimit int64 `msgpack:"query_limit" json:"query_limit"`
+	// OffHeap is the memory mapped outside the Go heap (the decode pool: the cached
+	// columns, arrays scans hold, idle buffers), OffHeapInUse the part not idle.
+	OffHeap      int64 `msgpack:"off_heap" json:"off_heap"`
+	OffHeapInUse int64 `msgpack:"off_heap_in_use" json:"off_heap_in_use"`
+	// PoolIdle is the fragments' recycling pool's idle bytes.
+	PoolIdle int64 `msgpack:"pool_idle" json:"pool_idle"`
+	// Heap is the Go heap's live objects, HeapHeld what the runtime holds for its heap
+	// (spans in use and not yet returned to the OS), SoftLimit the runtime's soft limit.
+	Heap      int64 `msgpack:"heap" json:"heap"`
+	HeapHeld  int64 `msgpack:"heap_held" json:"heap_held"`
+	SoftLimit int64 `msgpack:"soft_limit" json:"soft_limit"`
 }
 
 // MethodCounts count one method's requests.

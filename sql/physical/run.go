@@ -30,6 +30,9 @@ type ExecOptions struct {
 	OutputRows int
 	// Alloc provides the result records' buffers (default: a recycling pool).
 	Alloc memory.Allocator
+	// Shared, if set, is the budget every query of the daemon draws on together: the
+	// query's own budget (QueryMemory) is its child.
+	Shared *exec.Budget
 	// Threads is how many build sides of one fragment exemgr computes at once (each is a
 	// plan of its own, usually another fragment's rows gathered from the primprocs); 1 or
 	// less computes them one after the other.
@@ -79,7 +82,7 @@ func (p *Plan) Execute(ctx context.Context, runner Runner, opts ExecOptions) (*R
 	if opts.Alloc == nil {
 		opts.Alloc = vec.NewPool(0)
 	}
-	r := &run{ctx: ctx, runner: runner, opts: opts, budget: exec.NewBudget(opts.QueryMemory),
+	r := &run{ctx: ctx, runner: runner, opts: opts, budget: opts.Shared.Child(opts.QueryMemory, nil),
 		bcasts: map[*Broadcast]*bcastData{}}
 	res := &Result{r: r, schema: p.Schema, start: time.Now()}
 	for _, pg := range p.params {

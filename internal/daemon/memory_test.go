@@ -1,0 +1,42 @@
+package daemon
+
+import (
+	"bytes"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestMemoryPlan(t *testing.T) {
+	p := MemoryPlan{Overhead: 100, Budgets: []Budget{
+		{Name: "column cache", Bytes: 1000, OffHeap: true},
+		{Name: "query memory", Bytes: 300},
+		{Name: "pool", Bytes: 50},
+	}}
+	if p.Total() != 1450 || p.HeapLimit() != 450 {
+		t.Fatalf("total %d heap %d", p.Total(), p.HeapLimit())
+	}
+	if s := p.String(); !strings.Contains(s, "column cache 1000 B off-heap") || !strings.Contains(s, "overhead 100 B") {
+		t.Errorf("String: %s", s)
+	}
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	t.Setenv("GOMEMLIMIT", "")
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	big := MemoryPlan{Overhead: 64 << 20, Budgets: []Budget{{Name: "query memory", Bytes: 1 << 30}}}
+	if got := big.Apply(log); got != 1<<30+64<<20 || SoftLimit() != got {
+		t.Fatalf("Apply set %d, the runtime has %d", got, SoftLimit())
+	}
+	if !strings.Contains(buf.String(), "go_soft_limit=") {
+		t.Errorf("log: %s", buf.String())
+	}
+	// An operator's GOMEMLIMIT wins.
+	debug.SetMemoryLimit(3 << 30)
+	t.Setenv("GOMEMLIMIT", "3GiB")
+	buf.Reset()
+	if got := big.Apply(log); got != 3<<30 || !strings.Contains(buf.String(), "GOMEMLIMIT=3GiB") {
+		t.Fatalf("with GOMEMLIMIT set, Apply gave %d: %s", got, buf.String())
+	}
+}
