@@ -138,7 +138,18 @@ type Daemon struct {
 	compactStopped bool
 	compactWG      sync.WaitGroup
 	compactions    atomic.Int64
+
+	// crashPoint is where a test kills the process (testhook.go); always empty in a
+	// build without the colink_testhooks tag.
+	crashPoint string
 }
+
+// The test hooks' crash points (testhook.go).
+const (
+	crashWriteCommitted   = "write-committed"
+	crashWritePrepared    = "write-prepared"
+	crashResolveCommitted = "resolve-committed"
+)
 
 // methodCounter counts one method's requests.
 type methodCounter struct {
@@ -173,6 +184,10 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.PoolIdle <= 0 {
 		cfg.PoolIdle = DefaultPoolIdle
 	}
+	crashPoint, err := testCrashPoint(cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	var token []byte
 	if cfg.AuthTokenFile != "" {
 		var err error
@@ -181,7 +196,7 @@ func New(cfg Config) (*Daemon, error) {
 		}
 	}
 	d := &Daemon{cfg: cfg, log: cfg.Logger, started: time.Now(), methods: map[string]*methodCounter{}, loading: map[string]uint32{},
-		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize)}
+		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize), crashPoint: crashPoint}
 	d.bg, d.bgCancel = context.WithCancel(context.Background())
 	d.srv = ipc.NewServer(ipc.ServerConfig{
 		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger,

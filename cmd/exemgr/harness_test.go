@@ -97,7 +97,13 @@ func (h *harness) bin(t testing.TB, pkg string, tags ...string) string {
 // start runs a daemon until the harness stops (or the caller kills it).
 func (h *harness) start(t testing.TB, bin string, args ...string) *testbin.Proc {
 	t.Helper()
-	p := testbin.Spawn(t, bin, args...)
+	return h.startEnv(t, nil, bin, args...)
+}
+
+// startEnv is start with env (NAME=value entries) added to the daemon's environment.
+func (h *harness) startEnv(t testing.TB, env []string, bin string, args ...string) *testbin.Proc {
+	t.Helper()
+	p := testbin.SpawnEnv(t, env, bin, args...)
 	h.mu.Lock()
 	h.procs = append(h.procs, p)
 	h.mu.Unlock()
