@@ -98,6 +98,14 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage
 	}
+	if fcfg.UsersFile != "" {
+		// Read here, so that a bad users file (world-readable, malformed) is a configuration
+		// error (exit 2), not a failure to serve.
+		if fcfg.Users, err = frontend.LoadUsers(fcfg.UsersFile); err != nil {
+			fmt.Fprintln(os.Stderr, "exemgr:", err)
+			return daemon.ExitUsage
+		}
+	}
 	em, err := exemgr.New(cfg)
 	if err != nil {
 		log.Error("exemgr: cannot start", "err", err)

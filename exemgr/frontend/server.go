@@ -74,9 +74,6 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 		if users, err = LoadUsers(cfg.UsersFile); err != nil {
 			return nil, err
 		}
-		if fi, err := os.Stat(cfg.UsersFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			log.Warn("users file is readable by others; it holds passwords", "path", cfg.UsersFile, "mode", fi.Mode().Perm())
-		}
 	}
 	if users == nil {
 		users = DefaultUsers()
