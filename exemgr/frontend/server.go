@@ -244,7 +244,7 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	mc, err := s.proto.NewCustomizedConn(pc, credentialProvider{users: s.users, remote: remote}, hs)
 	if err != nil {
 		if errors.Is(err, server.ErrAccessDenied) {
-			s.log.Info("login refused", "remote", remote.String(), "err", err)
+			s.log.Info("login refused", "remote", remote.String(), "user", pc.login.user, "using_password", pc.login.password)
 		} else {
 			s.log.Debug("handshake failed", "remote", remote.String(), "err", err)
 		}
