@@ -291,6 +291,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(lns...) }()
+	// The ready line. Every listener has listened since New, so from here on a client's
+	// connection is queued by the kernel and taken by Serve's accept loop: it is never
+	// refused.
 	d.log.Info("primproc: serving", "endpoints", d.Endpoints(), "methods", d.srv.Methods(), "pid", os.Getpid(),
 		"data_dir", d.cfg.DataDir, "threads", d.cfg.Threads, "query_memory", d.cfg.QueryMemory)
 	if d.cfg.Ready != nil {

@@ -276,7 +276,7 @@ func (h *harness) startExemgr(t testing.TB, peers []string, transport string, ex
 		args = append(args, "--primproc", p)
 	}
 	e.Proc = h.start(t, bin, append(args, extra...)...)
-	e.WaitLog(t, `accepting MySQL clients.*network=unix`, 30*time.Second)
+	e.WaitLog(t, `exemgr: serving`, 30*time.Second)
 	// Every primproc is connected before the first query.
 	deadline := time.Now().Add(10 * time.Second)
 	for strings.Count(e.Log(), "exemgr: primproc up") < len(peers) && time.Now().Before(deadline) {

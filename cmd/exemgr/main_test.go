@@ -150,7 +150,7 @@ func TestUsersFileMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	em = testbin.Start(t, bin, args...)
-	em.WaitLog(t, `accepting MySQL clients`, 10*time.Second)
+	em.WaitLog(t, `exemgr: serving`, 10*time.Second)
 	if code := em.Terminate(t, 10*time.Second); code != 0 {
 		t.Errorf("exit %d after SIGTERM\n%s", code, em.Log())
 	}

@@ -144,16 +144,24 @@ func (s *Server) Addrs() []net.Addr {
 func (s *Server) Serve(ctx context.Context) error {
 	serveCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
-	var lwg sync.WaitGroup
+	// Every listener has listened since Listen, so the kernel queues connections already;
+	// Ready is called only once each also has its accept loop.
+	var lwg, started sync.WaitGroup
 	for _, l := range s.listeners {
 		lwg.Add(1)
+		started.Add(1)
 		go func() {
 			defer lwg.Done()
+			started.Done()
 			s.accept(serveCtx, l)
 		}()
 	}
+	started.Wait()
 	for _, a := range s.Addrs() {
 		s.log.Info("accepting MySQL clients", "network", a.Network(), "address", a.String())
+	}
+	if s.cfg.Ready != nil {
+		s.cfg.Ready(s.Addrs())
 	}
 	<-ctx.Done()
 	// Cancel first, so that queries see ErrShutdown rather than their connection closing.
