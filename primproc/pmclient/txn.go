@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/primproc/wire"
 )
@@ -207,11 +208,13 @@ func (e *OutcomeUnknownError) Unwrap() []error { return []error{ErrOutcomeUnknow
 func IsOutcomeUnknown(err error) bool { return errors.Is(err, ErrOutcomeUnknown) }
 
 // answered reports whether err is a primproc's own answer on the request's stream (an
-// ERROR its handler returned), not a failure of the link; a connection the server closed
-// with an ERROR of its own also carries a RemoteError, but wraps ipc.ErrConnClosed.
+// ERROR its handler returned; one with a MySQL code comes back as a *vec.Error, see
+// Client.wrap), not a failure of the link; a connection the server closed with an ERROR of
+// its own also carries a RemoteError, but wraps ipc.ErrConnClosed.
 func answered(err error) bool {
 	var re *ipc.RemoteError
-	return errors.As(err, &re) && !errors.Is(err, ipc.ErrConnClosed)
+	var ve *vec.Error
+	return (errors.As(err, &re) || errors.As(err, &ve)) && !errors.Is(err, ipc.ErrConnClosed)
 }
 
 // ID is the transaction's ID.
