@@ -3,8 +3,11 @@ package dbt3
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"math"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -436,5 +439,46 @@ func TestParseStatusRSS(t *testing.T) {
 	after, _ := ReadRSS(os.Getpid())
 	if after.Peak > self.Peak-32<<20 {
 		t.Errorf("peak %d MiB after the reset, %d MiB before", after.Peak>>20, self.Peak>>20)
+	}
+}
+
+// TestThroughputStreamViews: Q15 creates and drops a database-wide view, so each throughput
+// stream names its own, as DBT3's qgen does with the stream number: stream N creates,
+// reads and drops revenueN and no other view, with seeded and with validation parameters.
+func TestThroughputStreamViews(t *testing.T) {
+	viewRE := regexp.MustCompile(`\brevenue\w*`)
+	for _, validation := range []bool{false, true} {
+		e := dbt3test.NewEngine()
+		e.SetDefault(oneRow)
+		sock := dbt3test.Serve(t, e)
+		const streams = 3
+		if _, err := Throughput(context.Background(), ThroughputConfig{Session: SessionConfig{Addr: sock}, SF: 0.01, Seed: 7, Streams: streams, Validation: validation}); err != nil {
+			t.Fatal(err)
+		}
+		bySession := e.SessionStatements()
+		ids := slices.Sorted(maps.Keys(bySession))
+		if len(ids) != streams {
+			t.Fatalf("validation %v: %d sessions, want one per stream (%d)", validation, len(ids), streams)
+		}
+		// Stream N is the N-th session to connect.
+		for n, id := range ids {
+			want := fmt.Sprintf("revenue%d", n+1)
+			var uses []string
+			for _, st := range bySession[id] {
+				for _, v := range viewRE.FindAllString(st, -1) {
+					if v != "revenue" { // a column alias in Q3, Q5, Q10 …
+						uses = append(uses, v)
+					}
+				}
+				if strings.HasPrefix(st, "create view ") && !strings.HasPrefix(st, "create view "+want+" ") ||
+					strings.HasPrefix(st, "drop view ") && st != "drop view "+want {
+					t.Errorf("validation %v: stream %d: %q, want view %s", validation, n+1, st, want)
+				}
+			}
+			// create view, the select's two references, drop view
+			if len(uses) != 4 || slices.ContainsFunc(uses, func(v string) bool { return v != want }) {
+				t.Errorf("validation %v: stream %d names views %v, want %s only (4 times)", validation, n+1, uses, want)
+			}
+		}
 	}
 }

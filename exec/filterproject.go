@@ -38,7 +38,7 @@ func (f *Filter) Next(ctx context.Context) (*vec.Batch, error) {
 		if err != nil || b == nil {
 			return nil, err
 		}
-		sel, err := f.f.Select(b)
+		sel, err := f.f.Select(ctx, b)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func (p *Project) Next(ctx context.Context) (*vec.Batch, error) {
 		return nil, err
 	}
 	for i, ev := range p.evs {
-		v, err := ev.Eval(b)
+		v, err := ev.Eval(ctx, b)
 		if err != nil {
 			return nil, err
 		}

@@ -172,7 +172,7 @@ func (j *HashJoin) Next(ctx context.Context) (*vec.Batch, error) {
 	}
 	for {
 		if j.cur != nil {
-			out, err := j.nextPairs()
+			out, err := j.nextPairs(ctx)
 			if err != nil || out != nil {
 				return out, err
 			}
@@ -192,7 +192,7 @@ func (j *HashJoin) Next(ctx context.Context) (*vec.Batch, error) {
 			}
 			continue
 		}
-		out, err := j.startBatch(b)
+		out, err := j.startBatch(ctx, b)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +204,7 @@ func (j *HashJoin) Next(ctx context.Context) (*vec.Batch, error) {
 
 // startBatch looks up a probe batch's keys and either produces its output directly or
 // starts the expansion of its matching pairs.
-func (j *HashJoin) startBatch(b *vec.Batch) (*vec.Batch, error) {
+func (j *HashJoin) startBatch(ctx context.Context, b *vec.Batch) (*vec.Batch, error) {
 	t := j.table
 	rows := activeRowsOf(b.Sel, b.N, &j.ident)
 	for k, c := range j.spec.ProbeKeys {
@@ -267,7 +267,7 @@ func (j *HashJoin) startBatch(b *vec.Batch) (*vec.Batch, error) {
 	}
 	if j.residual != nil && len(matched) > 0 {
 		pair := vec.Batch{Cols: j.concat(b.Cols, j.buildVecs), N: b.N, Sel: matched}
-		sel, err := j.residual.Select(&pair)
+		sel, err := j.residual.Select(ctx, &pair)
 		if err != nil {
 			return nil, err
 		}
@@ -313,7 +313,7 @@ func (j *HashJoin) startBatch(b *vec.Batch) (*vec.Batch, error) {
 	for _, i := range matched {
 		j.hit[i] = true
 	}
-	if err := j.computeMark(b, rows); err != nil {
+	if err := j.computeMark(ctx, b, rows); err != nil {
 		return nil, err
 	}
 	return j.emit(append(j.concat(b.Cols, nil), &j.markVec), b.N, b.Sel), nil
@@ -358,7 +358,7 @@ func subtractSorted(dst, a, b []int32) []int32 {
 }
 
 // nextPairs expands the current probe batch's matches into dense pair batches.
-func (j *HashJoin) nextPairs() (*vec.Batch, error) {
+func (j *HashJoin) nextPairs(ctx context.Context) (*vec.Batch, error) {
 	t := j.table
 	b := j.cur
 	kind := j.spec.Kind
@@ -392,7 +392,7 @@ func (j *HashJoin) nextPairs() (*vec.Batch, error) {
 		var sel []int32
 		if j.residual != nil {
 			var err error
-			if sel, err = j.residual.Select(&pair); err != nil {
+			if sel, err = j.residual.Select(ctx, &pair); err != nil {
 				return nil, err
 			}
 		}
@@ -434,7 +434,7 @@ func (j *HashJoin) nextPairs() (*vec.Batch, error) {
 		}
 		return j.emit(b.Cols, b.N, nonNilSel(j.rest)), nil
 	case JoinMark:
-		if err := j.computeMark(b, rows); err != nil {
+		if err := j.computeMark(ctx, b, rows); err != nil {
 			return nil, err
 		}
 		return j.emit(append(j.concat(b.Cols, nil), &j.markVec), b.N, b.Sel), nil
@@ -451,7 +451,7 @@ func nonNilSel(s []int32) []int32 {
 
 // computeMark fills markVec for the batch's rows from j.hit (rows with a TRUE match) and
 // the NULL rules of IN.
-func (j *HashJoin) computeMark(b *vec.Batch, rows []int32) error {
+func (j *HashJoin) computeMark(ctx context.Context, b *vec.Batch, rows []int32) error {
 	t := j.table
 	m := &j.markVec
 	m.Prepare(vec.BoolType, b.N)
@@ -486,7 +486,7 @@ func (j *HashJoin) computeMark(b *vec.Batch, rows []int32) error {
 			unknown = true
 		} else {
 			var err error
-			if unknown, err = j.maybeMatch(b, i, inNull, corr); err != nil {
+			if unknown, err = j.maybeMatch(ctx, b, i, inNull, corr); err != nil {
 				return err
 			}
 		}
@@ -502,7 +502,7 @@ func (j *HashJoin) computeMark(b *vec.Batch, rows []int32) error {
 
 // maybeMatch reports whether some build row in probe row i's set compares as unknown:
 // correlation keys equal, each IN key equal or NULL on a side, residual TRUE.
-func (j *HashJoin) maybeMatch(b *vec.Batch, i int32, inNull bool, corr int) (bool, error) {
+func (j *HashJoin) maybeMatch(ctx context.Context, b *vec.Batch, i int32, inNull bool, corr int) (bool, error) {
 	t := j.table
 	cands := j.cands[:0]
 	consider := func(r int32) {
@@ -554,7 +554,7 @@ func (j *HashJoin) maybeMatch(b *vec.Batch, i int32, inNull bool, corr int) (boo
 			v.Gather(t.store.cols[c], chunk)
 		}
 		pair := vec.Batch{Cols: j.concat(j.probeVecs, j.buildVecs), N: len(chunk)}
-		sel, err := j.residual.Select(&pair)
+		sel, err := j.residual.Select(ctx, &pair)
 		if err != nil {
 			return false, err
 		}

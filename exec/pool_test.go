@@ -101,7 +101,7 @@ func TestFragmentsWithPool(t *testing.T) {
 			}
 		})
 	}
-	if s := pool.Stats(); (s.Gets - s.Misses) == 0 || s.Idle == 0 {
+	if s := pool.Stats(); (s.Gets-s.Misses) == 0 || s.Idle == 0 {
 		t.Fatalf("the pool recycled nothing: %+v", s)
 	}
 }

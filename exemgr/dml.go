@@ -27,6 +27,8 @@ import (
 // named by the row IDs the statement's query read on each primproc, and the transaction
 // commits in two phases when it touches more than one. The statement is acknowledged once
 // its effect is durable everywhere it goes; a crash at any point leaves all of it or none.
+// When a crash takes a commit's answer with it, the client is told the outcome is unknown
+// (1397, mysqlError) rather than that the statement failed.
 //
 // Queries see a statement everywhere or nowhere. Every query pins a snapshot on every
 // primproc before it runs (one round trip; skipped when one primproc runs one fragment,
@@ -190,6 +192,7 @@ func (e *Engine) write(ctx context.Context, ev env, view *catView, stmt sql.Stat
 	}
 	out, err := tx.Commit(ctx, &e.dml.gate)
 	if err != nil {
+		e.commitFailed(tx, err)
 		return nil, err
 	}
 	for _, p := range out.Pending {
@@ -200,6 +203,13 @@ func (e *Engine) write(ctx context.Context, ev env, view *catView, stmt sql.Stat
 		r.Info = fmt.Sprintf("Records: %d  Duplicates: 0  Warnings: 0", out.Affected)
 	}
 	return r, nil
+}
+
+// commitFailed logs a commit whose outcome is unknown (the statement's error says so too).
+func (e *Engine) commitFailed(tx *pmclient.Txn, err error) {
+	if pmclient.IsOutcomeUnknown(err) {
+		e.log.Warn("exemgr: a commit's outcome is unknown: its primproc's answer was lost", "txn", tx.ID(), "err", err)
+	}
 }
 
 // sendInsert checks rows against the table and sends them to their primprocs. first is the
@@ -345,6 +355,7 @@ func (e *Engine) loadData(ctx context.Context, ev env, view *catView, x *sql.Loa
 	}
 	out, err := tx.Commit(ctx, &e.dml.gate)
 	if err != nil {
+		e.commitFailed(tx, err)
 		return nil, err
 	}
 	for _, p := range out.Pending {

@@ -14,6 +14,7 @@ import (
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/primproc/pmclient"
 	"github.com/colinkdb/colink/primproc/wire"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
@@ -153,6 +154,10 @@ func TestMySQLError(t *testing.T) {
 		{fmt.Errorf("stream 3: %w: %w", ipc.ErrCanceled, frontend.ErrKilled), 1317, "70100"},
 		{context.Canceled, 1317, "70100"},
 		{errors.New("something odd"), 1105, "HY000"},
+		// A commit of unknown outcome whose cause is a KILL is still 1397: the write may be
+		// applied, which 1317 would deny.
+		{&pmclient.OutcomeUnknownError{Table: "kv", Txn: "tx1", Peer: "tcp://h:1", Err: fmt.Errorf("stream 3: %w: %w", ipc.ErrCanceled, frontend.ErrKilled)}, 1397, "XAE03"},
+		{fmt.Errorf("write kv: %w", &pmclient.OutcomeUnknownError{Table: "kv", Txn: "tx1", Peer: "tcp://h:1", Err: ipc.ErrConnClosed}), 1397, "XAE03"},
 	} {
 		code, state, msg := frontend.AsMySQL(mysqlError(tc.err))
 		if code != tc.code || state != tc.state {

@@ -18,6 +18,19 @@ import (
 // a primproc applied but could not make durable.
 const ErrErrorDuringCommit uint16 = 1180
 
+// ErrOutcomeUnknown is the code of a write whose commit request may have reached a primproc
+// that did not answer (the connection was lost): it may or may not have been applied.
+// MySQL has no code for exactly this; 1397 is its ER_XAER_RMERR ("Fatal error occurred in
+// the transaction branch - check your data for consistency", SQLSTATE XAE03), which says
+// what the client must do: look before running the statement again. A client can tell it
+// from 1105 (a failure that applied nothing), from 1180 (applied, maybe not durable) and from
+// 1317 (interrupted); drivers do not retry it of their own accord, as they may a lost
+// connection (2013).
+const ErrOutcomeUnknown uint16 = 1397
+
+// stateOutcomeUnknown is ER_XAER_RMERR's SQLSTATE.
+const stateOutcomeUnknown = "XAE03"
+
 // ErrErrorOnWrite is MySQL's ER_ERROR_ON_WRITE, which CREATE and DROP VIEW return when the
 // views file of exemgr's data directory cannot be written.
 const ErrErrorOnWrite uint16 = 1026
@@ -42,10 +55,17 @@ func notDurableMessage(err error) string {
 // client receives: the SQL layer's *sqlerr.Error and the engine's *vec.Error keep their codes
 // (1041 for the query memory bound, 1690 for arithmetic overflow, …); a cancelled context is
 // left as it is, so the front end reports a KILL as 1317; a primproc that cannot be reached
-// is named; a commit applied but not durable is 1180; anything else is 1105 with its text.
+// is named; a commit applied but not durable is 1180; a commit of unknown outcome is 1397;
+// anything else is 1105 with its text.
 func mysqlError(err error) error {
 	if err == nil {
 		return nil
+	}
+	// First: the commit's cause may be a cancellation (a KILL whose grace ran out), which
+	// must not read as an interrupted statement that applied nothing.
+	var ue *pmclient.OutcomeUnknownError
+	if errors.As(err, &ue) {
+		return &frontend.Error{Code: ErrOutcomeUnknown, State: stateOutcomeUnknown, Message: ue.Error(), Err: err}
 	}
 	var me frontend.MySQLError
 	if errors.As(err, &me) {

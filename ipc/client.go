@@ -428,16 +428,21 @@ func (c *Client) GoContext(ctx context.Context, method string, args []byte, flus
 	}
 }
 
-// Call is a unary request on the least loaded connection; see Conn.Call.
+// Call is a unary request on the least loaded connection; see Conn.Call. An error wrapping
+// ErrNotSent means the request certainly never left (no connection, or it failed first);
+// after any other error the server may have run it.
 func (c *Client) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
 		conn, err := c.conn(ctx)
 		if err != nil {
-			return nil, err
+			return nil, notSent(err)
 		}
 		end, err, sent := conn.call(ctx, method, args)
 		if err != nil && !sent && errors.Is(err, ErrConnClosed) && attempt < 3 {
 			continue // the connection died before the request left; its slot is redialling
+		}
+		if err != nil && !sent {
+			return nil, notSent(err)
 		}
 		return end, err
 	}

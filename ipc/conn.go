@@ -206,7 +206,8 @@ func (c *Conn) start() {
 	go c.fw.flushLoop(c.done)
 }
 
-// Done is closed when the connection has failed or been closed.
+// Done is closed when the connection has failed or been closed; by then no frame can be
+// queued on it any more (a later END or request fails with ErrNotSent).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err returns why the connection ended, nil while it is up.
@@ -272,6 +273,7 @@ func (c *Conn) fail(err error) {
 	}
 	clear(c.streams)
 	c.nstreams.Store(0)
+	c.fw.fail(err) // before done closes (see Done); c.mu before the writer's lock, as in Open
 	close(c.done)
 	c.mu.Unlock()
 	// Once the writer has failed no Go call can be added, so the drain sees them all.

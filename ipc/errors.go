@@ -54,7 +54,25 @@ var (
 	ErrTooManyStreams = errors.New("too many streams on the connection")
 	// ErrPeerDown: the client has no live connection to its peer.
 	ErrPeerDown = errors.New("peer down")
+	// ErrNotSent: the request (Client.Call) or the END (Stream.CloseSend) never left this
+	// side, so the peer cannot have acted on it. Errors wrap it beside their cause only
+	// when that is certain; any other failure of those calls may follow a peer that acted.
+	ErrNotSent = errors.New("not sent")
 )
+
+// notSentError marks err as certainly not sent (ErrNotSent) without changing its text.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string   { return e.err.Error() }
+func (e *notSentError) Unwrap() []error { return []error{e.err, ErrNotSent} }
+
+// notSent wraps err (not nil) so that errors.Is(err, ErrNotSent) holds.
+func notSent(err error) error {
+	if errors.Is(err, ErrNotSent) {
+		return err
+	}
+	return &notSentError{err: err}
+}
 
 // errorCode maps an error a handler returned to the code sent on the wire.
 func errorCode(err error) (code, msg string) {

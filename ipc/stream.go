@@ -610,17 +610,19 @@ func (s *Stream) SendSchema(schema *arrow.Schema) error {
 }
 
 // CloseSend ends this side's half with an END frame whose payload is end, a msgpack map (nil
-// sends {}). On the server it completes the stream.
+// sends {}). On the server it completes the stream. An error wrapping ErrNotSent means the END
+// certainly did not leave (the stream or its connection had failed first); after any other
+// error the peer may have received it.
 func (s *Stream) CloseSend(end []byte) error {
 	if end == nil {
 		end = []byte(emptyMap)
 	} else if err := mpValidMap(end); err != nil {
-		return fmt.Errorf("stream %d: END payload: %w", s.id, err)
+		return notSent(fmt.Errorf("stream %d: END payload: %w", s.id, err))
 	}
 	s.mu.Lock()
 	if err := s.sendStateErrLocked(); err != nil {
 		s.mu.Unlock()
-		return err
+		return notSent(err)
 	}
 	s.localFin = true
 	s.mu.Unlock()
@@ -630,9 +632,12 @@ func (s *Stream) CloseSend(end []byte) error {
 	} else {
 		f.parts = [][]byte{end}
 	}
-	err := s.c.fw.write(&f)
+	queued, err := s.c.fw.send(&f)
 	if !s.isClient {
 		s.c.retire(s)
+	}
+	if err != nil && !queued {
+		return notSent(err)
 	}
 	return err
 }

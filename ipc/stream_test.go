@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -350,4 +351,89 @@ func TestConnBufferCapsDataStreams(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != CodeTooManyStreams || !strings.Contains(re.Message, "MaxConnBuffer") {
 		t.Fatalf("third upload stream: %v, want too_many_streams", err)
 	}
+}
+
+// ErrNotSent marks exactly the failures after which the peer cannot have seen the END or the
+// request: a caller deciding whether a commit may have happened relies on it.
+func TestNotSent(t *testing.T) {
+	srv, _ := newPipeServer(t, Limits{})
+	ctx := context.Background()
+
+	t.Run("END after the connection failed", func(t *testing.T) {
+		c := pipePair(t, srv, ClientConfig{})
+		st, err := c.Open(ctx, "echo", nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		c.Close()
+		err = st.CloseSend(nil)
+		if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrConnClosed) {
+			t.Fatalf("CloseSend on a failed connection: %v, want ErrNotSent and ErrConnClosed", err)
+		}
+	})
+	t.Run("END after the server ended the stream", func(t *testing.T) {
+		c := pipePair(t, srv, ClientConfig{})
+		st, err := c.Open(ctx, "gen", mpMap("n", 0, "rows", 1), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		for {
+			if _, err := st.Recv(); err != nil {
+				break // the server's END
+			}
+		}
+		if err := st.CloseSend(nil); !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrStreamClosed) {
+			t.Fatalf("CloseSend after the server's END: %v, want ErrNotSent and ErrStreamClosed", err)
+		}
+	})
+	t.Run("END sent", func(t *testing.T) {
+		c := pipePair(t, srv, ClientConfig{})
+		st, err := c.Open(ctx, "echo", nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := st.CloseSend(nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Recv(); err != io.EOF {
+			t.Fatalf("Recv after END: %v", err)
+		}
+	})
+
+	env := startServer(t, ServerConfig{})
+	t.Run("call answered with an error", func(t *testing.T) {
+		c := newTestClient(t, env.unix, ClientConfig{})
+		_, err := c.Call(ctx, "nope", nil)
+		var re *RemoteError
+		if !errors.As(err, &re) || errors.Is(err, ErrNotSent) {
+			t.Fatalf("unknown method: %v, want the server's error, not ErrNotSent", err)
+		}
+		dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if _, err := c.Call(dctx, "block", nil); err == nil || errors.Is(err, ErrNotSent) {
+			t.Fatalf("a call that timed out at the server: %v, want an error that is not ErrNotSent", err)
+		}
+	})
+	t.Run("call without a connection", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := "tcp://" + ln.Addr().String()
+		ln.Close() // nothing listens there now
+		lg, _ := newTestLogger()
+		c, err := NewClient(url, ClientConfig{Logger: lg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if _, err := c.Call(dctx, "echo", nil); !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrPeerDown) {
+			t.Fatalf("call with no connection: %v, want ErrNotSent and ErrPeerDown", err)
+		}
+	})
 }

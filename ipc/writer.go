@@ -203,11 +203,18 @@ func (w *frameWriter) enqueueLocked(f *frame) (mustWait bool) {
 // is queued behind a write in progress otherwise (a later write error then fails the
 // connection, and with it every stream).
 func (w *frameWriter) write(f *frame) error {
+	_, err := w.send(f)
+	return err
+}
+
+// send is write that also reports whether f was queued: if not, no byte of it can have
+// reached the peer; if so, it may have even when err is set.
+func (w *frameWriter) send(f *frame) (queued bool, err error) {
 	w.mu.Lock()
 	if w.err != nil {
 		err := w.err
 		w.mu.Unlock()
-		return err
+		return false, err
 	}
 	mustWait := w.enqueueLocked(f)
 	mine := w.round
@@ -227,9 +234,9 @@ func (w *frameWriter) write(f *frame) error {
 		w.mu.Lock()
 		w.sigFree = append(w.sigFree, sig)
 	}
-	err := w.err
+	err = w.err
 	w.mu.Unlock()
-	return err
+	return true, err
 }
 
 // enqueueWith queues f without writing it (the caller must call flushQueued afterwards),

@@ -142,7 +142,18 @@ type Daemon struct {
 	compactStopped bool
 	compactWG      sync.WaitGroup
 	compactions    atomic.Int64
+
+	// crashPoint is where a test kills the process (testhook.go); always empty in a
+	// build without the colink_testhooks tag.
+	crashPoint string
 }
+
+// The test hooks' crash points (testhook.go).
+const (
+	crashWriteCommitted   = "write-committed"
+	crashWritePrepared    = "write-prepared"
+	crashResolveCommitted = "resolve-committed"
+)
 
 // methodCounter counts one method's requests.
 type methodCounter struct {
@@ -180,6 +191,10 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.PoolIdle <= 0 {
 		cfg.PoolIdle = DefaultPoolIdle
 	}
+	crashPoint, err := testCrashPoint(cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	var token []byte
 	if cfg.AuthTokenFile != "" {
 		var err error
@@ -188,7 +203,7 @@ func New(cfg Config) (*Daemon, error) {
 		}
 	}
 	d := &Daemon{cfg: cfg, log: cfg.Logger, started: time.Now(), methods: map[string]*methodCounter{}, loading: map[string]uint32{},
-		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize),
+		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize), crashPoint: crashPoint,
 		budget: exec.NewSharedBudget(max(cfg.QueryMemoryTotal, 0), "--query-memory-total")}
 	d.bg, d.bgCancel = context.WithCancel(context.Background())
 	d.srv = ipc.NewServer(ipc.ServerConfig{
@@ -284,6 +299,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(lns...) }()
+	// The ready line. Every listener has listened since New, so from here on a client's
+	// connection is queued by the kernel and taken by Serve's accept loop: it is never
+	// refused.
 	d.log.Info("primproc: serving", "endpoints", d.Endpoints(), "methods", d.srv.Methods(), "pid", os.Getpid(),
 		"data_dir", d.cfg.DataDir, "threads", d.cfg.Threads, "query_memory", d.cfg.QueryMemory)
 	if d.cfg.Ready != nil {

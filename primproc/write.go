@@ -78,6 +78,7 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 			return d.writeError(a.Table, "commit", err)
 		}
 		end.State = wire.TxnCommitted
+		d.crashAt(crashWriteCommitted)
 	} else {
 		if a.Txn == "" {
 			return invalidf("write", "table %s: no transaction ID to prepare under (or END commit)", a.Table)
@@ -87,6 +88,7 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 			return d.writeError(a.Table, "prepare", err)
 		}
 		end.State = wire.TxnPrepared
+		d.crashAt(crashWritePrepared)
 		if a.Op == wire.OpDelete {
 			end.Affected = res.Deleted // against the version it was prepared on
 		}
@@ -288,6 +290,7 @@ func (d *Daemon) resolve(ctx context.Context, st *ipc.Stream) error {
 			return ipc.Errorf(ipc.CodeInternal, "resolve: commit of %s: %v", a.Txn, err)
 		}
 		end.Version = v
+		d.crashAt(crashResolveCommitted)
 		for _, t := range tables {
 			d.compactSoon(t)
 		}

@@ -108,12 +108,9 @@ setsid "$bin/exemgr" "${args[@]}" >"$run/exemgr.log" 2>&1 </dev/null &
 echo $! >"$run/exemgr.pid"
 wait_log "$run/exemgr.log" "$run/exemgr.pid" "exemgr: primproc up" "$primprocs" 30 ||
 	fail exemgr "its links to the primprocs did not come up"
-for ((i = 0; i < 200; i++)); do
-	[[ -S $run/mysql.sock ]] && break
-	alive "$run/exemgr.pid" || fail exemgr "it exited"
-	sleep 0.05
-done
-[[ -S $run/mysql.sock ]] || fail exemgr "no MySQL socket at $run/mysql.sock"
+# The ready line, not the socket file: the file exists from bind, before the socket listens.
+wait_log "$run/exemgr.log" "$run/exemgr.pid" "exemgr: serving" 1 30 ||
+	fail exemgr "it did not start taking MySQL clients"
 printf 'transport=%s\nprimprocs=%s\nmysql=%s\nbin=%s\n' "$transport" "$primprocs" "$run/mysql.sock" "$bin" >"$run/daemons.env"
 say "exemgr (transport $transport) takes MySQL clients on $run/mysql.sock"
 echo "$run/mysql.sock"

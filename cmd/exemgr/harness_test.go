@@ -97,7 +97,13 @@ func (h *harness) bin(t testing.TB, pkg string, tags ...string) string {
 // start runs a daemon until the harness stops (or the caller kills it).
 func (h *harness) start(t testing.TB, bin string, args ...string) *testbin.Proc {
 	t.Helper()
-	p := testbin.Spawn(t, bin, args...)
+	return h.startEnv(t, nil, bin, args...)
+}
+
+// startEnv is start with env (NAME=value entries) added to the daemon's environment.
+func (h *harness) startEnv(t testing.TB, env []string, bin string, args ...string) *testbin.Proc {
+	t.Helper()
+	p := testbin.SpawnEnv(t, env, bin, args...)
 	h.mu.Lock()
 	h.procs = append(h.procs, p)
 	h.mu.Unlock()
@@ -270,7 +276,7 @@ func (h *harness) startExemgr(t testing.TB, peers []string, transport string, ex
 		args = append(args, "--primproc", p)
 	}
 	e.Proc = h.start(t, bin, append(args, extra...)...)
-	e.WaitLog(t, `accepting MySQL clients.*network=unix`, 30*time.Second)
+	e.WaitLog(t, `exemgr: serving`, 30*time.Second)
 	// Every primproc is connected before the first query.
 	deadline := time.Now().Add(10 * time.Second)
 	for strings.Count(e.Log(), "exemgr: primproc up") < len(peers) && time.Now().Before(deadline) {

@@ -4,13 +4,15 @@
 // connections alive with heartbeats and reconnects. Exit status: 0 after a clean shutdown
 // (SIGTERM or SIGINT: running queries are cancelled, sessions closed), 1 on a runtime
 // failure (such as a MySQL port in use), 2 on bad flags or configuration (a corrupt views
-// file in --data-dir among them). With --data-dir, the views users create survive restarts
-// and crashes.
+// file in --data-dir, a users file others may read). It logs "exemgr: serving" once it
+// accepts MySQL clients on every listener. With --data-dir, the views users create survive
+// restarts and crashes.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 
@@ -85,6 +87,14 @@ func run(args []string) int {
 	cfg.Logger = log
 	fcfg.Logger = log
 	ecfg.Logger = log
+	// The ready line: drivers and scripts wait for it before the first connection.
+	fcfg.Ready = func(addrs []net.Addr) {
+		var mysql []string
+		for _, a := range addrs {
+			mysql = append(mysql, a.Network()+"://"+a.String())
+		}
+		log.Info("exemgr: serving", "mysql", mysql, "pid", os.Getpid())
+	}
 	if ecfg.Threads < 1 {
 		fmt.Fprintln(os.Stderr, "exemgr: --threads must be at least 1")
 		return daemon.ExitUsage
@@ -100,6 +110,14 @@ func run(args []string) int {
 	if err := exemgr.CheckSecureFilePriv(ecfg.SecureFilePriv); err != nil {
 		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage
+	}
+	if fcfg.UsersFile != "" {
+		// Read here, so that a bad users file (world-readable, malformed) is a configuration
+		// error (exit 2), not a failure to serve.
+		if fcfg.Users, err = frontend.LoadUsers(fcfg.UsersFile); err != nil {
+			fmt.Fprintln(os.Stderr, "exemgr:", err)
+			return daemon.ExitUsage
+		}
 	}
 	em, err := exemgr.New(cfg)
 	if err != nil {

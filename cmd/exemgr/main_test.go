@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -119,5 +120,38 @@ func TestShutdownDuringQuery(t *testing.T) {
 	}
 	if code := em.Wait(t, 10*time.Second); code != 0 {
 		t.Errorf("exit code %d after SIGTERM\n%s", code, em.Log())
+	}
+}
+
+// TestUsersFileMode: exemgr refuses a users file that group or others may read, as primproc
+// refuses such a token file: exit 2, naming the file and its mode. The same file at 0600
+// starts it.
+func TestUsersFileMode(t *testing.T) {
+	needDaemons(t)
+	dir := testbin.TempDir(t)
+	path := filepath.Join(dir, "users")
+	if err := os.WriteFile(path, []byte("alice:s3cret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask made of it
+		t.Fatal(err)
+	}
+	bin := shared.bin(t, "./cmd/exemgr")
+	args := []string{"--users-file", path, "--primproc", fmt.Sprintf("tcp://127.0.0.1:%d", testbin.FreePort(t)),
+		"--mysql-listen", fmt.Sprintf("127.0.0.1:%d", testbin.FreePort(t))}
+	em := testbin.Start(t, bin, args...)
+	if code := em.Wait(t, 10*time.Second); code != 2 {
+		t.Fatalf("exemgr with a 0644 users file: exit %d, want 2\n%s", code, em.Log())
+	}
+	if log := em.Log(); !strings.Contains(log, path) || !strings.Contains(log, "-rw-r--r--") {
+		t.Errorf("the error does not name the file and its mode:\n%s", log)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	em = testbin.Start(t, bin, args...)
+	em.WaitLog(t, `exemgr: serving`, 10*time.Second)
+	if code := em.Terminate(t, 10*time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM\n%s", code, em.Log())
 	}
 }

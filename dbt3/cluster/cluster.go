@@ -181,13 +181,19 @@ func (c *Cluster) UseTransport(ctx context.Context, transport string) (string, e
 		args = append(args, "--primproc", ep)
 	}
 	args = append(args, c.cfg.ExeMgrArgs...)
-	const linkUp = "exemgr: primproc up"
-	p, err := startProc("exemgr", c.cfg.Binaries.ExeMgr, args, filepath.Join(c.cfg.RunDir, "exemgr-"+transport+".log"), linkUp)
+	const linkUp, serving = "exemgr: primproc up", "exemgr: serving"
+	p, err := startProc("exemgr", c.cfg.Binaries.ExeMgr, args, filepath.Join(c.cfg.RunDir, "exemgr-"+transport+".log"), linkUp, serving)
 	if err != nil {
 		return "", err
 	}
 	p.files = []string{c.mysqlSock}
 	c.exemgr, c.transport = p, transport
+	// exemgr logs its ready line once it accepts on every listener; until then the socket
+	// file may exist (bound) and yet refuse connections (not yet listening). The ping then
+	// checks that it answers MySQL.
+	if err := c.waitLog(ctx, p, serving, 1); err != nil {
+		return "", err
+	}
 	if err := c.waitMySQL(ctx, p); err != nil {
 		return "", err
 	}

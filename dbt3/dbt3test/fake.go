@@ -48,13 +48,27 @@ type Engine struct {
 	transport  string
 	primprocs  int
 	statements []string
-	lastStats  map[uint32]int // session id → statements' count at its last statement
+	bySession  map[uint32][]string // session id → its statements, as statements
+	lastStats  map[uint32]int      // session id → statements' count at its last statement
 	flushes    int
 }
 
 // NewEngine returns an engine with no canned results, one primproc and transport tcp.
 func NewEngine() *Engine {
-	return &Engine{results: map[string]Canned{}, transport: "tcp", primprocs: 1, lastStats: map[uint32]int{}}
+	return &Engine{results: map[string]Canned{}, transport: "tcp", primprocs: 1, lastStats: map[uint32]int{},
+		bySession: map[uint32][]string{}}
+}
+
+// SessionStatements returns each session's statements (normalised), by session id; ids
+// grow in the order the sessions connected.
+func (e *Engine) SessionStatements() map[uint32][]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[uint32][]string, len(e.bySession))
+	for id, st := range e.bySession {
+		out[id] = append([]string(nil), st...)
+	}
+	return out
 }
 
 // Normalize is how the engine matches statements.
@@ -113,6 +127,7 @@ func (e *Engine) Query(ctx context.Context, s *frontend.Session, query string) (
 	q := Normalize(query)
 	e.mu.Lock()
 	e.statements = append(e.statements, q)
+	e.bySession[s.ID()] = append(e.bySession[s.ID()], q)
 	if q == "show query stats" {
 		res := e.statsLocked(s)
 		e.mu.Unlock()

@@ -5,7 +5,8 @@
 // port must follow to reproduce the files byte for byte with its validation parameters:
 //
 //   - the template's "-- $ID$" line and its ":x", ":o" and ":n N" directive lines are dropped;
-//     its other comment lines are kept, at the top;
+//     its other comment lines are kept, at the top; Q15's are followed by a note that the
+//     script is not safe to run concurrently (its view revenue0 is database-wide);
 //   - parameters are substituted as `qgen -d` substitutes them (Q11's fraction as
 //     0.0001000000, Q6's discount as .06, Q15's view as revenue0);
 //   - Oracle's `interval '90' day (3)` is written `interval '90' day`;

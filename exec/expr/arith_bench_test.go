@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	"testing"
 
 	"github.com/colinkdb/colink/exec/vec"
@@ -37,7 +38,7 @@ func BenchmarkArith(b *testing.B) {
 			}
 			b.SetBytes(n)
 			for b.Loop() {
-				if _, err := ev.Eval(batch); err != nil {
+				if _, err := ev.Eval(context.Background(), batch); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/colinkdb/colink/exec/vec"
@@ -20,6 +21,7 @@ type Evaluator struct {
 	root  node
 	t     vec.Type
 	ident []int32
+	ec    *evalContext // nil unless a node waits (sleep)
 }
 
 // Compile type-checks e against the input column types and compiles it.
@@ -36,15 +38,20 @@ func Compile(e *Expr, input []vec.Type) (*Evaluator, error) {
 	if n.typ() != t {
 		return nil, fmt.Errorf("expr %s: compiled to %s, expected %s (internal error)", e, n.typ(), t)
 	}
-	return &Evaluator{root: n, t: t}, nil
+	return &Evaluator{root: n, t: t, ec: c.ec}, nil
 }
 
 // Type is the result type.
 func (ev *Evaluator) Type() vec.Type { return ev.t }
 
 // Eval computes the expression for b's active rows. The result is aligned with b (row i of
-// the result belongs to row i of b) and valid until the next Eval.
-func (ev *Evaluator) Eval(b *vec.Batch) (*vec.Vec, error) {
+// the result belongs to row i of b) and valid until the next Eval. A wait in the expression
+// (SLEEP) ends when ctx is done, failing with its cause.
+func (ev *Evaluator) Eval(ctx context.Context, b *vec.Batch) (*vec.Vec, error) {
+	if ev.ec != nil {
+		ev.ec.ctx = ctx
+		defer func() { ev.ec.ctx = nil }()
+	}
 	return ev.root.eval(b, activeRows(b, &ev.ident))
 }
 
@@ -77,6 +84,7 @@ func identity(ident *[]int32, n int) []int32 {
 
 type compiler struct {
 	input []vec.Type
+	ec    *evalContext // shared by the nodes that wait, made by the first of them
 }
 
 func (c *compiler) compile(e *Expr) (node, error) {
@@ -133,6 +141,8 @@ func (c *compiler) compileNode(e *Expr) (node, error) {
 		return &extractNode{x: x, unit: e.Unit}, nil
 	case OpSubstring:
 		return c.compileSubstring(e)
+	case OpSleep:
+		return c.compileSleep(e)
 	case OpDateAdd, OpDateSub:
 		return c.compileDateAdd(e)
 	case OpUpper, OpLower, OpLength, OpCharLength, OpConcat, OpTrim, OpLTrim, OpRTrim,

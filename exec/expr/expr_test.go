@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -102,7 +103,7 @@ func evalSplit(ev *Evaluator, tab *vec.Table, size int, sel bool) ([]vec.Datum, 
 	for start := 0; start < len(tab.Rows) || start == 0; start += size {
 		end := min(start+size, len(tab.Rows))
 		b, rows := batchOf(tab, start, end, sel)
-		v, err := ev.Eval(b)
+		v, err := ev.Eval(context.Background(), b)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +176,7 @@ func checkFilter(t *testing.T, pos string, e *Expr, tab *vec.Table, vals []vec.D
 			for start := 0; start < len(tab.Rows); start += size {
 				end := min(start+size, len(tab.Rows))
 				b, rows := batchOf(tab, start, end, sel)
-				kept, err := f.Select(b)
+				kept, err := f.Select(context.Background(), b)
 				if err != nil {
 					t.Errorf("%s: filter %s: %v", pos, e, err)
 					return

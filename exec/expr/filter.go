@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"context"
+
 	"github.com/colinkdb/colink/exec/vec"
 )
 
@@ -9,6 +11,7 @@ import (
 type Filter struct {
 	root  selector
 	ident []int32
+	ec    *evalContext // nil unless a node waits (sleep)
 }
 
 // selector narrows a list of rows. sel returns the rows (a subset of rows, ascending) for
@@ -32,14 +35,19 @@ func CompileFilter(e *Expr, input []vec.Type) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Filter{root: s}, nil
+	return &Filter{root: s, ec: c.ec}, nil
 }
 
 // Select returns the active rows of b that pass, ascending. The slice belongs to the filter
-// (or is b.Sel) and stays valid until the next Select.
-func (f *Filter) Select(b *vec.Batch) ([]int32, error) {
+// (or is b.Sel) and stays valid until the next Select. A wait in the predicate (SLEEP) ends
+// when ctx is done, failing with its cause.
+func (f *Filter) Select(ctx context.Context, b *vec.Batch) ([]int32, error) {
 	if b.Len() == 0 {
 		return b.Sel, nil
+	}
+	if f.ec != nil {
+		f.ec.ctx = ctx
+		defer func() { f.ec.ctx = nil }()
 	}
 	return f.root.sel(b, b.Sel)
 }

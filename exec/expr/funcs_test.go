@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,11 +49,11 @@ func TestFuncsDoNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
-		if _, err := ev.Eval(b); err != nil { // grows the output buffers
+		if _, err := ev.Eval(context.Background(), b); err != nil { // grows the output buffers
 			t.Fatalf("%s: %v", src, err)
 		}
 		if n := testing.AllocsPerRun(10, func() {
-			if _, err := ev.Eval(b); err != nil {
+			if _, err := ev.Eval(context.Background(), b); err != nil {
 				t.Fatal(err)
 			}
 		}); n != 0 {
@@ -77,7 +78,7 @@ func BenchmarkFuncs(b *testing.B) {
 			}
 			b.SetBytes(n)
 			for b.Loop() {
-				if _, err := ev.Eval(batch); err != nil {
+				if _, err := ev.Eval(context.Background(), batch); err != nil {
 					b.Fatal(err)
 				}
 			}

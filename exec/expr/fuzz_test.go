@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,17 +40,17 @@ NULL | NULL | NULL | NULL | NULL | NULL | NULL | NULL
 			return
 		}
 		b := tab.Batch(0, len(tab.Rows))
-		if _, err := ev.Eval(b); err != nil {
+		if _, err := ev.Eval(context.Background(), b); err != nil {
 			return
 		}
 		b.Sel = []int32{0, 2}
-		ev.Eval(b)
+		ev.Eval(context.Background(), b)
 		if ev.Type().ID == vec.Bool {
 			fl, err := CompileFilter(e, tab.Types)
 			if err != nil {
 				t.Fatalf("%s compiles but its filter does not: %v", e, err)
 			}
-			fl.Select(b)
+			fl.Select(context.Background(), b)
 		}
 	})
 }

@@ -58,6 +58,10 @@
 //	                                   MySQL's C library rounds them (internal/libm)
 //	pow           Args = double, double → double; a non-finite result is an error (1690)
 //	strcmp        Args = string, string  -1, 0 or 1 comparing bytes, int32
+//	sleep         Args[0] a number of seconds → int64 0: MySQL's SLEEP, which waits that
+//	              long for each row it is evaluated on, in order; the wait ends early with
+//	              the evaluation's context (Evaluator.Eval, Filter.Select); a NULL or
+//	              negative argument is error 1210 (MySQL's strict mode); never folded
 //
 // Every function from upper to strcmp is strict: a NULL argument gives NULL.
 //
@@ -180,6 +184,7 @@ const (
 	OpLog10      Op = "log10"
 	OpLog2       Op = "log2"
 	OpStrcmp     Op = "strcmp"
+	OpSleep      Op = "sleep"
 )
 
 // Units of extract, date_add and date_sub.

@@ -362,6 +362,14 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 			return vec.Int64Type, nil
 		}
 		return vec.Float64Type, nil
+	case OpSleep:
+		if err := wantArgs(e, 1, 1); err != nil {
+			return vec.Type{}, err
+		}
+		if !ts[0].IsNumeric() && !e.Args[0].IsNullConst() {
+			return vec.Type{}, errorf(e, "sleep of %s, not a number", ts[0])
+		}
+		return vec.Int64Type, nil
 	case OpGreatest, OpLeast:
 		if err := wantArgs(e, 2, -1); err != nil {
 			return vec.Type{}, err

@@ -219,7 +219,7 @@ func TestPoolRecycles(t *testing.T) {
 	if &b[0] != &a[0] || b[5] != 0 {
 		t.Fatalf("buffer not recycled or not zeroed")
 	}
-	if s := p.Stats(); s.Misses != 1 || (s.Gets - s.Misses) != 1 {
+	if s := p.Stats(); s.Misses != 1 || (s.Gets-s.Misses) != 1 {
 		t.Fatalf("stats %+v", s)
 	}
 	big := p.Allocate(2 << 20) // more than the pool retains
@@ -325,10 +325,10 @@ func TestPoolSlices(t *testing.T) {
 		d[2] = Int128{Hi: 1, Lo: 2}
 		FreeSlice(p, d)
 		if p != nil {
-			if st := p.Stats(); st.Idle == 0 || (st.Gets - st.Misses) != 0 {
+			if st := p.Stats(); st.Idle == 0 || (st.Gets-st.Misses) != 0 {
 				t.Fatalf("stats %+v", st)
 			}
-			if e := MakeSlice[int32](p, 5); e[0] != 0 || e[4] != 0 || (p.Stats().Gets - p.Stats().Misses) != 1 {
+			if e := MakeSlice[int32](p, 5); e[0] != 0 || e[4] != 0 || (p.Stats().Gets-p.Stats().Misses) != 1 {
 				t.Fatalf("a recycled int32 array: %v, stats %+v", e, p.Stats())
 			}
 		}

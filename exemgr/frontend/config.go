@@ -48,6 +48,10 @@ type Config struct {
 	WaitTimeout time.Duration
 	// Logger receives connection events; nil means slog.Default().
 	Logger *slog.Logger
+	// Ready, if set, is called once Serve accepts clients on every listener (each has
+	// listened since Listen and has its accept loop running), with their addresses: the
+	// moment a daemon may report itself ready.
+	Ready func(addrs []net.Addr)
 }
 
 // Defaults of Config.

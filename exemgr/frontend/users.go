@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -29,11 +30,25 @@ type Users map[string]string
 // DefaultUsers is the account set without a users file: root with an empty password.
 func DefaultUsers() Users { return Users{"root": ""} }
 
-// LoadUsers reads a users file.
+// LoadUsers reads a users file. It refuses one that group or others may read (as primproc
+// refuses such an auth token file): the passwords in it are in clear. The mode is that of
+// the file opened, so a file swapped in between the check and the read is not read.
 func LoadUsers(path string) (Users, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("users file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("users file: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("users file %s has mode %v; it holds passwords and must not be readable by group or others (chmod 600)", path, fi.Mode().Perm())
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("users file %s: %w", path, err)
 	}
 	users, err := ParseUsers(data)
 	if err != nil {

@@ -40,6 +40,22 @@ func TestParseUsers(t *testing.T) {
 	if _, err := LoadUsers(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("LoadUsers error %v does not name the file", err)
 	}
+	// A file others may read is refused, whatever it holds.
+	if err := os.WriteFile(path, []byte("alice:pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadUsers(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "-rw-r-----") {
+		t.Errorf("LoadUsers of a 0640 file: %v, want an error naming it and its mode", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := LoadUsers(path); err != nil || u["alice"] != "pw" {
+		t.Errorf("LoadUsers of a 0600 file: %v, %v", u, err)
+	}
 }
 
 // TestCredentialDecision: who may log in from where. Accounts with an empty password —

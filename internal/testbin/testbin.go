@@ -62,7 +62,16 @@ func Start(t testing.TB, bin string, args ...string) *Proc {
 // kills it (a fixture that a package's tests share, stopped in TestMain).
 func Spawn(t testing.TB, bin string, args ...string) *Proc {
 	t.Helper()
+	return SpawnEnv(t, nil, bin, args...)
+}
+
+// SpawnEnv is Spawn with env (NAME=value entries) added to the test's environment.
+func SpawnEnv(t testing.TB, env []string, bin string, args ...string) *Proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -349,7 +349,7 @@ func TestSharedPool(t *testing.T) {
 			t.Fatalf("run %d with the shared pool differs from a run without it", i)
 		}
 	}
-	if s := pool.Stats(); (s.Gets - s.Misses) == 0 || s.Idle == 0 {
+	if s := pool.Stats(); (s.Gets-s.Misses) == 0 || s.Idle == 0 {
 		t.Fatalf("the shared pool recycled nothing: %+v", s)
 	}
 }

@@ -31,6 +31,32 @@ type fakePM struct {
 	statusFails int
 	status      string
 	resolves    []string
+	// lose names the request on which the fake closes its connection instead of answering
+	// (lostcommit_test.go): "write-batch" (a write's first batch), "write-prepare" or
+	// "write-commit" (a write's END), "resolve-commit".
+	lose string
+	// committing, if not nil, receives a value when a write's END commit arrives, and the
+	// answer waits for release to be closed.
+	committing chan struct{}
+	release    chan struct{}
+}
+
+// set changes the fake's behaviour (under its lock: its handlers read it concurrently).
+func (f *fakePM) set(fn func(f *fakePM)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+// loses reports whether the fake closes its connection at point, and then does.
+func (f *fakePM) loses(st *ipc.Stream, point string) bool {
+	f.mu.Lock()
+	lose := f.lose == point
+	f.mu.Unlock()
+	if lose {
+		st.Conn().Close()
+	}
+	return lose
 }
 
 func (f *fakePM) statusOf() (string, error) {
@@ -79,6 +105,9 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 			}
 			rows += rec.NumRows()
 			rec.Release()
+			if f.loses(st, "write-batch") {
+				return nil
+			}
 		}
 		var ce wire.WriteClientEnd
 		if err := msgpack.Unmarshal(st.End(), &ce); err != nil {
@@ -88,6 +117,18 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 			if err := f.commit(); err != nil {
 				return err
 			}
+			f.mu.Lock()
+			committing, release := f.committing, f.release
+			f.mu.Unlock()
+			if committing != nil {
+				committing <- struct{}{}
+				<-release
+			}
+			if f.loses(st, "write-commit") {
+				return nil
+			}
+		} else if f.loses(st, "write-prepare") {
+			return nil
 		}
 		b, _ := msgpack.Marshal(&wire.WriteEnd{Table: a.Table, Op: a.Op, Txn: a.Txn, Rows: rows, Affected: rows})
 		return st.CloseSend(b)
@@ -105,6 +146,9 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 		case wire.ResolveCommit:
 			if err := f.commit(); err != nil {
 				return err
+			}
+			if f.loses(st, "resolve-commit") {
+				return nil
 			}
 			state = wire.TxnCommitted
 		case wire.ResolveStatus:

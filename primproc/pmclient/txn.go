@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/primproc/wire"
 )
@@ -42,6 +44,14 @@ import (
 // every statement that pins snapshots (exemgr settles what the pins report first) fails with
 // an error saying the transaction could not be settled, rather than run on a split outcome.
 //
+// A commit request whose answer is lost — the connection to its primproc fails after the
+// request (a one-phase write's END commit, or the decider's resolve) may have left — has an
+// unknown outcome: the primproc may have committed and crashed before answering. Commit says
+// so with an OutcomeUnknownError rather than a plain failure, since a client that takes a
+// failed write for one not applied and runs it again would apply it twice. A failure before
+// that request left (ipc.ErrNotSent) or the primproc's own refusal is a plain error: nothing
+// was committed.
+//
 // Visibility across primprocs is the coordinator's: Commit holds gate's lock from the
 // decider's commit until the last participant's, and queries pin their snapshots under the
 // same gate's read lock (Cluster.Pin), so a query sees a transaction everywhere or nowhere.
@@ -50,8 +60,11 @@ import (
 
 // Txn is one statement's write of one table across the cluster.
 type Txn struct {
-	cl       Cluster
-	ctx      context.Context
+	cl  Cluster
+	ctx context.Context
+	// sctx is the context of the write's streams and commit calls: ctx's cancellation,
+	// held back by commitGrace once a commit request is about to leave (see heldContext).
+	sctx     *heldContext
 	id       string
 	args     wire.WriteArgs
 	storeIDs []string // per member
@@ -101,8 +114,107 @@ func (cl Cluster) Begin(ctx context.Context, table, op string, storeIDs []string
 			return nil, fmt.Errorf("write %s: primproc %s has no store ID", table, cl[i].Peer())
 		}
 	}
-	return &Txn{cl: cl, ctx: ctx, id: NewTxnID(), args: wire.WriteArgs{Table: table, Op: op},
+	return &Txn{cl: cl, ctx: ctx, sctx: newHeldContext(ctx), id: NewTxnID(), args: wire.WriteArgs{Table: table, Op: op},
 		storeIDs: storeIDs, members: make([]*member, len(cl))}, nil
+}
+
+// commitGrace is how long a commit request that has left may still be answered after the
+// statement is cancelled (KILL QUERY, the client gone). Cancelling it at once would turn a
+// commit about to succeed into one whose outcome is unknown; a primproc that died meanwhile
+// is noticed by the link's heartbeat well within it.
+const commitGrace = 5 * time.Second
+
+// heldContext follows its parent's cancellation until hold is called; from then on the
+// parent's cancellation reaches it only commitGrace later.
+type heldContext struct {
+	context.Context
+	cancel context.CancelCauseFunc
+	stop   func() bool
+
+	mu   sync.Mutex
+	held bool
+}
+
+func newHeldContext(parent context.Context) *heldContext {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	h := &heldContext{Context: ctx, cancel: cancel}
+	h.stop = context.AfterFunc(parent, func() {
+		cause := context.Cause(parent)
+		h.mu.Lock()
+		held := h.held
+		if !held {
+			cancel(cause) // under mu, so that hold sees it
+		}
+		h.mu.Unlock()
+		if held {
+			time.AfterFunc(commitGrace, func() { cancel(cause) })
+		}
+	})
+	return h
+}
+
+// hold delays the parent's cancellation by commitGrace from now on. It reports false if the
+// context is cancelled already (no commit request may then leave).
+func (h *heldContext) hold() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = true
+	return h.Err() == nil
+}
+
+// release frees the context once the transaction has ended.
+func (h *heldContext) release() {
+	h.stop()
+	h.cancel(context.Canceled)
+}
+
+// ErrOutcomeUnknown is wrapped by the error of a Commit whose outcome is unknown: the commit
+// request may have reached a primproc, which may have applied it, but its answer never came.
+var ErrOutcomeUnknown = errors.New("outcome unknown")
+
+// OutcomeUnknownError is Commit's error when the commit request (a one-phase write's END,
+// or the decider's resolve) may have reached Peer but no answer came back: the write may or
+// may not have taken effect, and running it again may apply it twice.
+type OutcomeUnknownError struct {
+	Table, Txn, Peer string
+	// Recovery: the transaction is prepared elsewhere, and the recovery that the next
+	// statement runs settles it as the decider decided.
+	Recovery bool
+	Err      error // what the commit request ran into
+}
+
+func (e *OutcomeUnknownError) Error() string {
+	var what string
+	var re *ipc.RemoteError
+	switch {
+	case errors.Is(e.Err, ipc.ErrCanceled), errors.Is(e.Err, context.Canceled), errors.Is(e.Err, context.DeadlineExceeded):
+		what = fmt.Sprintf("the statement was interrupted while primproc %s committed, before it answered", e.Peer)
+	case errors.As(e.Err, &re) && !errors.Is(e.Err, ipc.ErrConnClosed):
+		what = fmt.Sprintf("primproc %s failed during commit", e.Peer)
+	default:
+		what = fmt.Sprintf("the connection to primproc %s was lost during commit", e.Peer)
+	}
+	rec := ""
+	if e.Recovery {
+		rec = ", which recovery settles once that primproc answers"
+	}
+	return fmt.Sprintf("outcome unknown: %s of transaction %s (write %s)%s; check before retrying: %v", what, e.Txn, e.Table, rec, e.Err)
+}
+
+func (e *OutcomeUnknownError) Unwrap() []error { return []error{ErrOutcomeUnknown, e.Err} }
+
+// IsOutcomeUnknown reports whether err is a commit whose outcome is unknown
+// (OutcomeUnknownError).
+func IsOutcomeUnknown(err error) bool { return errors.Is(err, ErrOutcomeUnknown) }
+
+// answered reports whether err is a primproc's own answer on the request's stream (an
+// ERROR its handler returned; one with a MySQL code comes back as a *vec.Error, see
+// Client.wrap), not a failure of the link; a connection the server closed with an ERROR of
+// its own also carries a RemoteError, but wraps ipc.ErrConnClosed.
+func answered(err error) bool {
+	var re *ipc.RemoteError
+	var ve *vec.Error
+	return (errors.As(err, &re) || errors.As(err, &ve)) && !errors.Is(err, ipc.ErrConnClosed)
 }
 
 // ID is the transaction's ID.
@@ -126,7 +238,7 @@ func (t *Txn) Send(m int, rec arrow.RecordBatch) error {
 	if mb == nil {
 		args := t.args
 		args.Txn, args.Member = t.id, m
-		ws, err := t.cl[m].Write(t.ctx, args)
+		ws, err := t.cl[m].Write(t.sctx, args)
 		if err != nil {
 			t.fail(err)
 			return err
@@ -202,6 +314,7 @@ func (t *Txn) participants() ([]int, error) {
 // Abort abandons the write on every member (before Commit; Commit aborts by itself on
 // failure).
 func (t *Txn) Abort(reason string) {
+	defer t.sctx.release()
 	for _, mb := range t.members {
 		if mb != nil {
 			mb.ws.Abort(reason)
@@ -212,13 +325,17 @@ func (t *Txn) Abort(reason string) {
 
 // Commit ends the uploads and commits the write everywhere it went, in one phase on a
 // single participant, in two otherwise; gate (may be nil) is locked around the second phase
-// (see the package comment on visibility). On error, the write took effect nowhere — unless
-// the error says the outcome is unknown (the decider could not be told or did not answer),
-// in which case Recover settles it — or, for a single participant, its connection failed
-// while it committed — or IsNotDurable(err): the commit took effect (on the single
-// participant, or on the decider with the others left prepared for Recover) but a crash may
-// undo it.
+// (see the package comment on visibility). On error, the write took effect nowhere, with two
+// exceptions. IsOutcomeUnknown(err): the commit request (the single participant's, or the
+// decider's) may have reached its primproc but no answer came (the connection was lost), so
+// the write may have taken effect; with two phases, Recover settles it as the decider did.
+// IsNotDurable(err): the commit took effect (on the single participant, or on the decider
+// with the others left prepared for Recover) but a crash may undo it.
+//
+// Once the commit request is about to leave, ctx's cancellation is held back by
+// commitGrace, so that a statement killed while it commits learns the outcome.
 func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) {
+	defer t.sctx.release()
 	ps, err := t.participants()
 	res := &TxnResult{ID: t.id, Participants: len(ps), Ends: make([]*wire.WriteEnd, len(t.cl))}
 	if err != nil {
@@ -231,9 +348,19 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 	case 0:
 		return res, nil
 	case 1:
-		end, err := t.members[ps[0]].ws.Finish(wire.WriteClientEnd{Commit: true})
+		mb := t.members[ps[0]]
+		if !t.sctx.hold() {
+			mb.ws.Abort("the statement was cancelled")
+			return nil, fmt.Errorf("write %s: %w", t.args.Table, context.Cause(t.ctx))
+		}
+		end, err := mb.ws.Finish(wire.WriteClientEnd{Commit: true})
 		if err != nil {
-			return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
+			// The handler answers a failed commit with an ERROR after aborting (or with
+			// not_durable after applying); an END that never left cannot have committed.
+			if errors.Is(err, ipc.ErrNotSent) || answered(err) {
+				return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
+			}
+			return nil, &OutcomeUnknownError{Table: t.args.Table, Txn: t.id, Peer: t.cl[ps[0]].Peer(), Err: err}
 		}
 		res.Ends[ps[0]] = end
 		res.Affected = end.Affected
@@ -254,7 +381,7 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 		// Abort everywhere (a participant whose answer was lost may have prepared); the
 		// decider's abort makes the outcome definite. Failures here leave prepared
 		// transactions that Recover aborts.
-		t.resolveAll(ctx, ps, wire.ResolveAbort)
+		t.abortAll(ctx, ps)
 		return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
 	}
 	for _, m := range ps {
@@ -264,13 +391,17 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 		gate.Lock()
 		defer gate.Unlock()
 	}
-	_, err = t.cl[decider].Resolve(ctx, t.id, wire.ResolveCommit)
+	if !t.sctx.hold() {
+		t.abortAll(ctx, ps)
+		return nil, fmt.Errorf("write %s: %w", t.args.Table, context.Cause(t.ctx))
+	}
+	_, err = t.cl[decider].Resolve(t.sctx, t.id, wire.ResolveCommit)
 	if IsNotDurable(err) {
 		// The decider committed (its rows are visible) but could not fsync its directory,
 		// so a crash there may still bring the transaction back as prepared. Asking again
 		// fsyncs it; until that succeeds the decision is not final, and committing the
 		// others could split the outcome: they stay prepared for recovery to settle.
-		if _, rerr := t.cl[decider].Resolve(ctx, t.id, wire.ResolveCommit); rerr == nil {
+		if _, rerr := t.cl[decider].Resolve(t.sctx, t.id, wire.ResolveCommit); rerr == nil {
 			err = nil
 		} else {
 			return nil, fmt.Errorf("write %s: transaction %s is committed on primproc %s but not durably, and the other primprocs stay prepared until recovery settles it: %w",
@@ -278,19 +409,28 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 		}
 	}
 	if err != nil {
-		if isRefusal(err) { // the decider says it is aborted or unknown: definitely not committed
-			t.resolveAll(ctx, ps, wire.ResolveAbort)
+		// The decider refusing (the transaction is aborted or unknown there), or a request
+		// that never left: definitely not committed.
+		if isRefusal(err) || errors.Is(err, ipc.ErrNotSent) {
+			t.abortAll(ctx, ps)
 			return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
 		}
-		return nil, fmt.Errorf("write %s: the outcome of transaction %s is unknown until primproc %s answers (recovery settles it): %w",
-			t.args.Table, t.id, t.cl[decider].Peer(), err)
+		return nil, &OutcomeUnknownError{Table: t.args.Table, Txn: t.id, Peer: t.cl[decider].Peer(), Recovery: true, Err: err}
 	}
-	for i, err := range t.resolveAll(ctx, ps[1:], wire.ResolveCommit) {
+	for i, err := range t.resolveAll(t.sctx, ps[1:], wire.ResolveCommit) {
 		if err != nil {
 			res.Pending = append(res.Pending, fmt.Errorf("primproc %s: %w", t.cl[ps[1+i]].Peer(), err))
 		}
 	}
 	return res, nil
+}
+
+// abortAll aborts the prepared transaction on the members ms, even when ctx is cancelled
+// (a killed statement), for at most commitGrace; a failure leaves it prepared, for Recover.
+func (t *Txn) abortAll(ctx context.Context, ms []int) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitGrace)
+	defer cancel()
+	t.resolveAll(actx, ms, wire.ResolveAbort)
 }
 
 // resolveAll applies action to transaction t on the members ms at once.

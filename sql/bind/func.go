@@ -432,6 +432,17 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			}
 		}
 		return &plan.Call{Fn: plan.FnDateDiff, Args: a, T: types.Int64Type}, nil
+	case ast.Sleep:
+		// SLEEP(seconds): 0 after waiting, once for every row it is evaluated on (see
+		// plan.Func.Volatile); the seconds are read as a double, as MySQL's val_real does.
+		v, _, err := numArgs(1, 1)
+		if err != nil {
+			return nil, err
+		}
+		if v, err = b.castTo(v, types.Float64Type, text); err != nil {
+			return nil, err
+		}
+		return &plan.Call{Fn: plan.FnSleep, Args: []plan.Expr{v}, T: types.Int64Type}, nil
 	case ast.Database, ast.Schema:
 		if err := argc(0, 0); err != nil {
 			return nil, err

@@ -73,7 +73,7 @@ func evalOnRow(t *testing.T, text string, row map[string]string) string {
 	if err != nil {
 		t.Fatalf("%s: compile %s: %v", text, e, err)
 	}
-	out, err := ev.Eval(b)
+	out, err := ev.Eval(context.Background(), b)
 	if err != nil {
 		return errorText(err)
 	}

@@ -142,7 +142,7 @@ var ops = map[plan.Func]expr.Op{
 	plan.FnLeft: expr.OpLeft, plan.FnRight: expr.OpRight, plan.FnReplace: expr.OpReplace,
 	plan.FnReverse: expr.OpReverse, plan.FnStrcmp: expr.OpStrcmp, plan.FnSign: expr.OpSign,
 	plan.FnSqrt: expr.OpSqrt, plan.FnPow: expr.OpPow, plan.FnExp: expr.OpExp, plan.FnLn: expr.OpLn,
-	plan.FnLog10: expr.OpLog10, plan.FnLog2: expr.OpLog2,
+	plan.FnLog10: expr.OpLog10, plan.FnLog2: expr.OpLog2, plan.FnSleep: expr.OpSleep,
 }
 
 var units = map[plan.Func]string{

@@ -316,6 +316,12 @@ func (b *builder) filter(r *rel, conds []plan.Expr) error {
 	if len(conds) == 0 {
 		return nil
 	}
+	if r.frag != nil && anyVolatile(conds) {
+		// SLEEP and its kind run in exemgr, once per row in order (plan.Func.Volatile).
+		// All the conditions stay together, so that those before it still narrow the
+		// rows it is evaluated on, as MySQL's left-to-right AND does.
+		b.gatherAll(r)
+	}
 	pred, err := b.lower(plan.And(conds...), r.cols)
 	if err != nil {
 		return err
@@ -331,8 +337,16 @@ func (b *builder) filter(r *rel, conds []plan.Expr) error {
 	return nil
 }
 
+// anyVolatile reports whether one of es calls a volatile function (SLEEP).
+func anyVolatile(es []plan.Expr) bool {
+	return slices.ContainsFunc(es, plan.HasVolatile)
+}
+
 // project replaces r's columns by exprs (named ids).
 func (b *builder) project(r *rel, exprs []plan.Expr, ids []plan.ColumnID) error {
+	if r.frag != nil && anyVolatile(exprs) {
+		b.gatherAll(r) // computed in exemgr, as filter says
+	}
 	lowered := make([]*expr.Expr, len(exprs))
 	items := make([]string, len(exprs))
 	var added []string // items past an unchanged prefix of the input's columns

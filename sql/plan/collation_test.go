@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestFoldedComparisonsMatchKernels(t *testing.T) {
 			b := vec.NewBatch([]vec.Type{vec.StringType})
 			b.Cols[0].AppendDatum(vec.StringDatum(l))
 			b.N = 1
-			v, err := ev.Eval(b)
+			v, err := ev.Eval(context.Background(), b)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -75,6 +75,9 @@ func eval(e Expr) (types.Value, error) {
 		}
 		return Eval(x.Else)
 	case *Call:
+		if x.Fn.Volatile() {
+			return types.Value{}, errNotConstant // computed by exec, row by row (SLEEP)
+		}
 		if x.Fn == FnCoalesce {
 			// Lazy, as MySQL: the operands after the first non-NULL one are not evaluated.
 			for _, a := range x.Args {

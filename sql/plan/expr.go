@@ -196,7 +196,26 @@ const (
 	FnLn    // (double)
 	FnLog10 // (double)
 	FnLog2  // (double)
+	FnSleep // (double seconds) → 0, waiting; volatile
 )
+
+// Volatile reports a function that must run once per row, in order, when the query runs:
+// never evaluated at plan time, even over constants (Eval refuses it, so nothing folds it),
+// and computed in exemgr rather than on the primprocs, whose workers would run it side by
+// side. SLEEP is one: it is wanted for its wait.
+func (f Func) Volatile() bool { return f == FnSleep }
+
+// HasVolatile reports whether e calls a volatile function.
+func HasVolatile(e Expr) bool {
+	found := false
+	WalkExpr(e, func(x Expr) bool {
+		if c, ok := x.(*Call); ok && c.Fn.Volatile() {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
 
 type funcInfo struct {
 	name  string
@@ -225,7 +244,7 @@ var funcs = map[Func]funcInfo{
 	FnLeft: {"left", "", 9}, FnRight: {"right", "", 9}, FnReplace: {"replace", "", 9},
 	FnReverse: {"reverse", "", 9}, FnStrcmp: {"strcmp", "", 9}, FnSign: {"sign", "", 9},
 	FnSqrt: {"sqrt", "", 9}, FnPow: {"pow", "", 9}, FnExp: {"exp", "", 9}, FnLn: {"ln", "", 9},
-	FnLog10: {"log10", "", 9}, FnLog2: {"log2", "", 9},
+	FnLog10: {"log10", "", 9}, FnLog2: {"log2", "", 9}, FnSleep: {"sleep", "", 9},
 }
 
 // String is the function's name, e.g. "add_days".

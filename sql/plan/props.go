@@ -114,8 +114,8 @@ func ExprNotNull(e Expr, notNull ColSet) bool {
 		case FnDiv, FnIntDiv, FnMod, FnSqrt, FnLn, FnLog2, FnLog10, FnAddDays, FnAddMonths:
 			// NULL for some non-NULL arguments: x/0, SQRT(-1), LN(0), a date out of range.
 			return false
-		case FnIsNull, FnIsTrue, FnIsFalse, FnNullSafeEq:
-			return true
+		case FnIsNull, FnIsTrue, FnIsFalse, FnNullSafeEq, FnSleep:
+			return true // SLEEP of NULL is an error, not NULL
 		case FnCoalesce:
 			for _, a := range x.Args {
 				if ExprNotNull(a, notNull) {
