@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -133,6 +134,9 @@ type Engine struct {
 	// recycles the result records' buffers across queries.
 	budget *exec.Budget
 	pool   *vec.Pool
+	// active counts statements running (from Query until their rows end), so that an idle
+	// exemgr returns its free memory to the OS.
+	active atomic.Int64
 }
 
 // session is the engine's state of one client session. Only the session's goroutine uses
@@ -233,6 +237,13 @@ var flushCache = regexp.MustCompile(`(?is)^\s*select\s+calflushcache\s*\(\s*\)\s
 
 // Query implements frontend.Engine.
 func (e *Engine) Query(ctx context.Context, s *frontend.Session, text string) (_ *frontend.Result, err error) {
+	e.active.Add(1)
+	rowsOwnActive := false // a result with rows ends the statement when its rows end
+	defer func() {
+		if !rowsOwnActive {
+			e.active.Add(-1)
+		}
+	}()
 	defer e.recoverPanic(text, &err)
 	ctx = exec.ContextWithLogger(ctx, e.log) // a worker panic fails this query; its stack goes to exemgr's log
 	st := e.session(s)
@@ -269,9 +280,32 @@ func (e *Engine) Query(ctx context.Context, s *frontend.Session, text string) (_
 		return res, nil
 	}
 	rows := &statementRows{Rows: res.Rows}
-	rows.end = func(n int64, qs *physical.QueryStats, failure error) { s.SetQueryStats(r.finish(n, qs, failure)) }
+	rows.end = func(n int64, qs *physical.QueryStats, failure error) {
+		s.SetQueryStats(r.finish(n, qs, failure))
+		e.active.Add(-1)
+	}
 	res.Rows = rows
+	rowsOwnActive = true
 	return res, nil
+}
+
+// Reclaim returns the service that sweeps the result pool every interval and gives an
+// idle exemgr's free memory back to the OS (daemon.Reclaimer).
+func (e *Engine) Reclaim(interval time.Duration) Service {
+	return func(ctx context.Context, _ *ExeMgr) error {
+		r := &daemon.Reclaimer{Busy: func() bool { return e.active.Load() > 0 }, Sweeps: []func() int64{e.pool.Sweep},
+			MinFree: daemon.DefaultReclaimMinFree, Log: e.log}
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				r.Tick()
+			}
+		}
+	}
 }
 
 // recoverPanic turns a panic while running a statement into error 1105, so that one bad

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/colinkdb/colink/ipc"
 )
@@ -39,8 +40,11 @@ type Config struct {
 	AllowUIDs     []int         // uids a primproc's unix socket may belong to besides ours
 	Compression   string        // "", "lz4" or "zstd" on the link
 	Limits        ipc.Limits
-	Name          string
-	Logger        *slog.Logger
+	// PoolIdle is how long the link's receive buffers may lie unused before they are let
+	// go (0: the link's default).
+	PoolIdle time.Duration
+	Name     string
+	Logger   *slog.Logger
 }
 
 // Service is something that runs inside the daemon until ctx is done, e.g. a front end. A
@@ -80,12 +84,18 @@ func New(cfg Config) (*ExeMgr, error) {
 		}
 	}
 	em := &ExeMgr{cfg: cfg, log: cfg.Logger, down: map[string]error{}}
+	// One receive pool for every connection: what one primproc's results freed serves
+	// another's.
+	pool := ipc.NewBufferPool(0)
+	if cfg.PoolIdle > 0 {
+		pool.SetIdleTime(cfg.PoolIdle)
+	}
 	for _, p := range cfg.PrimProcs {
 		em.down[p] = errors.New("not connected yet")
 		cl, err := ipc.NewClient(p, ipc.ClientConfig{
 			Transport: cfg.Transport, ConnsPerPeer: cfg.ConnsPerPeer, Name: cfg.Name, AuthToken: token,
 			AllowUIDs: cfg.AllowUIDs, Compression: cfg.Compression, Limits: cfg.Limits, Logger: cfg.Logger,
-			OnState: em.onState,
+			OnState: em.onState, Pool: pool,
 		})
 		if err != nil {
 			em.Close()

@@ -37,12 +37,13 @@ func TestPoolGivesIdleMemoryBack(t *testing.T) {
 	}
 	bufs = nil
 	held := daemon.ResidentBytes()
-	d.trimPool() // the buffers were in use since the last trim: kept
+	r := d.reclaimer()
+	r.Tick() // the buffers were in use since the last trim: kept
 	if s := d.pool.Stats(); s.Idle != 128<<20 || s.Released != 0 {
 		t.Fatalf("after the first trim: %+v, want 128 MiB kept", s)
 	}
 	start := time.Now()
-	d.trimPool() // unused for a whole interval: let go, and returned to the OS
+	r.Tick() // unused for a whole interval: let go, and returned to the OS
 	if s := d.pool.Stats(); s.Idle != 0 || s.Released != 128<<20 {
 		t.Fatalf("after the second trim: %+v, want all 128 MiB let go", s)
 	}

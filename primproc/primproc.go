@@ -35,7 +35,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -76,9 +75,8 @@ type Config struct {
 	// between queries (0: DefaultPoolSize; negative: keep none).
 	PoolSize int64
 	// PoolIdle is how long a free buffer may lie unused in the pool before it is let go
-	// (it goes between PoolIdle and twice that; 0: DefaultPoolIdle). When a daemon with no
-	// request running lets go of an eighth of PoolSize or more, it returns the memory to
-	// the OS at once.
+	// (it goes between PoolIdle and twice that; 0: DefaultPoolIdle). Every PoolIdle, a
+	// daemon with no request running returns its free memory to the OS (daemon.Reclaimer).
 	PoolIdle time.Duration
 	// RowGroupRows, SegmentRows and Compression lay out newly loaded segments (0/"":
 	// storage's defaults).
@@ -206,8 +204,10 @@ func New(cfg Config) (*Daemon, error) {
 		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize), crashPoint: crashPoint,
 		budget: exec.NewSharedBudget(max(cfg.QueryMemoryTotal, 0), "--query-memory-total")}
 	d.bg, d.bgCancel = context.WithCancel(context.Background())
+	linkPool := ipc.NewBufferPool(0) // the link's receive buffers age out as the fragments' pool does
+	linkPool.SetIdleTime(cfg.PoolIdle)
 	d.srv = ipc.NewServer(ipc.ServerConfig{
-		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger,
+		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger, Pool: linkPool,
 	})
 	d.register()
 	for _, u := range cfg.Listen {
@@ -316,6 +316,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer sweep.Stop()
 	trim := time.NewTicker(d.cfg.PoolIdle)
 	defer trim.Stop()
+	reclaim := d.reclaimer()
 serve:
 	for {
 		select {
@@ -324,7 +325,7 @@ serve:
 		case now := <-sweep.C:
 			d.pins.sweep(now)
 		case <-trim.C:
-			d.trimPool()
+			reclaim.Tick()
 		case serveErr = <-errc:
 			if serveErr == nil {
 				serveErr = errors.New("listeners closed")
@@ -368,23 +369,20 @@ func newPool(size int64) *vec.Pool {
 	return vec.NewPool(size)
 }
 
-// trimPool lets go of the pool's buffers left unused since the last trim. If that is much
-// and no request is running, the memory goes back to the OS now rather than whenever the
-// runtime's scavenger gets to it, so that an idle primproc's resident size shrinks.
-func (d *Daemon) trimPool() {
-	n := d.pool.Sweep()
-	if n == 0 {
-		return
-	}
-	busy := false
+// reclaimer sweeps the fragments' pool every PoolIdle and returns an idle daemon's free
+// memory to the OS.
+func (d *Daemon) reclaimer() *daemon.Reclaimer {
+	return &daemon.Reclaimer{Busy: d.busy, Sweeps: []func() int64{d.pool.Sweep}, MinFree: daemon.DefaultReclaimMinFree, Log: d.log}
+}
+
+// busy reports whether a request is running.
+func (d *Daemon) busy() bool {
 	for _, c := range d.methods {
-		busy = busy || c.active.Load() > 0
+		if c.active.Load() > 0 {
+			return true
+		}
 	}
-	returned := !busy && n >= d.cfg.PoolSize/8
-	if returned {
-		debug.FreeOSMemory()
-	}
-	d.log.Debug("primproc: pool trimmed", "released", n, "returned_to_os", returned, "kept", d.pool.Stats().Idle)
+	return false
 }
 
 // linkStreamsBudgeted is how many streams' windows a daemon's memory plan sets aside: the

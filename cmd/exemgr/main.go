@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -60,6 +61,7 @@ func run(args []string) int {
 	fs.StringVar(&ecfg.SecureFilePriv, "secure-file-priv", "",
 		"directory LOAD DATA INFILE (not LOCAL) may read server-side files from, like mysqld's; empty (the default, unlike mysqld's) refuses them all, and LOAD DATA LOCAL INFILE still works")
 	fs.StringVar(&ecfg.DataDir, "data-dir", "", "directory of exemgr's own state (the views, in views.json), created if missing; empty keeps views in memory only, lost at a restart")
+	poolIdle := fs.Duration("pool-idle", 30*time.Second, "every this long, sweep the result pool and give an idle exemgr's free memory back to the OS")
 	fs.DurationVar(&ecfg.PrimProcTimeout, "primproc-timeout", exemgr.DefaultPrimProcTimeout, "how long a statement waits for a primproc without a live connection before failing")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: exemgr [flags]\n\nRuns colink's execution manager. Compiled-in default transport: %s.\n\n%s", ipc.DefaultTransport, fs.FlagUsages())
@@ -119,6 +121,11 @@ func run(args []string) int {
 			return daemon.ExitUsage
 		}
 	}
+	if *poolIdle <= 0 {
+		fmt.Fprintln(os.Stderr, "exemgr: need --pool-idle > 0")
+		return daemon.ExitUsage
+	}
+	cfg.PoolIdle = *poolIdle
 	em, err := exemgr.New(cfg)
 	if err != nil {
 		log.Error("exemgr: cannot start", "err", err)
@@ -149,7 +156,7 @@ func run(args []string) int {
 			return daemon.ExitUsage
 		}
 	}
-	if err := em.Run(ctx, engine.Service(srv)); err != nil {
+	if err := em.Run(ctx, engine.Service(srv), engine.Reclaim(*poolIdle)); err != nil {
 		log.Error("exemgr: failed", "err", err)
 		return daemon.ExitFailure
 	}

@@ -141,3 +141,44 @@ func GoHeap() (live, held int64) {
 	}
 	return v[0], v[0] + v[1] + v[2]
 }
+
+// Reclaimer gives an idle daemon's memory back to the operating system: on each Tick it
+// sweeps the pools (releasing what lay unused since the last tick) and, when nothing is
+// running and the sweeps released, or the Go runtime holds beyond its live heap, at least
+// MinFree bytes, returns
+// the free memory at once (debug.FreeOSMemory) instead of whenever the runtime's scavenger
+// gets to it. Ticked every pool-idle interval, an idle daemon is back near its idle size
+// within two intervals of its last query.
+type Reclaimer struct {
+	Busy    func() bool
+	Sweeps  []func() int64
+	MinFree int64
+	Log     *slog.Logger
+}
+
+// Tick sweeps and reclaims once; it reports the pool bytes released and whether memory was
+// returned to the OS.
+func (r *Reclaimer) Tick() (released int64, returned bool) {
+	for _, s := range r.Sweeps {
+		released += s()
+	}
+	if r.Busy != nil && r.Busy() {
+		return released, false
+	}
+	// Buffers the sweeps let go count as live until the next collection.
+	live, held := GoHeap()
+	if held-live < r.MinFree && released < r.MinFree {
+		return released, false
+	}
+	debug.FreeOSMemory()
+	if r.Log != nil {
+		after, _ := GoHeap()
+		r.Log.Debug("idle: memory returned to the OS", "pools_released", released, "heap_held_before", held,
+			"heap_held_after", after, "rss", ResidentBytes())
+	}
+	return released, true
+}
+
+// DefaultReclaimMinFree is Reclaimer.MinFree's usual value: below it, returning memory
+// costs a collection for little.
+const DefaultReclaimMinFree = 32 << 20

@@ -40,3 +40,21 @@ func TestMemoryPlan(t *testing.T) {
 		t.Fatalf("with GOMEMLIMIT set, Apply gave %d: %s", got, buf.String())
 	}
 }
+
+func TestReclaimer(t *testing.T) {
+	busy := true
+	swept := 0
+	r := &Reclaimer{Busy: func() bool { return busy }, MinFree: 1 << 20,
+		Sweeps: []func() int64{func() int64 { swept++; return 4 << 20 }}}
+	if n, returned := r.Tick(); n != 4<<20 || returned || swept != 1 {
+		t.Fatalf("busy: released %d returned %v swept %d", n, returned, swept)
+	}
+	busy = false
+	if _, returned := r.Tick(); !returned {
+		t.Fatal("an idle daemon whose pools released 4 MiB did not return memory")
+	}
+	r.Sweeps = nil
+	if _, returned := r.Tick(); returned {
+		t.Fatal("returned memory with nothing to return (right after a collection)")
+	}
+}
