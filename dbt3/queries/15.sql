@@ -1,7 +1,7 @@
 -- TPC-H/TPC-R Top Supplier Query (Q15)
 -- Functional Query Definition
 -- Approved February 1998
--- Not safe to run concurrently. The view revenue0 is database-wide, so two sessions running
+-- Not safe to run concurrently. The view it creates is database-wide, so two sessions running
 -- this script at once collide (error 1050, the view exists; 1051, it is gone). dbt3
 -- throughput gives stream N its own view, revenueN, as DBT3's qgen does with the stream
 -- number (the revenue view's name in tpch/queries/15.sql takes the stream's number).

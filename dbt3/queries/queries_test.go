@@ -80,7 +80,7 @@ func TestParse(t *testing.T) {
 }
 
 // q15Note is the comment Q15's script carries after the template's (see the package comment).
-const q15Note = `-- Not safe to run concurrently. The view revenue0 is database-wide, so two sessions running
+const q15Note = `-- Not safe to run concurrently. The view it creates is database-wide, so two sessions running
 -- this script at once collide (error 1050, the view exists; 1051, it is gone). dbt3
 -- throughput gives stream N its own view, revenueN, as DBT3's qgen does with the stream
 -- number (the revenue view's name in tpch/queries/15.sql takes the stream's number).
