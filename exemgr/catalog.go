@@ -14,8 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/types"
 )
@@ -71,7 +70,7 @@ func (s *catSnapshot) fresh(versions []uint64) bool {
 }
 
 // refresh fetches the primprocs' catalogs unless the snapshot already matches versions.
-func (c *systemCatalog) refresh(ctx context.Context, cl pmclient.Cluster, versions []uint64) error {
+func (c *systemCatalog) refresh(ctx context.Context, cl link.Cluster, versions []uint64) error {
 	if c.current().fresh(versions) {
 		return nil
 	}
@@ -80,7 +79,7 @@ func (c *systemCatalog) refresh(ctx context.Context, cl pmclient.Cluster, versio
 	if c.current().fresh(versions) {
 		return nil // another statement refreshed it meanwhile
 	}
-	cats := make([]*pmclient.Catalog, len(cl))
+	cats := make([]*link.Catalog, len(cl))
 	errs := make([]error, len(cl))
 	var wg sync.WaitGroup
 	for i, pc := range cl {
@@ -96,7 +95,7 @@ func (c *systemCatalog) refresh(ctx context.Context, cl pmclient.Cluster, versio
 			return fmt.Errorf("fetch the catalog: %w", err)
 		}
 	}
-	merged, err := pmclient.Merge(cats)
+	merged, err := link.Merge(cats)
 	if err != nil {
 		return fmt.Errorf("merge the primprocs' catalogs: %w", err)
 	}
@@ -113,7 +112,7 @@ func (c *systemCatalog) refresh(ctx context.Context, cl pmclient.Cluster, versio
 }
 
 // build converts a merged catalog into a snapshot.
-func (c *systemCatalog) build(m *pmclient.MergedCatalog, cats []*pmclient.Catalog) (*catSnapshot, error) {
+func (c *systemCatalog) build(m *link.MergedCatalog, cats []*link.Catalog) (*catSnapshot, error) {
 	s := &catSnapshot{tables: map[string]*tableInfo{}, partial: m.Partial}
 	for _, cat := range cats {
 		s.versions = append(s.versions, cat.Version)
@@ -138,7 +137,7 @@ func (c *systemCatalog) build(m *pmclient.MergedCatalog, cats []*pmclient.Catalo
 
 // sqlType is a stored column's SQL type, from its colink.sql_type (e.g. "decimal(15,2)",
 // "char(25)"), or from its engine type when that is missing or unknown.
-func sqlType(c wire.Column) (types.Type, error) {
+func sqlType(c link.Column) (types.Type, error) {
 	if t, ok := parseSQLType(c.SQLType); ok {
 		return t, nil
 	}
@@ -218,7 +217,7 @@ func parseSQLType(s string) (types.Type, bool) {
 // without a sketch (a store written before sketches were kept) that holds integers or dates
 // takes its range's width as the bound of its distinct values; any other such column is
 // unknown, which the planner takes as unique.
-func columnStats(t wire.Table, c wire.Column, typ types.Type) catalog.ColumnStats {
+func columnStats(t link.Table, c link.Column, typ types.Type) catalog.ColumnStats {
 	var out catalog.ColumnStats
 	if c.Min != nil && c.Max != nil && !c.Min.Null && !c.Max.Null {
 		switch typ.Kind {

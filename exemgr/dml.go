@@ -13,8 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/colinkdb/colink/exemgr/frontend"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
+	"github.com/colinkdb/colink/link/twophase"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/opt"
 	"github.com/colinkdb/colink/sql/physical"
@@ -22,8 +22,8 @@ import (
 )
 
 // The refresh functions: INSERT (VALUES or SELECT), DELETE and LOAD DATA. Each statement is
-// one distributed transaction over the primprocs its rows touch (pmclient.Txn): inserted rows
-// go to the primproc their first column's value picks (pmclient.Place), deleted rows are
+// one distributed transaction over the primprocs its rows touch (twophase.Txn): inserted rows
+// go to the primproc their first column's value picks (link.Place), deleted rows are
 // named by the row IDs the statement's query read on each primproc, and the transaction
 // commits in two phases when it touches more than one. The statement is acknowledged once
 // its effect is durable everywhere it goes; a crash at any point leaves all of it or none.
@@ -36,7 +36,7 @@ import (
 // taken under the read side of gate, and a distributed commit holds its write side from its
 // first participant's commit to its last. When the pins report transactions prepared with no
 // statement of this exemgr running them — left by a crash of exemgr or of a primproc — the
-// query drops its pins, settles them (pmclient.Cluster.Recover) and pins again.
+// query drops its pins, settles them (link.Cluster.Recover) and pins again.
 
 // maxConflictRetries bounds how often a statement is run again after a conflict (rows it
 // read were compacted away before it deleted them).
@@ -72,10 +72,10 @@ func (d *dmlState) isLive(id string) bool {
 
 // pinSnapshots pins every primproc's snapshot for a statement, after settling transactions
 // that crashes left prepared.
-func (e *Engine) pinSnapshots(ctx context.Context, query string) (*pmclient.Pins, error) {
+func (e *Engine) pinSnapshots(ctx context.Context, query string) (*twophase.Pins, error) {
 	for attempt := 0; ; attempt++ {
 		e.dml.gate.RLock()
-		pins, err := e.cl.Pin(ctx, query)
+		pins, err := twophase.Pin(ctx, e.cl, query)
 		e.dml.gate.RUnlock()
 		if err != nil {
 			return nil, err
@@ -84,12 +84,12 @@ func (e *Engine) pinSnapshots(ctx context.Context, query string) (*pmclient.Pins
 		if len(doubt) == 0 {
 			return pins, nil
 		}
-		e.cl.Unpin(context.WithoutCancel(ctx), pins)
+		twophase.Unpin(context.WithoutCancel(ctx), e.cl, pins)
 		if attempt == 2 {
 			return nil, fmt.Errorf("transactions %v stay prepared on the primprocs after recovery", doubt)
 		}
 		e.dml.gate.Lock()
-		res, err := e.cl.Recover(ctx, pins, e.dml.isLive)
+		res, err := twophase.Recover(ctx, e.cl, pins, e.dml.isLive)
 		e.dml.gate.Unlock()
 		e.log.Warn("exemgr: settled transactions left prepared (by a crash or a commit not yet durable)", "committed", res.Committed, "aborted", res.Aborted, "err", err)
 		if err != nil {
@@ -100,7 +100,7 @@ func (e *Engine) pinSnapshots(ctx context.Context, query string) (*pmclient.Pins
 
 // queryPins pins the snapshots a query's fragments run on, or returns nil when they need
 // none (one primproc, one fragment).
-func (e *Engine) queryPins(ctx context.Context, pl *physical.Plan, query string) (*pmclient.Pins, error) {
+func (e *Engine) queryPins(ctx context.Context, pl *physical.Plan, query string) (*twophase.Pins, error) {
 	if len(e.cl) == 1 && len(pl.Fragments()) <= 1 {
 		return nil, nil
 	}
@@ -108,13 +108,13 @@ func (e *Engine) queryPins(ctx context.Context, pl *physical.Plan, query string)
 }
 
 // unpin drops a statement's pins (nil: none).
-func (e *Engine) unpin(pins *pmclient.Pins) {
+func (e *Engine) unpin(pins *twophase.Pins) {
 	if pins == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.PrimProcTimeout)
 	defer cancel()
-	e.cl.Unpin(ctx, pins)
+	twophase.Unpin(ctx, e.cl, pins)
 }
 
 // runDML runs an INSERT, DELETE or LOAD DATA.
@@ -124,7 +124,7 @@ func (e *Engine) runDML(ctx context.Context, ev env, view *catView, stmt sql.Sta
 	}
 	for attempt := 0; ; attempt++ {
 		res, err := e.write(ctx, ev, view, stmt)
-		if err != nil && pmclient.IsConflict(err) && attempt < maxConflictRetries {
+		if err != nil && link.IsConflict(err) && attempt < maxConflictRetries {
 			e.log.Info("exemgr: a statement's rows moved under it (compaction); running it again", "statement", stmt.SQL(), "err", err)
 			continue
 		}
@@ -160,11 +160,11 @@ func (e *Engine) write(ctx context.Context, ev env, view *catView, stmt sql.Stat
 		return nil, err
 	}
 	defer res.Close()
-	op := wire.OpInsert
+	op := link.OpInsert
 	if d.Op == physical.Delete {
-		op = wire.OpDelete
+		op = link.OpDelete
 	}
-	tx, err := e.cl.Begin(ctx, d.Table, op, pins.StoreIDs())
+	tx, err := twophase.Begin(ctx, e.cl, d.Table, op, pins.StoreIDs())
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (e *Engine) write(ctx context.Context, ev env, view *catView, stmt sql.Stat
 		rec, err := res.Next(ctx)
 		if err == nil && rec != nil {
 			rows += rec.NumRows()
-			if op == wire.OpInsert {
+			if op == link.OpInsert {
 				err = e.sendInsert(tx, info.schema, rec, rows-rec.NumRows())
 			} else {
 				err = e.sendDelete(tx, rec)
@@ -206,15 +206,15 @@ func (e *Engine) write(ctx context.Context, ev env, view *catView, stmt sql.Stat
 }
 
 // commitFailed logs a commit whose outcome is unknown (the statement's error says so too).
-func (e *Engine) commitFailed(tx *pmclient.Txn, err error) {
-	if pmclient.IsOutcomeUnknown(err) {
+func (e *Engine) commitFailed(tx *twophase.Txn, err error) {
+	if twophase.IsOutcomeUnknown(err) {
 		e.log.Warn("exemgr: a commit's outcome is unknown: its primproc's answer was lost", "txn", tx.ID(), "err", err)
 	}
 }
 
 // sendInsert checks rows against the table and sends them to their primprocs. first is the
 // statement's row number of rec's first row (for messages).
-func (e *Engine) sendInsert(tx *pmclient.Txn, schema *arrow.Schema, rec arrow.RecordBatch, first int64) error {
+func (e *Engine) sendInsert(tx *twophase.Txn, schema *arrow.Schema, rec arrow.RecordBatch, first int64) error {
 	if int(rec.NumCols()) != schema.NumFields() {
 		return sqlerr.New(sqlerr.ErWrongValueCountOnRow, "Column count doesn't match value count at row 1")
 	}
@@ -243,7 +243,7 @@ func (e *Engine) sendInsert(tx *pmclient.Txn, schema *arrow.Schema, rec arrow.Re
 	}
 	named := array.NewRecordBatch(schema, cols, rec.NumRows())
 	defer named.Release()
-	parts, err := pmclient.Place(named, len(e.cl), memory.DefaultAllocator)
+	parts, err := link.Place(named, len(e.cl), memory.DefaultAllocator)
 	if err != nil {
 		return err
 	}
@@ -272,17 +272,17 @@ func sqlTypeName(f arrow.Field) string {
 	return f.Type.String()
 }
 
-var rowIDSchema = arrow.NewSchema([]arrow.Field{{Name: wire.RowIDColumn, Type: arrow.PrimitiveTypes.Int64}}, nil)
+var rowIDSchema = arrow.NewSchema([]arrow.Field{{Name: link.RowIDColumn, Type: arrow.PrimitiveTypes.Int64}}, nil)
 
 // sendDelete sends each row ID to the primproc whose tag it carries.
-func (e *Engine) sendDelete(tx *pmclient.Txn, rec arrow.RecordBatch) error {
+func (e *Engine) sendDelete(tx *twophase.Txn, rec arrow.RecordBatch) error {
 	col, ok := rec.Column(0).(*array.Int64)
 	if rec.NumCols() != 1 || !ok || col.NullN() > 0 {
 		return fmt.Errorf("the delete's query yields no row IDs")
 	}
 	per := make([][]int64, len(e.cl))
 	for _, id := range col.Int64Values() {
-		m := wire.RowIDMember(id)
+		m := link.RowIDMember(id)
 		if m >= len(e.cl) {
 			return fmt.Errorf("row ID %d names primproc %d of %d", id, m, len(e.cl))
 		}
@@ -335,7 +335,7 @@ func (e *Engine) loadData(ctx context.Context, ev env, view *catView, x *sql.Loa
 	}
 	ids := pins.StoreIDs()
 	e.unpin(pins)
-	tx, err := e.cl.Begin(ctx, spec.Table.Name, wire.OpInsert, ids)
+	tx, err := twophase.Begin(ctx, e.cl, spec.Table.Name, link.OpInsert, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,8 @@ import (
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/link"
+	"github.com/colinkdb/colink/link/twophase"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/opt"
@@ -119,7 +120,7 @@ const (
 // returns next.
 type Engine struct {
 	em    *ExeMgr
-	cl    pmclient.Cluster
+	cl    link.Cluster
 	cfg   EngineConfig
 	log   *slog.Logger
 	cat   *systemCatalog
@@ -172,7 +173,7 @@ func NewEngine(em *ExeMgr, cfg EngineConfig) (*Engine, error) {
 		budget: exec.NewSharedBudget(max(cfg.QueryMemoryTotal, 0), "--query-memory-total"),
 		pool:   vec.NewPool(DefaultResultPool)}
 	for _, p := range em.Peers() {
-		e.cl = append(e.cl, pmclient.New(p))
+		e.cl = append(e.cl, link.New(p))
 	}
 	e.cat = newSystemCatalog(cfg.Database, cfg.Logger)
 	var (
@@ -686,7 +687,7 @@ type planRows struct {
 	ctx  context.Context
 	res  *physical.Result
 	cur  arrow.RecordBatch
-	pins *pmclient.Pins // the query's snapshots, dropped at Close (nil: none)
+	pins *twophase.Pins // the query's snapshots, dropped at Close (nil: none)
 }
 
 func (p *planRows) Schema() *arrow.Schema { return p.res.Schema() }

@@ -14,8 +14,8 @@ import (
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
+	"github.com/colinkdb/colink/link/twophase"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
 )
@@ -49,7 +49,7 @@ func TestParseSQLType(t *testing.T) {
 		}
 	}
 	// A column without a known SQL type falls back on its engine type.
-	got, err := sqlType(wire.Column{Name: "x", SQLType: "mystery", Type: vec.Decimal(12, 3)})
+	got, err := sqlType(link.Column{Name: "x", SQLType: "mystery", Type: vec.Decimal(12, 3)})
 	if err != nil || !got.Equal(types.Dec(12, 3)) {
 		t.Errorf("fallback: %v, %v", got, err)
 	}
@@ -60,32 +60,32 @@ func TestParseSQLType(t *testing.T) {
 // without a sketch an integer range as the bound or nothing.
 func TestColumnStats(t *testing.T) {
 	i32 := func(n int64) *vec.Datum { d := vec.Datum{Type: vec.Int32Type, Int: n}; return &d }
-	lineitem := wire.Table{Name: "lineitem", Rows: 6_001_215}
-	ln := wire.Column{Name: "l_linenumber", Min: i32(1), Max: i32(7), Distinct: 7.02}
+	lineitem := link.Table{Name: "lineitem", Rows: 6_001_215}
+	ln := link.Column{Name: "l_linenumber", Min: i32(1), Max: i32(7), Distinct: 7.02}
 	cs := columnStats(lineitem, ln, types.Int32Type)
 	if cs.Distinct != 7 || !cs.HasRange || cs.Min != 1 || cs.Max != 7 || cs.Nulls != 0 {
 		t.Errorf("l_linenumber: %+v", cs)
 	}
 	// A sketch's estimate above the rows is capped.
-	key := wire.Column{Name: "l_orderkey", Distinct: 6_050_000}
+	key := link.Column{Name: "l_orderkey", Distinct: 6_050_000}
 	if cs := columnStats(lineitem, key, types.Int64Type); cs.Distinct != 6_001_215 {
 		t.Errorf("l_orderkey: %+v", cs)
 	}
 	// An estimate above an integer range's width is capped by it.
-	qty := wire.Column{Name: "ps_availqty", Min: i32(1), Max: i32(9999), Distinct: 10191}
+	qty := link.Column{Name: "ps_availqty", Min: i32(1), Max: i32(9999), Distinct: 10191}
 	if cs := columnStats(lineitem, qty, types.Int32Type); cs.Distinct != 9999 {
 		t.Errorf("ps_availqty: %+v", cs)
 	}
 	// Without a sketch, an integer column is bounded by its range.
-	other := wire.Table{Name: "events", Rows: 1000, Columns: []wire.Column{{Name: "kind", Min: i32(10), Max: i32(19), Nulls: 40}}}
+	other := link.Table{Name: "events", Rows: 1000, Columns: []link.Column{{Name: "kind", Min: i32(10), Max: i32(19), Nulls: 40}}}
 	if cs := columnStats(other, other.Columns[0], types.Int32Type); cs.Distinct != 10 || cs.Nulls != 40 {
 		t.Errorf("kind in [10,19]: %+v", cs)
 	}
 	// A string without a sketch stays unknown; with one it has its estimate.
-	if cs := columnStats(other, wire.Column{Name: "name"}, types.VarcharType(10)); cs.Distinct != 0 || cs.HasRange {
+	if cs := columnStats(other, link.Column{Name: "name"}, types.VarcharType(10)); cs.Distinct != 0 || cs.HasRange {
 		t.Errorf("a string column: %+v", cs)
 	}
-	if cs := columnStats(other, wire.Column{Name: "name", Distinct: 3.4}, types.VarcharType(10)); cs.Distinct != 3 {
+	if cs := columnStats(other, link.Column{Name: "name", Distinct: 3.4}, types.VarcharType(10)); cs.Distinct != 3 {
 		t.Errorf("a string column with a sketch: %+v", cs)
 	}
 }
@@ -156,8 +156,8 @@ func TestMySQLError(t *testing.T) {
 		{errors.New("something odd"), 1105, "HY000"},
 		// A commit of unknown outcome whose cause is a KILL is still 1397: the write may be
 		// applied, which 1317 would deny.
-		{&pmclient.OutcomeUnknownError{Table: "kv", Txn: "tx1", Peer: "tcp://h:1", Err: fmt.Errorf("stream 3: %w: %w", ipc.ErrCanceled, frontend.ErrKilled)}, 1397, "XAE03"},
-		{fmt.Errorf("write kv: %w", &pmclient.OutcomeUnknownError{Table: "kv", Txn: "tx1", Peer: "tcp://h:1", Err: ipc.ErrConnClosed}), 1397, "XAE03"},
+		{&twophase.OutcomeUnknownError{Table: "kv", Txn: "tx1", Peer: "tcp://h:1", Err: fmt.Errorf("stream 3: %w: %w", ipc.ErrCanceled, frontend.ErrKilled)}, 1397, "XAE03"},
+		{fmt.Errorf("write kv: %w", &twophase.OutcomeUnknownError{Table: "kv", Txn: "tx1", Peer: "tcp://h:1", Err: ipc.ErrConnClosed}), 1397, "XAE03"},
 	} {
 		code, state, msg := frontend.AsMySQL(mysqlError(tc.err))
 		if code != tc.code || state != tc.state {
@@ -189,7 +189,7 @@ func TestNonNegativeInt(t *testing.T) {
 // TestNotDurableError: a primproc's commit that is applied but not durable reaches the client
 // as 1180 saying so, not as a plain failure.
 func TestNotDurableError(t *testing.T) {
-	remote := ipc.Errorf(wire.CodeNotDurable, "write: table kv: commit: applied but not durable: fsync of /d/pm0 failed: input/output error; a crash may undo it")
+	remote := ipc.Errorf(link.CodeNotDurable, "write: table kv: commit: applied but not durable: fsync of /d/pm0 failed: input/output error; a crash may undo it")
 	err := fmt.Errorf("write kv: %w", fmt.Errorf("primproc unix:///s: write: %w", remote))
 	code, state, msg := frontend.AsMySQL(mysqlError(err))
 	want := "Got error during COMMIT: write kv: primproc unix:///s: write: write: table kv: commit: applied but not durable: fsync of /d/pm0 failed: input/output error; a crash may undo it"

@@ -10,7 +10,8 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/link"
+	"github.com/colinkdb/colink/link/twophase"
 	"github.com/colinkdb/colink/sql/sqlerr"
 )
 
@@ -63,7 +64,7 @@ func mysqlError(err error) error {
 	}
 	// First: the commit's cause may be a cancellation (a KILL whose grace ran out), which
 	// must not read as an interrupted statement that applied nothing.
-	var ue *pmclient.OutcomeUnknownError
+	var ue *twophase.OutcomeUnknownError
 	if errors.As(err, &ue) {
 		return &frontend.Error{Code: ErrOutcomeUnknown, State: stateOutcomeUnknown, Message: ue.Error(), Err: err}
 	}
@@ -87,7 +88,7 @@ func mysqlError(err error) error {
 		errors.Is(err, frontend.ErrKilled) || errors.Is(err, frontend.ErrShutdown) || errors.Is(err, frontend.ErrClientGone) {
 		return err
 	}
-	if pmclient.IsNotDurable(err) {
+	if link.IsNotDurable(err) {
 		// ER_ERROR_DURING_COMMIT: the storage engine failed at COMMIT. The message says the
 		// change is nevertheless applied, so the client must not simply run it again.
 		return frontend.Errorf(ErrErrorDuringCommit, "Got error during COMMIT: %v", notDurableMessage(err))

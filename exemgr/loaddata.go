@@ -17,14 +17,14 @@ import (
 
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/internal/civil"
-	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql"
 )
 
 // LOAD DATA: the text of a file (read by exemgr, or sent by the client for LOCAL) is cut into
 // lines and fields as the statement's FIELDS and LINES clauses say, each field converted to
 // its column's type, and each row appended to the batch of the primproc that its first
-// column's value picks (pmclient.MemberOfInt). A bad line stops the statement with MySQL's
+// column's value picks (link.MemberOfInt). A bad line stops the statement with MySQL's
 // error for it, naming the row (the line of the file, counting from 1); nothing of the file
 // is then written.
 
@@ -458,19 +458,19 @@ func (l *tableLoader) member() (int, error) {
 	raw := l.field[c.field]
 	switch c.typ.(type) {
 	case *arrow.StringType:
-		return pmclient.MemberOfString(string(raw), l.members), nil
+		return link.MemberOfString(string(raw), l.members), nil
 	case *arrow.Float64Type:
 		v, err := l.parseFloat(c, raw)
-		return pmclient.MemberOfInt(int64(v), l.members), err
+		return link.MemberOfInt(int64(v), l.members), err
 	case *arrow.BooleanType:
 		v, err := l.parseBool(c, raw)
 		if v {
-			return pmclient.MemberOfInt(1, l.members), err
+			return link.MemberOfInt(1, l.members), err
 		}
 		return 0, err
 	}
 	v, err := l.parseIntLike(c, raw)
-	return pmclient.MemberOfInt(v, l.members), err
+	return link.MemberOfInt(v, l.members), err
 }
 
 // parseIntLike parses an integer, decimal or date column's value as its stored integer.

@@ -83,7 +83,7 @@ func TestLoadData(t *testing.T) {
 		{"no final newline, no trailing bar", tbl, 1, "1|2|3|1998-12-01|abc|0.5",
 			"0: 1 2 3.00 1998-12-01 abc 0.5\n1 rows\n"},
 		{"placed by the first column", tbl, 3, "1|0|0|\\N|\\N|\\N|\n2|0|0|\\N|\\N|\\N|\n3|0|0|\\N|\\N|\\N|\n4|0|0|\\N|\\N|\\N|\n",
-			"1: 1 0 0.00 NULL NULL NULL\n1: 2 0 0.00 NULL NULL NULL\n2: 3 0 0.00 NULL NULL NULL\n2: 4 0 0.00 NULL NULL NULL\n4 rows\n"}, // pmclient.MemberOfInt(k, 3)
+			"1: 1 0 0.00 NULL NULL NULL\n1: 2 0 0.00 NULL NULL NULL\n2: 3 0 0.00 NULL NULL NULL\n2: 4 0 0.00 NULL NULL NULL\n4 rows\n"}, // link.MemberOfInt(k, 3)
 		{"rounded decimals", tbl, 1, "1|0|0.125|\\N|\\N|\\N\n2|0|-0.124|\\N|\\N|\\N\n",
 			"0: 1 0 0.13 NULL NULL NULL\n0: 2 0 -0.12 NULL NULL NULL\n2 rows\n"},
 		{"escapes", tbl, 1, "1|\\N|0|\\N|a\\|b|\\N\n2|\\N|0|\\N|\\\\n\\t|\\N\n",

@@ -14,7 +14,7 @@ import (
 	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql/physical"
 )
 
@@ -46,7 +46,7 @@ type ProcessStats struct {
 	// Memory: the statement's peak query memory in the process (a primproc's: its
 	// largest fragment's), and the process's memory when the statement ended.
 	QueryPeak int64
-	Memory    wire.MemoryStats
+	Memory    link.MemoryStats
 	RSS       int64
 }
 
@@ -59,7 +59,7 @@ type recorder struct {
 	text  string
 	start time.Time
 	ru0   rusage.Usage
-	pm0   []*wire.Stats // per primproc; nil until begin has run
+	pm0   []*link.Stats // per primproc; nil until begin has run
 	link0 []ipc.ClientStats
 }
 
@@ -89,10 +89,10 @@ func (r *recorder) begin(ctx context.Context) ([]uint64, error) {
 
 // primprocStats calls stats on every primproc at once, waiting at most the engine's
 // primproc timeout for a connection.
-func (e *Engine) primprocStats(ctx context.Context) ([]*wire.Stats, error) {
+func (e *Engine) primprocStats(ctx context.Context) ([]*link.Stats, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
 	defer cancel()
-	out := make([]*wire.Stats, len(e.cl))
+	out := make([]*link.Stats, len(e.cl))
 	errs := make([]error, len(e.cl))
 	var wg sync.WaitGroup
 	for i, c := range e.cl {
@@ -134,7 +134,7 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 		em.QueryPeak = qs.PeakMemory
 	}
 	var link1 []ipc.ClientStats
-	var pm1 []*wire.Stats
+	var pm1 []*link.Stats
 	if r.pm0 != nil {
 		link1 = r.e.linkSnapshots()
 		ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
@@ -189,8 +189,8 @@ func processName(i int) string { return "primproc" + strconv.Itoa(i) }
 
 // memoryStats is exemgr's own memory against its budgets (no off-heap memory: exemgr keeps
 // no column cache).
-func (e *Engine) memoryStats() wire.MemoryStats {
-	m := wire.MemoryStats{QueryUsed: e.budget.Used(), QueryLimit: e.budget.Limit(), PoolIdle: e.pool.Stats().Idle,
+func (e *Engine) memoryStats() link.MemoryStats {
+	m := link.MemoryStats{QueryUsed: e.budget.Used(), QueryLimit: e.budget.Limit(), PoolIdle: e.pool.Stats().Idle,
 		SoftLimit: daemon.SoftLimit()}
 	m.Heap, m.HeapHeld = daemon.GoHeap()
 	return m

@@ -10,8 +10,7 @@ import (
 
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql/physical"
 )
 
@@ -25,7 +24,7 @@ var errStreamClosed = errors.New("exemgr closed the fragment stream")
 // not hold the others back), and the output comes down it. Cancelling the statement's
 // context, or closing a stream early, cancels the primproc's work.
 type linkRunner struct {
-	cl     pmclient.Cluster
+	cl     link.Cluster
 	memory int64  // the query's memory bound, passed to every primproc (0: the primproc's own)
 	query  string // names the statement in primproc's debug log
 	// pins, if not nil, are the snapshots each primproc runs the statement's fragments on
@@ -46,7 +45,7 @@ func (r *linkRunner) Run(ctx context.Context, frag *exec.Fragment, builds [][]ar
 			schemas[i] = vec.SchemaOf(nil, b.Types)
 		}
 	}
-	args := &wire.FragmentArgs{Fragment: *frag, MemoryLimit: r.memory, Query: r.query}
+	args := &link.FragmentArgs{Fragment: *frag, MemoryLimit: r.memory, Query: r.query}
 	out := make([]physical.Stream, 0, len(r.cl))
 	fail := func(err error) ([]physical.Stream, error) {
 		for _, s := range out {
@@ -84,7 +83,7 @@ func (r *linkRunner) Run(ctx context.Context, frag *exec.Fragment, builds [][]ar
 // it; the build sides are sent by a goroutine of their own, which finishes before the
 // first record is read (the primproc reads every build row before it scans).
 type linkStream struct {
-	fs     *pmclient.FragmentStream
+	fs     *link.FragmentStream
 	cancel context.CancelCauseFunc // cancels the stream's context, and so the primproc's work
 	sent   chan struct{}           // closed once the build sides are uploaded (nil: none)
 	// sendErr is the upload's failure; written before sent is closed.

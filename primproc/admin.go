@@ -13,12 +13,12 @@ import (
 	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/storage"
 )
 
-// StatsReply is the END payload of the stats request (wire.Stats).
-type StatsReply = wire.Stats
+// StatsReply is the END payload of the stats request (link.Stats).
+type StatsReply = link.Stats
 
 // stats answers with this process's CPU time, context switches and memory, the column
 // cache's and the link's counters, and per-method request counts.
@@ -27,10 +27,10 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 	if err != nil {
 		return ipc.Errorf(ipc.CodeInternal, "stats: %v", err)
 	}
-	rep := wire.Stats{
+	rep := link.Stats{
 		PID: os.Getpid(), Name: d.cfg.Name, Uptime: time.Since(d.started), Goroutines: runtime.NumGoroutine(),
 		Threads: d.cfg.Threads, QueryMem: d.cfg.QueryMemory, RSSBytes: daemon.ResidentBytes(), HeapBytes: heapBytes(),
-		Rusage: ru.Map(), Link: d.srv.Stats(), DataDir: d.cfg.DataDir, Methods: map[string]wire.MethodCounts{},
+		Rusage: ru.Map(), Link: d.srv.Stats(), DataDir: d.cfg.DataDir, Methods: map[string]link.MethodCounts{},
 	}
 	if d.store != nil {
 		snap := d.store.Snapshot()
@@ -42,7 +42,7 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 	}
 	rep.Memory = d.memoryStats()
 	for name, c := range d.methods {
-		rep.Methods[name] = wire.MethodCounts{Calls: c.calls.Load(), Errors: c.errors.Load(), Active: c.active.Load(), WallNs: c.wallNs.Load()}
+		rep.Methods[name] = link.MethodCounts{Calls: c.calls.Load(), Errors: c.errors.Load(), Active: c.active.Load(), WallNs: c.wallNs.Load()}
 	}
 	b, err := msgpack.Marshal(&rep)
 	if err != nil {
@@ -51,14 +51,14 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 	return st.CloseSend(b)
 }
 
-func cacheStatsOf(c storage.CacheStats) wire.CacheStats {
-	return wire.CacheStats{Capacity: c.Capacity, Used: c.Used, Entries: c.Entries, Hits: c.Hits, Misses: c.Misses,
+func cacheStatsOf(c storage.CacheStats) link.CacheStats {
+	return link.CacheStats{Capacity: c.Capacity, Used: c.Used, Entries: c.Entries, Hits: c.Hits, Misses: c.Misses,
 		Evictions: c.Evictions, BytesFromCache: c.BytesFromCache, BytesDecoded: c.BytesDecoded, BytesFromDisk: c.BytesFromDisk}
 }
 
 // memoryStats reads the daemon's memory against its budgets.
-func (d *Daemon) memoryStats() wire.MemoryStats {
-	m := wire.MemoryStats{QueryUsed: d.budget.Used(), QueryLimit: d.budget.Limit(), PoolIdle: d.pool.Stats().Idle,
+func (d *Daemon) memoryStats() link.MemoryStats {
+	m := link.MemoryStats{QueryUsed: d.budget.Used(), QueryLimit: d.budget.Limit(), PoolIdle: d.pool.Stats().Idle,
 		SoftLimit: daemon.SoftLimit()}
 	if d.store != nil {
 		ms := d.store.MemoryStats()
@@ -82,7 +82,7 @@ func heapBytes() uint64 {
 // page_cache also the kernel's cached pages of the segment files, so that the next scans
 // are cold.
 func (d *Daemon) dropCache(ctx context.Context, st *ipc.Stream) error {
-	var a wire.DropCacheArgs
+	var a link.DropCacheArgs
 	if err := st.DecodeArgs(&a); err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (d *Daemon) dropCache(ctx context.Context, st *ipc.Stream) error {
 	if err := d.store.DropCache(a.PageCache); err != nil {
 		return ipc.Errorf(ipc.CodeInternal, "dropcache: %v", err)
 	}
-	b, err := msgpack.Marshal(wire.DropCacheEnd{Entries: before.Entries, Bytes: before.Used, PageCache: a.PageCache})
+	b, err := msgpack.Marshal(link.DropCacheEnd{Entries: before.Entries, Bytes: before.Used, PageCache: a.PageCache})
 	if err != nil {
 		return fmt.Errorf("dropcache: %w", err)
 	}

@@ -9,13 +9,13 @@ import (
 
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/storage"
 )
 
 // catalog answers with this primproc's tables from one pinned catalog version.
 func (d *Daemon) catalog(ctx context.Context, st *ipc.Stream) error {
-	var a wire.CatalogArgs
+	var a link.CatalogArgs
 	if err := st.DecodeArgs(&a); err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func (d *Daemon) catalog(ctx context.Context, st *ipc.Stream) error {
 	}
 	cat.Name = d.cfg.Name
 	cat.StoreID = d.store.ID()
-	cat.Layout = wire.Layout{RowGroupRows: d.layout.RowGroupRows, SegmentRows: d.layout.SegmentRows, Compression: d.layout.Compression}
+	cat.Layout = link.Layout{RowGroupRows: d.layout.RowGroupRows, SegmentRows: d.layout.SegmentRows, Compression: d.layout.Compression}
 	b, err := msgpack.Marshal(cat)
 	if err != nil {
 		return ipc.Errorf(ipc.CodeInternal, "catalog: %v", err)
@@ -36,8 +36,8 @@ func (d *Daemon) catalog(ctx context.Context, st *ipc.Stream) error {
 }
 
 // buildCatalog describes the snapshot's tables (only those named, if any).
-func buildCatalog(snap *storage.Snapshot, only []string) (*wire.Catalog, error) {
-	cat := &wire.Catalog{Version: snap.Version(), Tables: []wire.Table{}}
+func buildCatalog(snap *storage.Snapshot, only []string) (*link.CatalogEnd, error) {
+	cat := &link.CatalogEnd{Version: snap.Version(), Tables: []link.Table{}}
 	var infos []storage.TableInfo
 	if len(only) == 0 {
 		infos = snap.Tables()
@@ -63,12 +63,12 @@ func buildCatalog(snap *storage.Snapshot, only []string) (*wire.Catalog, error) 
 	return cat, nil
 }
 
-func describeTable(snap *storage.Snapshot, ti storage.TableInfo) (wire.Table, error) {
-	schema, err := wire.EncodeSchema(ti.Schema)
+func describeTable(snap *storage.Snapshot, ti storage.TableInfo) (link.Table, error) {
+	schema, err := link.EncodeSchema(ti.Schema)
 	if err != nil {
-		return wire.Table{}, err
+		return link.Table{}, err
 	}
-	t := wire.Table{Name: ti.Name, Schema: schema, Rows: ti.Rows, Segments: len(ti.Segments)}
+	t := link.Table{Name: ti.Name, Schema: schema, Rows: ti.Rows, Segments: len(ti.Segments)}
 	for _, s := range ti.Segments {
 		t.Deleted += s.Deleted
 		t.RowGroups += s.RowGroups
@@ -76,11 +76,11 @@ func describeTable(snap *storage.Snapshot, ti storage.TableInfo) (wire.Table, er
 	}
 	ranges, err := snap.ColumnRanges(ti.Name)
 	if err != nil {
-		return wire.Table{}, err
+		return link.Table{}, err
 	}
 	sketches, err := snap.ColumnSketches(ti.Name)
 	if err != nil {
-		return wire.Table{}, err
+		return link.Table{}, err
 	}
 	for i, f := range ti.Schema.Fields() {
 		typ, err := vec.FromArrow(f.Type)
@@ -88,14 +88,14 @@ func describeTable(snap *storage.Snapshot, ti storage.TableInfo) (wire.Table, er
 			// A column the engine cannot compute with (binary) is still listed.
 			typ = vec.Type{}
 		}
-		c := wire.Column{Name: f.Name, SQLType: wire.SQLTypeOf(f), Type: typ, Nullable: f.Nullable, Nulls: ranges[i].Nulls}
+		c := link.Column{Name: f.Name, SQLType: link.SQLTypeOf(f), Type: typ, Nullable: f.Nullable, Nulls: ranges[i].Nulls}
 		if ranges[i].HasRange && typ.ID != vec.Invalid {
 			lo, hi := rangeDatums(typ, ranges[i])
 			c.Min, c.Max = &lo, &hi
 		}
 		if sk := sketches[i]; sk != nil {
 			if c.NDVSketch, err = sk.MarshalBinary(); err != nil {
-				return wire.Table{}, err
+				return link.Table{}, err
 			}
 			c.Distinct = sk.Estimate()
 		}

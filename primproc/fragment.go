@@ -13,8 +13,8 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/primproc/fragment"
-	"github.com/colinkdb/colink/primproc/wire"
 	"github.com/colinkdb/colink/storage"
 )
 
@@ -25,7 +25,7 @@ import (
 func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 	start := time.Now()
 	ru0, _ := rusage.Self()
-	var a wire.FragmentArgs
+	var a link.FragmentArgs
 	if err := st.DecodeArgs(&a); err != nil {
 		return err
 	}
@@ -60,13 +60,13 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 		return err
 	}
 
-	var link wire.FragmentLink
+	var fl link.FragmentLink
 	// The fragment's budget draws on the daemon's, which all queries share; the build
 	// sides it holds are charged to it first.
 	budget := d.budget.Child(limit, d.pool)
 	buildAcct := budget.NewAccount("the build sides")
 	defer buildAcct.Close()
-	builds, _, err := receiveBuilds(st, f, buildAcct, &link)
+	builds, _, err := receiveBuilds(st, f, buildAcct, &fl)
 	defer func() {
 		for _, side := range builds {
 			for _, r := range side {
@@ -77,7 +77,7 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 	if err != nil {
 		return err
 	}
-	link.BuildBytes = st.Stats().BytesIn
+	fl.BuildBytes = st.Stats().BytesIn
 
 	ctx = exec.ContextWithLogger(ctx, d.log) // a worker panic fails this fragment; its stack goes to primproc's log
 	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, Budget: budget, RowIDTag: uint8(a.Member), Pool: d.pool})
@@ -102,11 +102,11 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 			return err
 		}
 	}
-	end := wire.FragmentEnd{Stats: fs.Stats(), Version: snap.Version()}
+	end := link.FragmentEnd{Stats: fs.Stats(), Version: snap.Version()}
 	end.Stats.WallNanos = int64(time.Since(start))
 	ls := st.Stats()
-	link.BatchesSent, link.BytesSent, link.CreditStallNs = ls.BatchesOut, ls.BytesOut, int64(ls.CreditStall)
-	end.Link = link
+	fl.BatchesSent, fl.BytesSent, fl.CreditStallNs = ls.BatchesOut, ls.BytesOut, int64(ls.CreditStall)
+	end.Link = fl
 	if ru1, err := rusage.Self(); err == nil {
 		end.Rusage = ru1.Sub(ru0).Map()
 		delete(end.Rusage, "maxrss_kib")
@@ -149,16 +149,16 @@ func checkScan(snap *storage.Snapshot, sc *exec.Scan) error {
 			return invalidf("fragment", "column %s.%s has type %s, which the engine cannot read", sc.Table, name, f.Type)
 		}
 		if t != sc.Types[i] {
-			return invalidf("fragment", "type mismatch: column %s.%s is %s (%s), the fragment reads it as %s", sc.Table, name, t, wire.SQLTypeOf(f), sc.Types[i])
+			return invalidf("fragment", "type mismatch: column %s.%s is %s (%s), the fragment reads it as %s", sc.Table, name, t, link.SQLTypeOf(f), sc.Types[i])
 		}
 	}
 	return nil
 }
 
 // receiveBuilds reads the client's half: the build sides, in the encoding of
-// wire.BuildEncoder. The records it returns reference the link's receive buffers; the
+// link.BuildEncoder. The records it returns reference the link's receive buffers; the
 // caller releases them. Their bytes count against limit.
-func receiveBuilds(st *ipc.Stream, f *exec.Fragment, acct *exec.Account, link *wire.FragmentLink) ([][]arrow.RecordBatch, int64, error) {
+func receiveBuilds(st *ipc.Stream, f *exec.Fragment, acct *exec.Account, fl *link.FragmentLink) ([][]arrow.RecordBatch, int64, error) {
 	types := make([][]vec.Type, len(f.Builds))
 	for i, b := range f.Builds {
 		types[i] = b.Types
@@ -177,16 +177,16 @@ func receiveBuilds(st *ipc.Stream, f *exec.Fragment, acct *exec.Account, link *w
 			rec.Release()
 			return builds, bytes, invalidf("fragment", "the client uploaded batches, but the fragment declares no build sides")
 		}
-		err = wire.DecodeBuildUpload(rec, types, func(side int, part arrow.RecordBatch) error {
+		err = link.DecodeBuildUpload(rec, types, func(side int, part arrow.RecordBatch) error {
 			part.Retain()
 			builds[side] = append(builds[side], part)
-			link.BuildRows += part.NumRows()
-			link.BuildBatches++
+			fl.BuildRows += part.NumRows()
+			fl.BuildBatches++
 			bytes += vec.RecordBytes(part)
 			if err := acct.Resize(bytes); err != nil {
 				var ve *vec.Error
 				if errors.As(err, &ve) {
-					return wire.SQLError(ve)
+					return link.SQLError(ve)
 				}
 				return err
 			}
@@ -210,7 +210,7 @@ func fragmentError(ctx context.Context, err error) error {
 	}
 	var ve *vec.Error
 	if errors.As(err, &ve) {
-		return wire.SQLError(ve)
+		return link.SQLError(ve)
 	}
 	var re *ipc.RemoteError
 	if errors.As(err, &re) {

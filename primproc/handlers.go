@@ -11,22 +11,22 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 )
 
 func (d *Daemon) register() {
 	d.handle("echo", echo)
 	d.srv.HandleUnary("echo", echoUnary)
 	d.handle("synth", synth)
-	d.handle(wire.MethodStats, d.stats)
-	d.handle(wire.MethodLoad, d.needStore(d.load))
-	d.handle(wire.MethodCatalog, d.needStore(d.catalog))
-	d.handle(wire.MethodFragment, d.needStore(d.fragment))
-	d.handle(wire.MethodDropCache, d.needStore(d.dropCache))
-	d.handle(wire.MethodWrite, d.needStore(d.write))
-	d.handle(wire.MethodResolve, d.needStore(d.resolve))
-	d.handle(wire.MethodPin, d.needStore(d.pinSnapshot))
-	d.handle(wire.MethodUnpin, d.needStore(d.unpinSnapshots))
+	d.handle(link.MethodStats, d.stats)
+	d.handle(link.MethodLoad, d.needStore(d.load))
+	d.handle(link.MethodCatalog, d.needStore(d.catalog))
+	d.handle(link.MethodFragment, d.needStore(d.fragment))
+	d.handle(link.MethodDropCache, d.needStore(d.dropCache))
+	d.handle(link.MethodWrite, d.needStore(d.write))
+	d.handle(link.MethodResolve, d.needStore(d.resolve))
+	d.handle(link.MethodPin, d.needStore(d.pinSnapshot))
+	d.handle(link.MethodUnpin, d.needStore(d.unpinSnapshots))
 }
 
 // handle registers h for method, counting its requests for stats.

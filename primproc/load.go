@@ -15,7 +15,7 @@ import (
 
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/storage"
 )
 
@@ -27,7 +27,7 @@ import (
 func (d *Daemon) load(ctx context.Context, st *ipc.Stream) error {
 	start := time.Now()
 	ru0, _ := rusage.Self()
-	var a wire.LoadArgs
+	var a link.LoadArgs
 	if err := st.DecodeArgs(&a); err != nil {
 		return err
 	}
@@ -36,8 +36,8 @@ func (d *Daemon) load(ctx context.Context, st *ipc.Stream) error {
 	}
 	switch a.Mode {
 	case "":
-		a.Mode = wire.ModeReplace
-	case wire.ModeReplace, wire.ModeAppend:
+		a.Mode = link.ModeReplace
+	case link.ModeReplace, link.ModeAppend:
 	default:
 		return invalidf("load", "table %s: mode %q: want replace or append", a.Table, a.Mode)
 	}
@@ -80,7 +80,7 @@ func (d *Daemon) load(ctx context.Context, st *ipc.Stream) error {
 	locked = false
 	release()
 	d.afterLoad()
-	end := wire.LoadEnd{Table: a.Table, Mode: a.Mode, Rows: l.rows, Batches: l.batches,
+	end := link.LoadEnd{Table: a.Table, Mode: a.Mode, Rows: l.rows, Batches: l.batches,
 		BytesIn: st.Stats().BytesIn, ElapsedNs: int64(time.Since(start)), CommitNs: int64(time.Since(commitStart))}
 	if l.cluster != nil {
 		end.SortNs = l.cluster.sortNs
@@ -130,7 +130,7 @@ func (d *Daemon) lockTable(table string, id uint32) (func(), error) {
 type loader struct {
 	d    *Daemon
 	st   *ipc.Stream
-	args wire.LoadArgs
+	args link.LoadArgs
 	tx   *storage.Txn
 
 	schema    *arrow.Schema // the table's; nil until known (a replace without Columns)
@@ -148,14 +148,14 @@ func (l *loader) prepare() error {
 	a := &l.args
 	var declared *arrow.Schema
 	if len(a.Columns) > 0 {
-		sc, err := wire.SchemaFromColumns(a.Columns)
+		sc, err := link.SchemaFromColumns(a.Columns)
 		if err != nil {
 			return invalidf("load", "table %s: %v", a.Table, err)
 		}
 		declared = sc
 	}
 	switch a.Mode {
-	case wire.ModeAppend:
+	case link.ModeAppend:
 		snap := l.d.store.Snapshot()
 		ti, err := snap.Table(a.Table)
 		snap.Release()
@@ -251,7 +251,7 @@ func (l *loader) receive(ctx context.Context) error {
 			return ipc.Errorf(ipc.CodeInternal, "load: table %s: %v", l.args.Table, err)
 		}
 	}
-	var ce wire.LoadClientEnd
+	var ce link.LoadClientEnd
 	if end := l.st.End(); len(end) > 0 {
 		if err := msgpack.Unmarshal(end, &ce); err != nil {
 			return invalidf("load", "table %s: the client's END is not a load end (%v)", l.args.Table, err)
@@ -291,7 +291,7 @@ func (l *loader) write(ctx context.Context, rec arrow.RecordBatch) error {
 }
 
 // describe fills the segment counts of a committed load.
-func (l *loader) describe(end *wire.LoadEnd) {
+func (l *loader) describe(end *link.LoadEnd) {
 	snap := l.d.store.Snapshot()
 	defer snap.Release()
 	end.Version = snap.Version()
@@ -321,7 +321,7 @@ func matchRecord(sc *arrow.Schema, rec arrow.RecordBatch) error {
 			return fmt.Errorf("column %d is %s in the table, %s in the batch", i+1, f.Name, g.Name)
 		}
 		if !arrow.TypeEqual(g.Type, f.Type) {
-			return fmt.Errorf("column %s is %s (%s) in the table, %s in the batch", f.Name, wire.SQLTypeOf(f), f.Type, g.Type)
+			return fmt.Errorf("column %s is %s (%s) in the table, %s in the batch", f.Name, link.SQLTypeOf(f), f.Type, g.Type)
 		}
 		if !f.Nullable && rec.Column(i).NullN() > 0 {
 			return fmt.Errorf("column %s is NOT NULL, the batch has %d NULLs in it", f.Name, rec.Column(i).NullN())

@@ -8,7 +8,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/storage"
 )
 
@@ -139,14 +139,14 @@ func (ps *pins) closeAll() {
 // waiting for their outcome (the client resolves those of a coordinator that died before it
 // pins again: a query must not see one primproc's share of a transaction without another's).
 func (d *Daemon) pinSnapshot(ctx context.Context, st *ipc.Stream) error {
-	var a wire.PinArgs
+	var a link.PinArgs
 	if err := st.DecodeArgs(&a); err != nil {
 		return err
 	}
 	snap := d.store.Snapshot()
-	end := wire.PinEnd{Version: snap.Version(), StoreID: d.store.ID()}
+	end := link.PinEnd{Version: snap.Version(), StoreID: d.store.ID()}
 	for _, p := range snap.Prepared() {
-		end.Prepared = append(end.Prepared, wire.PreparedTxn{Txn: p.ID, Decider: p.Meta[metaDecider], Tables: p.Tables})
+		end.Prepared = append(end.Prepared, link.PreparedTxn{Txn: p.ID, Decider: p.Meta[metaDecider], Tables: p.Tables})
 	}
 	end.Pin = d.pins.add(snap, time.Now())
 	b, err := msgpack.Marshal(&end)
@@ -163,7 +163,7 @@ func (d *Daemon) pinSnapshot(ctx context.Context, st *ipc.Stream) error {
 
 // unpinSnapshots drops pins.
 func (d *Daemon) unpinSnapshots(ctx context.Context, st *ipc.Stream) error {
-	var a wire.UnpinArgs
+	var a link.UnpinArgs
 	if err := st.DecodeArgs(&a); err != nil {
 		return err
 	}

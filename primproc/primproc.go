@@ -14,8 +14,8 @@
 //	stats      the process's CPU, context switches, memory, cache, link and per-method counters
 //	echo, synth  the link's own test and benchmark primitives
 //
-// The messages are defined in package primproc/wire and specified in PROTOCOL.md beside
-// this file; package primproc/pmclient is the client side. A malformed request fails its own
+// The messages are defined in package link and specified in link/PROTOCOL.md; link is
+// also the client side. A malformed request fails its own
 // stream with an ERROR naming the problem; the daemon serves on. After writes, a background
 // compactor rewrites a table's small and delete-heavy segments (storage.Compact).
 //

@@ -14,7 +14,7 @@ import (
 
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/storage"
 )
 
@@ -30,7 +30,7 @@ const metaDecider = "decider"
 func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 	start := time.Now()
 	ru0, _ := rusage.Self()
-	var a wire.WriteArgs
+	var a link.WriteArgs
 	if err := st.DecodeArgs(&a); err != nil {
 		return err
 	}
@@ -47,12 +47,12 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 			tx.Abort()
 		}
 	}()
-	end := wire.WriteEnd{Table: a.Table, Op: a.Op, Txn: a.Txn}
+	end := link.WriteEnd{Table: a.Table, Op: a.Op, Txn: a.Txn}
 	var err error
 	switch a.Op {
-	case wire.OpInsert:
+	case link.OpInsert:
 		err = d.receiveInsert(ctx, st, tx, &a, &end)
-	case wire.OpDelete:
+	case link.OpDelete:
 		err = d.receiveDelete(st, tx, &a, &end)
 	default:
 		return invalidf("write", "table %s: op %q: want insert or delete", a.Table, a.Op)
@@ -60,7 +60,7 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 	if err != nil {
 		return err
 	}
-	var ce wire.WriteClientEnd
+	var ce link.WriteClientEnd
 	if raw := st.End(); len(raw) > 0 {
 		if err := msgpack.Unmarshal(raw, &ce); err != nil {
 			return invalidf("write", "table %s: the client's END is not a write end (%v)", a.Table, err)
@@ -77,7 +77,7 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 			}
 			return d.writeError(a.Table, "commit", err)
 		}
-		end.State = wire.TxnCommitted
+		end.State = link.TxnCommitted
 		d.crashAt(crashWriteCommitted)
 	} else {
 		if a.Txn == "" {
@@ -87,9 +87,9 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 		if err != nil {
 			return d.writeError(a.Table, "prepare", err)
 		}
-		end.State = wire.TxnPrepared
+		end.State = link.TxnPrepared
 		d.crashAt(crashWritePrepared)
-		if a.Op == wire.OpDelete {
+		if a.Op == link.OpDelete {
 			end.Affected = res.Deleted // against the version it was prepared on
 		}
 	}
@@ -105,7 +105,7 @@ func (d *Daemon) write(ctx context.Context, st *ipc.Stream) error {
 	}
 	d.log.Debug("primproc: write", "table", a.Table, "op", a.Op, "txn", a.Txn, "state", end.State,
 		"rows", end.Rows, "affected", end.Affected, "elapsed", time.Since(start))
-	if end.State == wire.TxnCommitted {
+	if end.State == link.TxnCommitted {
 		d.compactSoon(a.Table)
 	}
 	b, err := msgpack.Marshal(&end)
@@ -125,7 +125,7 @@ func (d *Daemon) writeError(table, phase string, err error) error {
 		// coordinator aborts, which a store that forgot the prepare records too).
 		return ipc.Errorf(ipc.CodeInternal, "write: table %s: %s not durable: fsync of %s failed: %v", table, phase, d.cfg.DataDir, fsyncCause(err))
 	case errors.Is(err, storage.ErrConflict):
-		return ipc.Errorf(wire.CodeConflict, "write: table %s: %s: %v", table, phase, trimStorage(err))
+		return ipc.Errorf(link.CodeConflict, "write: table %s: %s: %v", table, phase, trimStorage(err))
 	case errors.Is(err, storage.ErrTxnExists), errors.Is(err, storage.ErrNoTable):
 		return invalidf("write", "table %s: %s: %v", table, phase, trimStorage(err))
 	}
@@ -136,7 +136,7 @@ func (d *Daemon) writeError(table, phase string, err error) error {
 // (err wraps storage.ErrNotDurable): the rows are visible, yet a crash before a later fsync
 // of dir succeeds may undo them. what names the operation.
 func notDurable(dir, what string, err error) error {
-	return ipc.Errorf(wire.CodeNotDurable, "%s: applied but not durable: fsync of %s failed: %v; a crash may undo it", what, dir, fsyncCause(err))
+	return ipc.Errorf(link.CodeNotDurable, "%s: applied but not durable: fsync of %s failed: %v; a crash may undo it", what, dir, fsyncCause(err))
 }
 
 // fsyncCause digs the failed fsync's own error out of storage's not-durable error (which
@@ -169,7 +169,7 @@ func fsyncCause(err error) error {
 }
 
 // receiveInsert writes the uploaded rows as new segments of the table.
-func (d *Daemon) receiveInsert(ctx context.Context, st *ipc.Stream, tx *storage.Txn, a *wire.WriteArgs, end *wire.WriteEnd) error {
+func (d *Daemon) receiveInsert(ctx context.Context, st *ipc.Stream, tx *storage.Txn, a *link.WriteArgs, end *link.WriteEnd) error {
 	w, err := tx.Append(a.Table)
 	if err != nil {
 		if errors.Is(err, storage.ErrNoTable) {
@@ -211,7 +211,7 @@ func (d *Daemon) receiveInsert(ctx context.Context, st *ipc.Stream, tx *storage.
 }
 
 // receiveDelete marks the rows of the uploaded row IDs deleted.
-func (d *Daemon) receiveDelete(st *ipc.Stream, tx *storage.Txn, a *wire.WriteArgs, end *wire.WriteEnd) error {
+func (d *Daemon) receiveDelete(st *ipc.Stream, tx *storage.Txn, a *link.WriteArgs, end *link.WriteEnd) error {
 	bySeg := map[uint64][]int64{}
 	batches := 0
 	for {
@@ -242,7 +242,7 @@ func (d *Daemon) receiveDelete(st *ipc.Stream, tx *storage.Txn, a *wire.WriteArg
 				return ipc.Errorf(ipc.CodeInternal, "write: delete from table %s: %v", a.Table, err)
 			}
 			// A segment the statement read is gone: compacted since.
-			return ipc.Errorf(wire.CodeConflict, "write: delete from table %s: %v", a.Table, trimStorage(err))
+			return ipc.Errorf(link.CodeConflict, "write: delete from table %s: %v", a.Table, trimStorage(err))
 		}
 	}
 	end.Affected = tx.Deleted()
@@ -266,16 +266,16 @@ func rowIDs(rec arrow.RecordBatch) ([]int64, error) {
 
 // resolve applies a prepared transaction's outcome, or reports what is known of it.
 func (d *Daemon) resolve(ctx context.Context, st *ipc.Stream) error {
-	var a wire.ResolveArgs
+	var a link.ResolveArgs
 	if err := st.DecodeArgs(&a); err != nil {
 		return err
 	}
 	if a.Txn == "" {
 		return invalidf("resolve", "no transaction named")
 	}
-	end := wire.ResolveEnd{Txn: a.Txn}
+	end := link.ResolveEnd{Txn: a.Txn}
 	switch a.Action {
-	case wire.ResolveCommit:
+	case link.ResolveCommit:
 		tables := d.preparedTables(a.Txn)
 		v, err := d.store.CommitPrepared(ctx, a.Txn)
 		switch {
@@ -294,14 +294,14 @@ func (d *Daemon) resolve(ctx context.Context, st *ipc.Stream) error {
 		for _, t := range tables {
 			d.compactSoon(t)
 		}
-	case wire.ResolveAbort:
+	case link.ResolveAbort:
 		if err := d.store.AbortPrepared(a.Txn); err != nil {
 			if errors.Is(err, storage.ErrTxnCommitted) {
 				return invalidf("resolve", "abort of %s: %v", a.Txn, trimStorage(err))
 			}
 			return ipc.Errorf(ipc.CodeInternal, "resolve: abort of %s: %v", a.Txn, err)
 		}
-	case wire.ResolveStatus:
+	case link.ResolveStatus:
 	default:
 		return invalidf("resolve", "action %q: want commit, abort or status", a.Action)
 	}
@@ -315,7 +315,7 @@ func (d *Daemon) resolve(ctx context.Context, st *ipc.Stream) error {
 		end.Version = snap.Version()
 		snap.Release()
 	}
-	if a.Action != wire.ResolveStatus {
+	if a.Action != link.ResolveStatus {
 		d.log.Debug("primproc: resolved", "txn", a.Txn, "action", a.Action, "state", end.State)
 	}
 	b, err := msgpack.Marshal(&end)

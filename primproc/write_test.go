@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/storage"
 )
 
 // TestWriteErrorNotDurable: a commit storage applied but could not fsync (its error wraps
 // storage.ErrNotDurable, as Txn.Commit and CommitPrepared wrap it) reaches the client as
-// wire.CodeNotDurable saying so; a prepare in that state is a plain failure (the
+// link.CodeNotDurable saying so; a prepare in that state is a plain failure (the
 // coordinator aborts it); other failures keep their codes.
 func TestWriteErrorNotDurable(t *testing.T) {
 	d := &Daemon{cfg: Config{DataDir: "/d/pm0"}}
@@ -26,11 +26,11 @@ func TestWriteErrorNotDurable(t *testing.T) {
 		code  string
 		msg   string
 	}{
-		{"commit", notDurableErr, wire.CodeNotDurable,
+		{"commit", notDurableErr, link.CodeNotDurable,
 			"write: table kv: commit: applied but not durable: fsync of /d/pm0 failed: input/output error; a crash may undo it"},
 		{"prepare", notDurableErr, ipc.CodeInternal,
 			"write: table kv: prepare not durable: fsync of /d/pm0 failed: input/output error"},
-		{"commit", fmt.Errorf("storage: commit: %w", storage.ErrConflict), wire.CodeConflict,
+		{"commit", fmt.Errorf("storage: commit: %w", storage.ErrConflict), link.CodeConflict,
 			"write: table kv: commit: commit: storage: conflicting concurrent change"},
 		{"commit", fmt.Errorf("storage: commit: %w", fsync), ipc.CodeInternal,
 			"write: table kv: commit: storage: commit: fsync directory /d/pm0: sync /d/pm0: input/output error"},

@@ -27,7 +27,7 @@ import (
 
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/tpch"
 )
 
@@ -125,14 +125,14 @@ each segment (--cluster=false keeps dbgen's order).`)
 		g.Close()
 		poolTime = time.Since(start)
 	}
-	var cl pmclient.Cluster
+	var cl link.Cluster
 	defer func() {
 		for _, c := range cl {
 			c.Close()
 		}
 	}()
 	for _, ep := range primprocs {
-		c, err := pmclient.Dial(ep, cfg)
+		c, err := link.Dial(ep, cfg)
 		if err != nil {
 			return usagef("--primproc %s: %v", ep, err)
 		}
@@ -157,7 +157,7 @@ each segment (--cluster=false keeps dbgen's order).`)
 	}
 	plan := loadPlan{chunkRows: *chunkRows, minShare: layout.groupRows, primprocs: len(cl)}
 
-	var loads []pmclient.TableLoad
+	var loads []link.TableLoad
 	if *sf != "" {
 		if names == nil {
 			names = tpch.TableNames()
@@ -180,7 +180,7 @@ each segment (--cluster=false keeps dbgen's order).`)
 	for _, l := range loads {
 		total += l.EstimatedRows
 	}
-	opts := pmclient.LoadOptions{Workers: *workers}
+	opts := link.LoadOptions{Workers: *workers}
 	bar := e.progressBar(total, fmt.Sprintf("loading into %d primproc(s)", len(cl)), "rows")
 	if bar != nil {
 		opts.Progress = func(n int64) { _ = bar.Add64(n) }
@@ -253,7 +253,7 @@ func (p loadPlan) chunks(rows int64) int {
 }
 
 // generated loads a table from the generator: chunk k is dbgen's chunk k+1 of n.
-func (p loadPlan) generated(sc tpch.Scale, name string) pmclient.TableLoad {
+func (p loadPlan) generated(sc tpch.Scale, name string) link.TableLoad {
 	def, _ := tpch.LookupTable(name)
 	rows, _ := sc.EstimatedRows(name)
 	units, _ := sc.Units(name)
@@ -261,8 +261,8 @@ func (p loadPlan) generated(sc tpch.Scale, name string) pmclient.TableLoad {
 	if name == "nation" || name == "region" {
 		n = 1 // never divided
 	}
-	return pmclient.TableLoad{Table: name, Schema: def.ArrowSchema(), Chunks: n, EstimatedRows: rows,
-		Open: func(k int) (pmclient.ChunkReader, error) {
+	return link.TableLoad{Table: name, Schema: def.ArrowSchema(), Chunks: n, EstimatedRows: rows,
+		Open: func(k int) (link.ChunkReader, error) {
 			return tpch.NewGenerator(sc, name, k+1, n)
 		}}
 }
@@ -270,7 +270,7 @@ func (p loadPlan) generated(sc tpch.Scale, name string) pmclient.TableLoad {
 var tableFile = regexp.MustCompile(`^([a-z]+)(?:\.tbl(?:\.(\d+))?|(?:\.(\d+))?\.parquet)$`)
 
 // files loads the tables found in dir (only those named, if any).
-func (p loadPlan) files(dir string, names []string) ([]pmclient.TableLoad, error) {
+func (p loadPlan) files(dir string, names []string) ([]link.TableLoad, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, usagef("--from: %v", err)
@@ -301,7 +301,7 @@ func (p loadPlan) files(dir string, names []string) ([]pmclient.TableLoad, error
 			return nil, usagef("--from %s: no TPC-H table files (name.tbl[.K] or name[.K].parquet)", dir)
 		}
 	}
-	var out []pmclient.TableLoad
+	var out []link.TableLoad
 	for _, name := range names {
 		fs := byTable[name]
 		if len(fs) == 0 {
@@ -316,7 +316,7 @@ func (p loadPlan) files(dir string, names []string) ([]pmclient.TableLoad, error
 			}
 			paths = append(paths, f.path)
 		}
-		var l pmclient.TableLoad
+		var l link.TableLoad
 		if parquet {
 			l, err = p.parquetTable(name, paths)
 		} else {
@@ -339,14 +339,14 @@ type tblChunk struct {
 
 // tblTable cuts a table's .tbl files into chunks of chunkRows lines (by finding the byte
 // offset of every chunkRows-th line), so chunks are parsed in parallel and dealt.
-func (p loadPlan) tblTable(name string, paths []string) (pmclient.TableLoad, error) {
+func (p loadPlan) tblTable(name string, paths []string) (link.TableLoad, error) {
 	def, _ := tpch.LookupTable(name)
 	var chunks []tblChunk
 	var lines int64
 	for _, path := range paths {
 		cs, n, err := splitLines(path, p.chunkRows)
 		if err != nil {
-			return pmclient.TableLoad{}, err
+			return link.TableLoad{}, err
 		}
 		chunks = append(chunks, cs...)
 		lines += n
@@ -358,14 +358,14 @@ func (p loadPlan) tblTable(name string, paths []string) (pmclient.TableLoad, err
 		for _, path := range paths {
 			cs, _, err := splitLines(path, per)
 			if err != nil {
-				return pmclient.TableLoad{}, err
+				return link.TableLoad{}, err
 			}
 			chunks = append(chunks, cs...)
 		}
 	}
 	schema := def.ArrowSchema()
-	return pmclient.TableLoad{Table: name, Schema: schema, Chunks: len(chunks), EstimatedRows: lines,
-		Open: func(k int) (pmclient.ChunkReader, error) {
+	return link.TableLoad{Table: name, Schema: schema, Chunks: len(chunks), EstimatedRows: lines,
+		Open: func(k int) (link.ChunkReader, error) {
 			return openTblChunk(def, schema, chunks[k])
 		}}, nil
 }
@@ -556,7 +556,7 @@ type parquetChunk struct {
 
 // parquetTable cuts a table's Parquet files into chunks of whole row groups holding about
 // chunkRows rows.
-func (p loadPlan) parquetTable(name string, paths []string) (pmclient.TableLoad, error) {
+func (p loadPlan) parquetTable(name string, paths []string) (link.TableLoad, error) {
 	def, _ := tpch.LookupTable(name)
 	schema := def.ArrowSchema()
 	var chunks []parquetChunk
@@ -564,7 +564,7 @@ func (p loadPlan) parquetTable(name string, paths []string) (pmclient.TableLoad,
 	for _, path := range paths {
 		pf, err := file.OpenParquetFile(path, false)
 		if err != nil {
-			return pmclient.TableLoad{}, fmt.Errorf("%s: %w", path, err)
+			return link.TableLoad{}, fmt.Errorf("%s: %w", path, err)
 		}
 		cur := parquetChunk{path: path}
 		var inChunk int64
@@ -583,8 +583,8 @@ func (p loadPlan) parquetTable(name string, paths []string) (pmclient.TableLoad,
 		}
 		pf.Close()
 	}
-	return pmclient.TableLoad{Table: name, Schema: schema, Chunks: len(chunks), EstimatedRows: rows,
-		Open: func(k int) (pmclient.ChunkReader, error) {
+	return link.TableLoad{Table: name, Schema: schema, Chunks: len(chunks), EstimatedRows: rows,
+		Open: func(k int) (link.ChunkReader, error) {
 			return openParquetChunk(schema, chunks[k])
 		}}, nil
 }

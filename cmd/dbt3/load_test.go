@@ -19,8 +19,7 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/internal/testbin"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/tpch"
 )
 
@@ -44,11 +43,11 @@ func startPrimprocs(t *testing.T, n int) (unix, tcp []string) {
 	return unix, tcp
 }
 
-func cluster(t *testing.T, urls []string) pmclient.Cluster {
+func cluster(t *testing.T, urls []string) link.Cluster {
 	t.Helper()
-	var cl pmclient.Cluster
+	var cl link.Cluster
 	for _, u := range urls {
-		c, err := pmclient.Dial(u, ipc.ClientConfig{Transport: ipc.TransportAuto, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		c, err := link.Dial(u, ipc.ClientConfig{Transport: ipc.TransportAuto, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,11 +88,11 @@ func genTotals(t *testing.T, table, col string) (int64, *big.Int) {
 }
 
 // clusterTotals sums a decimal column over the whole cluster with a fragment.
-func clusterTotals(t *testing.T, cl pmclient.Cluster, table, col string) (int64, *big.Int) {
+func clusterTotals(t *testing.T, cl link.Cluster, table, col string) (int64, *big.Int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	args := &wire.FragmentArgs{Fragment: exec.Fragment{
+	args := &link.FragmentArgs{Fragment: exec.Fragment{
 		Scan:  exec.Scan{Table: table, Columns: []string{col}, Types: []vec.Type{vec.Decimal(15, 2)}},
 		Steps: []exec.Step{{Aggregate: &exec.AggStep{Spec: exec.AggSpec{Aggs: []exec.Aggregate{{Func: exec.AggSum, Col: 0}, {Func: exec.AggCountStar}}}}}},
 	}}

@@ -22,7 +22,7 @@ import (
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/internal/testbin"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/tpch"
 )
 
@@ -237,7 +237,7 @@ func (c *rfCluster) prepared(t *testing.T) int {
 	t.Helper()
 	n := 0
 	for _, u := range c.urls {
-		pc, err := pmclient.Dial(u, ipc.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		pc, err := link.Dial(u, ipc.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/colinkdb/colink/dbt3/queries"
 	"github.com/colinkdb/colink/internal/testbin"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/tpch"
 )
 
@@ -196,21 +196,21 @@ func loadTPCH(ctx context.Context, urls []string, sf string, segRows int64, tabl
 	if err != nil {
 		return err
 	}
-	var cl pmclient.Cluster
+	var cl link.Cluster
 	defer func() {
 		for _, c := range cl {
 			c.Close()
 		}
 	}()
 	for _, u := range urls {
-		c, err := pmclient.Dial(u, ipc.ClientConfig{Transport: ipc.TransportTCP, Name: "exemgr test loader", Logger: slog.New(slog.DiscardHandler)})
+		c, err := link.Dial(u, ipc.ClientConfig{Transport: ipc.TransportTCP, Name: "exemgr test loader", Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			return err
 		}
 		cl = append(cl, c)
 	}
 	clusterBy := map[string][]string{"lineitem": {"l_shipdate"}, "orders": {"o_orderdate"}}
-	var loads []pmclient.TableLoad
+	var loads []link.TableLoad
 	if tables == nil {
 		tables = tpch.TableNames()
 	}
@@ -225,13 +225,13 @@ func loadTPCH(ctx context.Context, urls []string, sf string, segRows int64, tabl
 		if name == "nation" || name == "region" {
 			n = 1 // never divided
 		}
-		loads = append(loads, pmclient.TableLoad{Table: name, Schema: def.ArrowSchema(), Chunks: n,
+		loads = append(loads, link.TableLoad{Table: name, Schema: def.ArrowSchema(), Chunks: n,
 			ClusterBy: clusterBy[name], EstimatedRows: rows,
-			Open: func(k int) (pmclient.ChunkReader, error) {
+			Open: func(k int) (link.ChunkReader, error) {
 				return tpch.NewGenerator(sc, name, k+1, n)
 			}})
 	}
-	_, err = cl.Load(ctx, loads, pmclient.LoadOptions{})
+	_, err = cl.Load(ctx, loads, link.LoadOptions{})
 	return err
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
+	"github.com/colinkdb/colink/link"
 )
 
 // longQuery keeps both primprocs busy for seconds at SF 0.01: a self-join of lineitem on a
@@ -23,9 +23,9 @@ func TestKillCancelsPrimprocWork(t *testing.T) {
 	needDaemons(t)
 	c := shared.cluster(t, "two-primprocs", 2, "0.01")
 	em := shared.exemgr(t, c, "unix")
-	var pms pmclient.Cluster
+	var pms link.Cluster
 	for _, p := range c.primprocs {
-		pc, err := pmclient.Dial(p.tcp, ipc.ClientConfig{Transport: ipc.TransportTCP, Name: "kill test", Logger: slog.New(slog.DiscardHandler)})
+		pc, err := link.Dial(p.tcp, ipc.ClientConfig{Transport: ipc.TransportTCP, Name: "kill test", Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

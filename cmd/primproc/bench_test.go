@@ -23,8 +23,7 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/internal/testbin"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 )
 
 // TestPrimprocBench measures primproc at a scale factor (SF 1 by default) through the
@@ -101,7 +100,7 @@ func TestPrimprocBench(t *testing.T) {
 	q1full := q1Full(t)
 	shapes := []struct {
 		name string
-		args *wire.FragmentArgs
+		args *link.FragmentArgs
 	}{{"Q6 scan+filter+sum, zone maps", q6z}, {"Q6 scan+filter+sum, no zone maps", q6n}, {"Q1 scan+filter+group-by", q1full}}
 	results := map[string][]fragRun{}
 	for r := range reps {
@@ -164,7 +163,7 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-func mustCatalog(t *testing.T, c *pmclient.Client) *pmclient.Catalog {
+func mustCatalog(t *testing.T, c *link.Client) *link.Catalog {
 	cat, err := c.Catalog(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +173,7 @@ func mustCatalog(t *testing.T, c *pmclient.Client) *pmclient.Catalog {
 
 // q1Full is TPC-H Q1's primproc fragment: the filter, the projection of the aggregates'
 // inputs and a partial group-by with Q1's eight aggregates.
-func q1Full(t testing.TB) *wire.FragmentArgs {
+func q1Full(t testing.TB) *link.FragmentArgs {
 	cols := []string{"l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate"}
 	types := []vec.Type{vec.Decimal(15, 2), vec.Decimal(15, 2), vec.Decimal(15, 2), vec.Decimal(15, 2), vec.StringType, vec.StringType, vec.DateType}
 	e := func(s string) *expr.Expr {
@@ -184,7 +183,7 @@ func q1Full(t testing.TB) *wire.FragmentArgs {
 		}
 		return x
 	}
-	return &wire.FragmentArgs{Fragment: colexec.Fragment{
+	return &link.FragmentArgs{Fragment: colexec.Fragment{
 		Scan: colexec.Scan{Table: "lineitem", Columns: cols, Types: types,
 			Zone: []colexec.ZonePredicate{{Col: 6, Op: expr.OpLe, Value: vec.MustParseDate("1998-09-02")}}},
 		Steps: []colexec.Step{
@@ -207,7 +206,7 @@ type fragRun struct {
 }
 
 // benchFragment runs one fragment (after dropping the caches if cold) and measures it.
-func benchFragment(ctx context.Context, c *pmclient.Client, args *wire.FragmentArgs, cold bool) (fragRun, error) {
+func benchFragment(ctx context.Context, c *link.Client, args *link.FragmentArgs, cold bool) (fragRun, error) {
 	if cold {
 		if _, err := c.DropCache(ctx, true); err != nil {
 			return fragRun{}, err

@@ -22,8 +22,7 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/internal/testbin"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/tpch"
 )
 
@@ -75,9 +74,9 @@ func (p *pm) url(transport string) string {
 	return p.tcp
 }
 
-func dial(t *testing.T, url, transport string) *pmclient.Client {
+func dial(t *testing.T, url, transport string) *link.Client {
 	t.Helper()
-	c, err := pmclient.Dial(url, ipc.ClientConfig{Transport: ipc.Transport(transport), BackoffMax: 200 * time.Millisecond,
+	c, err := link.Dial(url, ipc.ClientConfig{Transport: ipc.Transport(transport), BackoffMax: 200 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -108,12 +107,12 @@ func (c *genChunk) Next() (arrow.RecordBatch, error) {
 func (c *genChunk) Close() { c.g.Close() }
 
 // genLoad loads a TPC-H table at testScale, under the name `as`, in chunks of testSegRows.
-func genLoad(table, as string, cluster []string, pause time.Duration) pmclient.TableLoad {
+func genLoad(table, as string, cluster []string, pause time.Duration) link.TableLoad {
 	def, _ := tpch.LookupTable(table)
 	rows, _ := testScale.EstimatedRows(table)
 	n := int(max((rows+testSegRows-1)/testSegRows, 1))
-	return pmclient.TableLoad{Table: as, Schema: def.ArrowSchema(), ClusterBy: cluster, Chunks: n, EstimatedRows: rows,
-		Open: func(k int) (pmclient.ChunkReader, error) {
+	return link.TableLoad{Table: as, Schema: def.ArrowSchema(), ClusterBy: cluster, Chunks: n, EstimatedRows: rows,
+		Open: func(k int) (link.ChunkReader, error) {
 			g, err := tpch.NewGenerator(testScale, table, k+1, n, tpch.WithBatchRows(4096))
 			if err != nil {
 				return nil, err
@@ -122,13 +121,13 @@ func genLoad(table, as string, cluster []string, pause time.Duration) pmclient.T
 		}}
 }
 
-func loadLineitem(t *testing.T, cl pmclient.Cluster, cluster bool) []pmclient.TableResult {
+func loadLineitem(t *testing.T, cl link.Cluster, cluster bool) []link.TableResult {
 	t.Helper()
 	var keys []string
 	if cluster {
 		keys = []string{"l_shipdate"}
 	}
-	res, err := cl.Load(testCtx(t), []pmclient.TableLoad{genLoad("lineitem", "lineitem", keys, 0)}, pmclient.LoadOptions{Workers: 2})
+	res, err := cl.Load(testCtx(t), []link.TableLoad{genLoad("lineitem", "lineitem", keys, 0)}, link.LoadOptions{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +208,8 @@ func mustExpr(t testing.TB, s string) *expr.Expr {
 }
 
 // q6 is Q6's shape: scan, zone-map predicates and filter on l_shipdate, partial sum.
-func q6(t testing.TB, table string) *wire.FragmentArgs {
-	return &wire.FragmentArgs{Fragment: exec.Fragment{
+func q6(t testing.TB, table string) *link.FragmentArgs {
+	return &link.FragmentArgs{Fragment: exec.Fragment{
 		Scan: exec.Scan{Table: table, Columns: liCols, Types: liTypes, Zone: []exec.ZonePredicate{
 			{Col: 5, Op: expr.OpGe, Value: vec.MustParseDate("1994-01-01")},
 			{Col: 5, Op: expr.OpLt, Value: vec.MustParseDate("1995-01-01")},
@@ -224,8 +223,8 @@ func q6(t testing.TB, table string) *wire.FragmentArgs {
 }
 
 // q1 is Q1's shape: filter, project, partial group-by with sums and a count.
-func q1(t testing.TB, table string) *wire.FragmentArgs {
-	return &wire.FragmentArgs{Fragment: exec.Fragment{
+func q1(t testing.TB, table string) *link.FragmentArgs {
+	return &link.FragmentArgs{Fragment: exec.Fragment{
 		Scan: exec.Scan{Table: table, Columns: liCols, Types: liTypes},
 		Steps: []exec.Step{
 			{Filter: mustExpr(t, "(<= l_shipdate (date_sub date'1998-12-01' 90 day))")},
@@ -239,7 +238,7 @@ func q1(t testing.TB, table string) *wire.FragmentArgs {
 
 // run runs a fragment on every primproc and returns the output records' rows (as vec
 // datums) and the END of each.
-func runFrag(t *testing.T, cl pmclient.Cluster, args *wire.FragmentArgs) ([][]vec.Datum, []*wire.FragmentEnd) {
+func runFrag(t *testing.T, cl link.Cluster, args *link.FragmentArgs) ([][]vec.Datum, []*link.FragmentEnd) {
 	t.Helper()
 	rows, ends, err := tryRun(testCtx(t), cl, args)
 	if err != nil {
@@ -248,9 +247,9 @@ func runFrag(t *testing.T, cl pmclient.Cluster, args *wire.FragmentArgs) ([][]ve
 	return rows, ends
 }
 
-func tryRun(ctx context.Context, cl pmclient.Cluster, args *wire.FragmentArgs) ([][]vec.Datum, []*wire.FragmentEnd, error) {
+func tryRun(ctx context.Context, cl link.Cluster, args *link.FragmentArgs) ([][]vec.Datum, []*link.FragmentEnd, error) {
 	var rows [][]vec.Datum
-	var ends []*wire.FragmentEnd
+	var ends []*link.FragmentEnd
 	for _, c := range cl {
 		fs, err := c.Fragment(ctx, args, nil)
 		if err != nil {
@@ -282,7 +281,7 @@ func bigOf(d vec.Datum) *big.Int {
 }
 
 // checkAnswers runs Q6 and Q1 on the cluster and compares them with the loop's totals.
-func checkAnswers(t *testing.T, cl pmclient.Cluster, table string, want totals) {
+func checkAnswers(t *testing.T, cl link.Cluster, table string, want totals) {
 	t.Helper()
 	rows, ends := runFrag(t, cl, q6(t, table))
 	got := new(big.Int)
@@ -318,7 +317,7 @@ func checkAnswers(t *testing.T, cl pmclient.Cluster, table string, want totals) 
 	}
 }
 
-func tableRows(t *testing.T, c *pmclient.Client, table string) int64 {
+func tableRows(t *testing.T, c *link.Client, table string) int64 {
 	t.Helper()
 	cat, err := c.Catalog(testCtx(t))
 	if err != nil {
@@ -341,7 +340,7 @@ func TestLoadQueryReload(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			p := startPM(t, bin, filepath.Join(testbin.TempDir(t), "data"))
 			c := dial(t, p.url(tr), tr)
-			res := loadLineitem(t, pmclient.Cluster{c}, true)
+			res := loadLineitem(t, link.Cluster{c}, true)
 			if res[0].Rows != want.rows || res[0].Ends[0].Segments != int((want.rows+testSegRows-1)/testSegRows) {
 				t.Fatalf("load: %d rows in %d segments", res[0].Rows, res[0].Ends[0].Segments)
 			}
@@ -354,7 +353,7 @@ func TestLoadQueryReload(t *testing.T) {
 			}
 			li := cat.Table("lineitem")
 			sc := cat.Schemas["lineitem"]
-			if li.Rows != want.rows || sc.NumFields() != 16 || wire.SQLTypeOf(sc.Field(4)) != "decimal(15,2)" {
+			if li.Rows != want.rows || sc.NumFields() != 16 || link.SQLTypeOf(sc.Field(4)) != "decimal(15,2)" {
 				t.Fatalf("catalog: %+v %s", li, sc)
 			}
 			for _, col := range li.Columns {
@@ -362,18 +361,18 @@ func TestLoadQueryReload(t *testing.T) {
 					t.Errorf("l_shipdate range %v..%v nulls %d, want %v..%v", col.Min, col.Max, col.Nulls, vec.DateDatum(want.minShip), vec.DateDatum(want.maxShip))
 				}
 			}
-			checkAnswers(t, pmclient.Cluster{c}, "lineitem", want)
+			checkAnswers(t, link.Cluster{c}, "lineitem", want)
 
 			// Reload (replace) with orders' rows only for the first chunk: the table now
 			// holds exactly those.
 			part := genLoad("lineitem", "lineitem", nil, 0)
 			part.Chunks = 1
 			n := int((want.rows + testSegRows - 1) / testSegRows)
-			part.Open = func(k int) (pmclient.ChunkReader, error) {
+			part.Open = func(k int) (link.ChunkReader, error) {
 				g, err := tpch.NewGenerator(testScale, "lineitem", 1, n)
 				return &genChunk{g: g}, err
 			}
-			res, err = pmclient.Cluster{c}.Load(testCtx(t), []pmclient.TableLoad{part}, pmclient.LoadOptions{})
+			res, err = link.Cluster{c}.Load(testCtx(t), []link.TableLoad{part}, link.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,8 +380,8 @@ func TestLoadQueryReload(t *testing.T) {
 				t.Fatalf("after reload: %d rows, loaded %d", got, res[0].Rows)
 			}
 			// And back to the whole table.
-			loadLineitem(t, pmclient.Cluster{c}, false)
-			checkAnswers(t, pmclient.Cluster{c}, "lineitem", want)
+			loadLineitem(t, link.Cluster{c}, false)
+			checkAnswers(t, link.Cluster{c}, "lineitem", want)
 		})
 	}
 }
@@ -394,12 +393,12 @@ func TestKill9DuringLoad(t *testing.T) {
 	want := expected(t)
 	p := startPM(t, bin, filepath.Join(testbin.TempDir(t), "data"))
 	c := dial(t, p.tcp, "tcp")
-	loadLineitem(t, pmclient.Cluster{c}, true)
+	loadLineitem(t, link.Cluster{c}, true)
 
 	slow := genLoad("lineitem", "lineitem", []string{"l_shipdate"}, 30*time.Millisecond)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := pmclient.Cluster{c}.Load(context.Background(), []pmclient.TableLoad{slow}, pmclient.LoadOptions{Workers: 2})
+		_, err := link.Cluster{c}.Load(context.Background(), []link.TableLoad{slow}, link.LoadOptions{Workers: 2})
 		errc <- err
 	}()
 	// Wait until the reload has written a segment file, then kill.
@@ -422,7 +421,7 @@ func TestKill9DuringLoad(t *testing.T) {
 	if got := tableRows(t, c, "lineitem"); got != want.rows {
 		t.Fatalf("after kill -9 and restart: %d rows, want %d", got, want.rows)
 	}
-	checkAnswers(t, pmclient.Cluster{c}, "lineitem", want)
+	checkAnswers(t, link.Cluster{c}, "lineitem", want)
 	m, _ := filepath.Glob(filepath.Join(p.dataDir, "tables", "lineitem", "*.parquet"))
 	if len(m) != int((want.rows+testSegRows-1)/testSegRows) {
 		t.Errorf("%d segment files after restart: the interrupted load's leftovers stayed", len(m))
@@ -437,7 +436,7 @@ func TestTwoPrimprocs(t *testing.T) {
 	dir := testbin.TempDir(t)
 	a := startPM(t, bin, filepath.Join(dir, "a"))
 	b := startPM(t, bin, filepath.Join(dir, "b"))
-	cl := pmclient.Cluster{dial(t, a.unix, "unix"), dial(t, b.tcp, "tcp")}
+	cl := link.Cluster{dial(t, a.unix, "unix"), dial(t, b.tcp, "tcp")}
 	res := loadLineitem(t, cl, true)
 	sa, sb := res[0].Ends[0].Segments, res[0].Ends[1].Segments
 	if sa == 0 || sb == 0 || sa-sb > 1 || sb-sa > 1 {
@@ -457,7 +456,7 @@ func TestTwoPrimprocs(t *testing.T) {
 	}
 	// A dimension table smaller than a chunk goes whole to one primproc; the other holds it
 	// empty, so scans on both succeed.
-	if _, err := cl.Load(testCtx(t), []pmclient.TableLoad{genLoad("nation", "nation", nil, 0)}, pmclient.LoadOptions{}); err != nil {
+	if _, err := cl.Load(testCtx(t), []link.TableLoad{genLoad("nation", "nation", nil, 0)}, link.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	na, nb := tableRows(t, cl[0], "nation"), tableRows(t, cl[1], "nation")
@@ -473,11 +472,11 @@ func TestZoneMaps(t *testing.T) {
 	want := expected(t)
 	p := startPM(t, bin, filepath.Join(testbin.TempDir(t), "data"))
 	c := dial(t, p.unix, "unix")
-	cl := pmclient.Cluster{c}
-	_, err := cl.Load(testCtx(t), []pmclient.TableLoad{
+	cl := link.Cluster{c}
+	_, err := cl.Load(testCtx(t), []link.TableLoad{
 		genLoad("lineitem", "lineitem", []string{"l_shipdate"}, 0),
 		genLoad("lineitem", "lineitem_dbgen_order", nil, 0),
-	}, pmclient.LoadOptions{})
+	}, link.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +511,7 @@ func TestZoneMaps(t *testing.T) {
 			cold.CacheMisses, cold.BytesFromDisk, warm.CacheMisses, warm.BytesFromCache)
 	}
 	// The END reaches the client just before the handler returns: wait for it to.
-	var st *wire.Stats
+	var st *link.Stats
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		var err error
 		if st, err = c.Stats(testCtx(t)); err != nil {
@@ -533,7 +532,7 @@ func TestBadInput(t *testing.T) {
 	bin := buildPrimproc(t)
 	p := startPM(t, bin, filepath.Join(testbin.TempDir(t), "data"), "--query-memory", "256KiB")
 	c := dial(t, p.tcp, "tcp")
-	cl := pmclient.Cluster{c}
+	cl := link.Cluster{c}
 	loadLineitem(t, cl, false)
 	ctx := testCtx(t)
 
@@ -584,12 +583,12 @@ func TestBadInput(t *testing.T) {
 		{0x93, 0x01, 0x02, 0x03},               // [1, 2, 3]
 		{0x81, 0xa4, 's', 'c', 'a', 'n', 0x05}, // {"scan": 5}
 	} {
-		_, err = c.Link().Call(ctx, wire.MethodFragment, args)
+		_, err = c.Link().Call(ctx, link.MethodFragment, args)
 		expectErr(fmt.Sprintf("args %x", args), err, ipc.CodeInvalidArgument, "fragment")
 	}
 
 	// Over --query-memory: group by a near-unique key.
-	big := &wire.FragmentArgs{Fragment: exec.Fragment{
+	big := &link.FragmentArgs{Fragment: exec.Fragment{
 		Scan:  exec.Scan{Table: "lineitem", Columns: []string{"l_orderkey", "l_partkey"}, Types: []vec.Type{vec.Int64Type, vec.Int64Type}},
 		Steps: []exec.Step{{Aggregate: &exec.AggStep{Spec: exec.AggSpec{GroupBy: []int{0, 1}, Aggs: []exec.Aggregate{{Func: exec.AggCountStar}}}}}},
 	}}
@@ -602,8 +601,8 @@ func TestBadInput(t *testing.T) {
 
 	// Loads: a batch of the wrong type, a cluster key the table lacks, an append to a table
 	// that does not exist, a concurrent load of one table.
-	two := []wire.ColumnDef{{Name: "a", SQLType: "bigint"}, {Name: "b", SQLType: "varchar(10)"}}
-	ls, err := c.Load(ctx, wire.LoadArgs{Table: "t2", Columns: two})
+	two := []link.ColumnDef{{Name: "a", SQLType: "bigint"}, {Name: "b", SQLType: "varchar(10)"}}
+	ls, err := c.Load(ctx, link.LoadArgs{Table: "t2", Columns: two})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -620,12 +619,12 @@ func TestBadInput(t *testing.T) {
 	}
 	expectErr("batch of the wrong type", err, ipc.CodeInvalidArgument, "column a is bigint", "int32")
 
-	first, err := c.Load(ctx, wire.LoadArgs{Table: "t3", Columns: two})
+	first, err := c.Load(ctx, link.LoadArgs{Table: "t3", Columns: two})
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond) // let the first load take the table
-	second, err := c.Load(ctx, wire.LoadArgs{Table: "t3", Columns: two})
+	second, err := c.Load(ctx, link.LoadArgs{Table: "t3", Columns: two})
 	if err == nil {
 		_, err = second.Commit()
 	}
@@ -635,14 +634,14 @@ func TestBadInput(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		args  wire.LoadArgs
+		args  link.LoadArgs
 		parts []string
 	}{
-		{wire.LoadArgs{Table: "nosuch", Mode: wire.ModeAppend}, []string{"nosuch", "does not exist"}},
-		{wire.LoadArgs{Table: "t1", Mode: "upsert"}, []string{`mode "upsert"`}},
-		{wire.LoadArgs{Table: "t1", Columns: []wire.ColumnDef{{Name: "a", SQLType: "geometry"}}}, []string{`unsupported SQL type "geometry"`}},
-		{wire.LoadArgs{Table: "t1", Columns: []wire.ColumnDef{{Name: "a", SQLType: "int"}}, ClusterBy: []string{"b"}}, []string{`cluster_by names column "b"`}},
-		{wire.LoadArgs{Table: "bad name!", Columns: []wire.ColumnDef{{Name: "a", SQLType: "int"}}}, []string{"not an identifier"}},
+		{link.LoadArgs{Table: "nosuch", Mode: link.ModeAppend}, []string{"nosuch", "does not exist"}},
+		{link.LoadArgs{Table: "t1", Mode: "upsert"}, []string{`mode "upsert"`}},
+		{link.LoadArgs{Table: "t1", Columns: []link.ColumnDef{{Name: "a", SQLType: "geometry"}}}, []string{`unsupported SQL type "geometry"`}},
+		{link.LoadArgs{Table: "t1", Columns: []link.ColumnDef{{Name: "a", SQLType: "int"}}, ClusterBy: []string{"b"}}, []string{`cluster_by names column "b"`}},
+		{link.LoadArgs{Table: "bad name!", Columns: []link.ColumnDef{{Name: "a", SQLType: "int"}}}, []string{"not an identifier"}},
 	} {
 		ls, err := c.Load(ctx, tc.args)
 		if err == nil {
@@ -663,7 +662,7 @@ func TestJoinBuildSides(t *testing.T) {
 	dir := testbin.TempDir(t)
 	a := startPM(t, bin, filepath.Join(dir, "a"))
 	b := startPM(t, bin, filepath.Join(dir, "b"))
-	cl := pmclient.Cluster{dial(t, a.tcp, "tcp"), dial(t, b.unix, "unix")}
+	cl := link.Cluster{dial(t, a.tcp, "tcp"), dial(t, b.unix, "unix")}
 	loadLineitem(t, cl, true)
 
 	// Side 0: orders with o_orderkey % 7 == 0, tagged P<key % 3>; side 1: parts with
@@ -729,7 +728,7 @@ func TestJoinBuildSides(t *testing.T) {
 	}
 	g.Close()
 
-	args := &wire.FragmentArgs{Fragment: exec.Fragment{
+	args := &link.FragmentArgs{Fragment: exec.Fragment{
 		Scan:   exec.Scan{Table: "lineitem", Columns: []string{"l_orderkey", "l_partkey", "l_quantity"}, Types: []vec.Type{vec.Int64Type, vec.Int64Type, vec.Decimal(15, 2)}},
 		Builds: []exec.BuildSide{{Types: []vec.Type{vec.Int64Type, vec.StringType}}, {Types: []vec.Type{vec.Int64Type}}},
 		Steps: []exec.Step{
@@ -784,7 +783,7 @@ func TestJoinBuildSides(t *testing.T) {
 	}
 
 	// A build record of the wrong type fails the stream, naming the side.
-	wrongSide := &wire.FragmentArgs{Fragment: args.Fragment}
+	wrongSide := &link.FragmentArgs{Fragment: args.Fragment}
 	wrongSide.Builds = []exec.BuildSide{{Types: []vec.Type{vec.Int32Type, vec.StringType}}, {Types: []vec.Type{vec.Int64Type}}}
 	wrongSide.Steps = nil
 	fs, err := cl[0].Fragment(testCtx(t), wrongSide, []*arrow.Schema{tagSchema, partSchema})
@@ -806,10 +805,10 @@ func TestJoinBuildSides(t *testing.T) {
 func TestCancelStopsFragment(t *testing.T) {
 	bin := buildPrimproc(t)
 	p := startPM(t, bin, filepath.Join(testbin.TempDir(t), "data"))
-	loadLineitem(t, pmclient.Cluster{dial(t, p.unix, "unix")}, false)
+	loadLineitem(t, link.Cluster{dial(t, p.unix, "unix")}, false)
 	// A client granting little credit (4 MiB per stream), so that the fragment's output,
 	// 50 rows per lineitem row, waits for it.
-	c, err := pmclient.Dial(p.unix, ipc.ClientConfig{Transport: ipc.TransportUnix, Limits: ipc.Limits{StreamWindow: 4 << 20},
+	c, err := link.Dial(p.unix, ipc.ClientConfig{Transport: ipc.TransportUnix, Limits: ipc.Limits{StreamWindow: 4 << 20},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -826,7 +825,7 @@ func TestCancelStopsFragment(t *testing.T) {
 	build := kb.NewRecordBatch()
 	kb.Release()
 	defer build.Release()
-	explode := &wire.FragmentArgs{Fragment: exec.Fragment{
+	explode := &link.FragmentArgs{Fragment: exec.Fragment{
 		Scan:   exec.Scan{Table: "lineitem", Columns: []string{"l_partkey"}, Types: []vec.Type{vec.Int64Type}},
 		Builds: []exec.BuildSide{{Types: []vec.Type{vec.Int64Type}}},
 		Steps:  []exec.Step{{Join: &exec.JoinStep{Build: 0, Spec: exec.JoinSpec{Kind: exec.JoinInner, ProbeKeys: []int{0}, BuildKeys: []int{0}}}}},
@@ -863,7 +862,7 @@ func TestCancelStopsFragment(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	rows, _ := runFrag(t, pmclient.Cluster{c}, q6(t, "lineitem"))
+	rows, _ := runFrag(t, link.Cluster{c}, q6(t, "lineitem"))
 	if len(rows) == 0 {
 		t.Fatal("no Q6 rows after the cancel")
 	}

@@ -1,6 +1,6 @@
 // Command primproc runs colink's primitive processor daemon: it owns a store of table
 // segments (--data-dir), listens on the link and serves load, catalog, fragment, dropcache
-// and stats (see primproc/PROTOCOL.md). Exit status: 0 after a clean shutdown (SIGTERM or
+// and stats (see link/PROTOCOL.md). Exit status: 0 after a clean shutdown (SIGTERM or
 // SIGINT; the store is closed), 1 on a runtime failure, 2 on bad flags or configuration
 // (including a data directory another primproc holds).
 package main

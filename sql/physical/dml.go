@@ -8,7 +8,7 @@ import (
 
 // RowIDColumn is the name under which a fragment's scan reads the row-identity pseudo column
 // (plan.RowIDOrdinal): storage's row ID, which a DELETE hands back to the primproc that
-// produced it (storage.RowIDColumn; primproc/wire.RowIDColumn).
+// produced it (storage.RowIDColumn; primproc/link.RowIDColumn).
 const RowIDColumn = "_rowid"
 
 // isRowID reports whether column id of scan s is the row-identity pseudo column.

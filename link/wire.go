@@ -1,12 +1,4 @@
-// Package wire owns the messages of primproc's data methods on the link: the method names,
-// the msgpack argument and END schemas of load, catalog, fragment, dropcache and stats, the
-// encoding of a fragment's join build sides on the client's half of a stream, and the
-// conversion of a table schema to and from its Arrow IPC form. Both primproc (the server) and
-// its clients (package pmclient, exemgr, dbt3) use it; it imports no server code.
-//
-// The protocol is specified in ../PROTOCOL.md; the names below follow it. Every map key is
-// snake_case; unknown keys are ignored, so fields can be added.
-package wire
+package link
 
 import (
 	"errors"
@@ -94,11 +86,11 @@ type CatalogArgs struct {
 	Tables []string `msgpack:"tables,omitempty"`
 }
 
-// Catalog is the END payload of catalog: one primproc's share of every table, from one
+// CatalogEnd is the END payload of catalog: one primproc's share of every table, from one
 // consistent catalog version. A client builds its whole-system catalog as the union over
 // all primprocs: row counts, segments and NULL counts add up, ranges widen, distinct-value
 // sketches merge.
-type Catalog struct {
+type CatalogEnd struct {
 	Name    string  `msgpack:"name"`     // the primproc's name
 	Version uint64  `msgpack:"version"`  // catalog version
 	StoreID string  `msgpack:"store_id"` // the store's permanent identity

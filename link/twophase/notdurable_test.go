@@ -1,4 +1,4 @@
-package pmclient_test
+package twophase_test
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
+	"github.com/colinkdb/colink/link/twophase"
 )
 
 // fakePM answers write and resolve like a primproc whose storage may commit without being
 // able to fsync its directory: commitFails is how many of its next commits (a one-phase
-// write's, or a resolve's) answer wire.CodeNotDurable, statusFails how many of its next
+// write's, or a resolve's) answer link.CodeNotDurable, statusFails how many of its next
 // status resolves do (the outcome is decided but the fsync that would make it durable
 // fails); a status resolve otherwise answers status. It records the resolves it gets.
 type fakePM struct {
@@ -64,7 +64,7 @@ func (f *fakePM) statusOf() (string, error) {
 	defer f.mu.Unlock()
 	if f.statusFails > 0 {
 		f.statusFails--
-		return "", ipc.Errorf(wire.CodeNotDurable, "resolve: status of tx1: its outcome is decided here: applied but not durable: fsync of /d failed: input/output error; a crash may undo it")
+		return "", ipc.Errorf(link.CodeNotDurable, "resolve: status of tx1: its outcome is decided here: applied but not durable: fsync of /d failed: input/output error; a crash may undo it")
 	}
 	return f.status, nil
 }
@@ -74,7 +74,7 @@ func (f *fakePM) commit() error {
 	defer f.mu.Unlock()
 	if f.commitFails > 0 {
 		f.commitFails--
-		return ipc.Errorf(wire.CodeNotDurable, "applied but not durable: fsync of /d failed: input/output error; a crash may undo it")
+		return ipc.Errorf(link.CodeNotDurable, "applied but not durable: fsync of /d failed: input/output error; a crash may undo it")
 	}
 	return nil
 }
@@ -89,8 +89,8 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 	t.Helper()
 	f := &fakePM{commitFails: commitFails}
 	srv := ipc.NewServer(ipc.ServerConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srv.Handle(wire.MethodWrite, func(ctx context.Context, st *ipc.Stream) error {
-		var a wire.WriteArgs
+	srv.Handle(link.MethodWrite, func(ctx context.Context, st *ipc.Stream) error {
+		var a link.WriteArgs
 		if err := st.DecodeArgs(&a); err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 				return nil
 			}
 		}
-		var ce wire.WriteClientEnd
+		var ce link.WriteClientEnd
 		if err := msgpack.Unmarshal(st.End(), &ce); err != nil {
 			return err
 		}
@@ -130,34 +130,34 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 		} else if f.loses(st, "write-prepare") {
 			return nil
 		}
-		b, _ := msgpack.Marshal(&wire.WriteEnd{Table: a.Table, Op: a.Op, Txn: a.Txn, Rows: rows, Affected: rows})
+		b, _ := msgpack.Marshal(&link.WriteEnd{Table: a.Table, Op: a.Op, Txn: a.Txn, Rows: rows, Affected: rows})
 		return st.CloseSend(b)
 	})
-	srv.Handle(wire.MethodResolve, func(ctx context.Context, st *ipc.Stream) error {
-		var a wire.ResolveArgs
+	srv.Handle(link.MethodResolve, func(ctx context.Context, st *ipc.Stream) error {
+		var a link.ResolveArgs
 		if err := st.DecodeArgs(&a); err != nil {
 			return err
 		}
 		f.mu.Lock()
 		f.resolves = append(f.resolves, a.Action)
 		f.mu.Unlock()
-		state := wire.TxnAborted
+		state := link.TxnAborted
 		switch a.Action {
-		case wire.ResolveCommit:
+		case link.ResolveCommit:
 			if err := f.commit(); err != nil {
 				return err
 			}
 			if f.loses(st, "resolve-commit") {
 				return nil
 			}
-			state = wire.TxnCommitted
-		case wire.ResolveStatus:
+			state = link.TxnCommitted
+		case link.ResolveStatus:
 			var err error
 			if state, err = f.statusOf(); err != nil {
 				return err
 			}
 		}
-		b, _ := msgpack.Marshal(&wire.ResolveEnd{Txn: a.Txn, State: state})
+		b, _ := msgpack.Marshal(&link.ResolveEnd{Txn: a.Txn, State: state})
 		return st.CloseSend(b)
 	})
 	sock := filepath.Join(t.TempDir(), "pm.sock")
@@ -175,11 +175,11 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 	return f
 }
 
-func fakeCluster(t *testing.T, pms ...*fakePM) pmclient.Cluster {
+func fakeCluster(t *testing.T, pms ...*fakePM) link.Cluster {
 	t.Helper()
-	var cl pmclient.Cluster
+	var cl link.Cluster
 	for _, p := range pms {
-		c, err := pmclient.Dial(p.url, ipc.ClientConfig{BackoffMax: 100 * time.Millisecond,
+		c, err := link.Dial(p.url, ipc.ClientConfig{BackoffMax: 100 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -223,7 +223,7 @@ func TestCommitNotDurable(t *testing.T) {
 				if res.Affected != 10 {
 					t.Errorf("affected %d, want 10", res.Affected)
 				}
-			} else if err == nil || !pmclient.IsNotDurable(err) || !strings.Contains(err.Error(), tc.wantErr) {
+			} else if err == nil || !link.IsNotDurable(err) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want a not-durable one saying %q", err, tc.wantErr)
 			}
 			if tc.members == 2 {
@@ -254,23 +254,23 @@ func TestRecoverNotDurable(t *testing.T) {
 		committed, aborted       int
 		decider, holder          string // the resolves each got
 	}{
-		{"committed and durable", wire.TxnCommitted, 0, 0, "", 1, 0, "status, commit", "commit"},
-		{"status cannot settle", wire.TxnCommitted, 1, 0, "ask its decider: its outcome is decided on primproc", 0, 0, "status", ""},
-		{"commit at the decider cannot settle", wire.TxnCommitted, 0, 1, "commit at its decider: its outcome is decided on primproc", 0, 0, "status, commit", ""},
-		{"decider answers in doubt", wire.TxnInDoubt, 0, 0, "not yet durable at its decider", 0, 0, "status", ""},
-		{"prepared at the decider", wire.TxnPrepared, 0, 0, "", 0, 1, "status, abort", "abort"},
-		{"unknown at the decider", wire.TxnUnknown, 0, 0, "", 0, 1, "status, abort", "abort"},
+		{"committed and durable", link.TxnCommitted, 0, 0, "", 1, 0, "status, commit", "commit"},
+		{"status cannot settle", link.TxnCommitted, 1, 0, "ask its decider: its outcome is decided on primproc", 0, 0, "status", ""},
+		{"commit at the decider cannot settle", link.TxnCommitted, 0, 1, "commit at its decider: its outcome is decided on primproc", 0, 0, "status, commit", ""},
+		{"decider answers in doubt", link.TxnInDoubt, 0, 0, "not yet durable at its decider", 0, 0, "status", ""},
+		{"prepared at the decider", link.TxnPrepared, 0, 0, "", 0, 1, "status, abort", "abort"},
+		{"unknown at the decider", link.TxnUnknown, 0, 0, "", 0, 1, "status, abort", "abort"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			decider := startFakePM(t, tc.commitFails)
 			decider.status, decider.statusFails = tc.status, tc.statusFails
 			holder := startFakePM(t, 0)
 			cl := fakeCluster(t, decider, holder)
-			pins := &pmclient.Pins{Ends: []*wire.PinEnd{
+			pins := &twophase.Pins{Ends: []*link.PinEnd{
 				{StoreID: "s0"},
-				{StoreID: "s1", Prepared: []wire.PreparedTxn{{Txn: "tx1", Decider: "s0", Tables: []string{"kv"}}}},
+				{StoreID: "s1", Prepared: []link.PreparedTxn{{Txn: "tx1", Decider: "s0", Tables: []string{"kv"}}}},
 			}}
-			res, err := cl.Recover(ctx, pins, nil)
+			res, err := twophase.Recover(ctx, cl, pins, nil)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -279,7 +279,7 @@ func TestRecoverNotDurable(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "stay prepared") {
 					t.Fatalf("error %v, want one saying %q and that the others stay prepared", err, tc.wantErr)
 				}
-				if pmclient.IsNotDurable(err) {
+				if link.IsNotDurable(err) {
 					t.Errorf("Recover's error %v is a not-durable commit (of the statement that ran it)", err)
 				}
 			}

@@ -1,4 +1,4 @@
-package pmclient
+package link
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/colinkdb/colink/primproc/wire"
 )
 
 // ChunkReader yields one chunk of a table's rows as record batches: Next returns nil, nil
@@ -51,7 +49,7 @@ type LoadOptions struct {
 type TableResult struct {
 	Table string
 	Rows  int64
-	Ends  []*wire.LoadEnd // per primproc, in cluster order
+	Ends  []*LoadEnd // per primproc, in cluster order
 }
 
 // Segments is the number of segments written on all primprocs.
@@ -116,7 +114,7 @@ func (cl Cluster) Load(ctx context.Context, tables []TableLoad, opts LoadOptions
 		}
 		ups[ti] = make([]*upload, len(cl))
 		for pi, c := range cl {
-			ls, err := c.Load(ctx, wire.LoadArgs{Table: t.Table, Mode: wire.ModeReplace, ClusterBy: t.ClusterBy})
+			ls, err := c.Load(ctx, LoadArgs{Table: t.Table, Mode: ModeReplace, ClusterBy: t.ClusterBy})
 			if err == nil {
 				err = ls.SendSchema(t.Schema)
 			}
@@ -194,7 +192,7 @@ feed:
 	errs := make([]error, 0)
 	var mu sync.Mutex
 	for ti, t := range tables {
-		results[ti] = TableResult{Table: t.Table, Ends: make([]*wire.LoadEnd, len(cl))}
+		results[ti] = TableResult{Table: t.Table, Ends: make([]*LoadEnd, len(cl))}
 		for pi, u := range ups[ti] {
 			wg.Add(1)
 			go func() {

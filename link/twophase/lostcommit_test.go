@@ -1,4 +1,4 @@
-package pmclient_test
+package twophase_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
+	"github.com/colinkdb/colink/link/twophase"
 )
 
 // TestCommitConnectionLost: a connection lost after the commit request left makes the
@@ -42,10 +42,10 @@ func TestCommitConnectionLost(t *testing.T) {
 			if err == nil {
 				t.Fatal("the write succeeded over a lost connection")
 			}
-			if got := pmclient.IsOutcomeUnknown(err); got != tc.unknown {
+			if got := twophase.IsOutcomeUnknown(err); got != tc.unknown {
 				t.Fatalf("IsOutcomeUnknown(%v) = %v, want %v", err, got, tc.unknown)
 			}
-			var ue *pmclient.OutcomeUnknownError
+			var ue *twophase.OutcomeUnknownError
 			if tc.unknown {
 				if !errors.As(err, &ue) || ue.Peer != cl[0].Peer() || !strings.HasPrefix(err.Error(), "outcome unknown: the connection to primproc "+cl[0].Peer()+" was lost during commit") ||
 					!strings.Contains(err.Error(), "check before retrying") {
@@ -67,7 +67,7 @@ func TestCommitConnectionLost(t *testing.T) {
 	t.Run("one phase, lost during the upload", func(t *testing.T) {
 		pm := startFakePM(t, 0)
 		pm.set(func(f *fakePM) { f.lose = "write-batch" })
-		c, err := pmclient.Dial(pm.url, ipc.ClientConfig{ConnsPerPeer: 1, BackoffMax: 100 * time.Millisecond,
+		c, err := link.Dial(pm.url, ipc.ClientConfig{ConnsPerPeer: 1, BackoffMax: 100 * time.Millisecond,
 			Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
@@ -76,9 +76,9 @@ func TestCommitConnectionLost(t *testing.T) {
 		if err := c.Link().WaitUp(ctx); err != nil {
 			t.Fatal(err)
 		}
-		cl := pmclient.Cluster{c}
+		cl := link.Cluster{c}
 		conns := c.Link().Conns() // the one connection the write runs on
-		tx, err := cl.Begin(ctx, "kv", wire.OpInsert, ids[:1])
+		tx, err := twophase.Begin(ctx, cl, "kv", link.OpInsert, ids[:1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestCommitConnectionLost(t *testing.T) {
 			t.Fatal("the fake primproc's connection never failed")
 		}
 		_, err = tx.Commit(ctx, nil)
-		if err == nil || pmclient.IsOutcomeUnknown(err) {
+		if err == nil || twophase.IsOutcomeUnknown(err) {
 			t.Fatalf("commit after the connection was lost during the upload: %v, want a plain error", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package pmclient
+package link
 
 import (
 	"fmt"

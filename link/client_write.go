@@ -1,4 +1,4 @@
-package pmclient
+package link
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
 )
 
 // WriteStream uploads one statement's share of rows to insert (or row IDs to delete) to
@@ -23,14 +22,14 @@ type WriteStream struct {
 }
 
 // Write starts a write on the primproc.
-func (c *Client) Write(ctx context.Context, args wire.WriteArgs) (*WriteStream, error) {
+func (c *Client) Write(ctx context.Context, args WriteArgs) (*WriteStream, error) {
 	b, err := msgpack.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("write: encode args: %w", err)
 	}
-	st, err := c.link.Open(ctx, wire.MethodWrite, b, false)
+	st, err := c.link.Open(ctx, MethodWrite, b, false)
 	if err != nil {
-		return nil, c.wrap(wire.MethodWrite, err)
+		return nil, c.wrap(MethodWrite, err)
 	}
 	return &WriteStream{c: c, st: st}, nil
 }
@@ -50,7 +49,7 @@ func (w *WriteStream) err(err error) error {
 			err = rerr
 		}
 	}
-	return w.c.wrap(wire.MethodWrite, err)
+	return w.c.wrap(MethodWrite, err)
 }
 
 // Rows is the number of rows sent so far.
@@ -58,7 +57,7 @@ func (w *WriteStream) Rows() int64 { return w.rows }
 
 // Finish ends the upload with end (its Rows is filled in) and waits for the primproc to
 // commit or prepare.
-func (w *WriteStream) Finish(end wire.WriteClientEnd) (*wire.WriteEnd, error) {
+func (w *WriteStream) Finish(end WriteClientEnd) (*WriteEnd, error) {
 	defer w.close()
 	rows := w.rows
 	end.Rows = &rows
@@ -71,11 +70,11 @@ func (w *WriteStream) Finish(end wire.WriteClientEnd) (*wire.WriteEnd, error) {
 	}
 	raw, err := drain(w.st)
 	if err != nil {
-		return nil, w.c.wrap(wire.MethodWrite, err)
+		return nil, w.c.wrap(MethodWrite, err)
 	}
-	var we wire.WriteEnd
+	var we WriteEnd
 	if err := msgpack.Unmarshal(raw, &we); err != nil {
-		return nil, w.c.wrap(wire.MethodWrite, fmt.Errorf("decode END: %w", err))
+		return nil, w.c.wrap(MethodWrite, fmt.Errorf("decode END: %w", err))
 	}
 	return &we, nil
 }
@@ -94,19 +93,19 @@ func (w *WriteStream) close() {
 }
 
 // Resolve commits or aborts a prepared transaction on the primproc, or asks its state
-// (wire.ResolveCommit, ResolveAbort, ResolveStatus).
-func (c *Client) Resolve(ctx context.Context, txn, action string) (*wire.ResolveEnd, error) {
-	var end wire.ResolveEnd
-	if err := c.call(ctx, wire.MethodResolve, wire.ResolveArgs{Txn: txn, Action: action}, &end); err != nil {
+// (ResolveCommit, ResolveAbort, ResolveStatus).
+func (c *Client) Resolve(ctx context.Context, txn, action string) (*ResolveEnd, error) {
+	var end ResolveEnd
+	if err := c.call(ctx, MethodResolve, ResolveArgs{Txn: txn, Action: action}, &end); err != nil {
 		return nil, err
 	}
 	return &end, nil
 }
 
-// Pin holds the primproc's current snapshot for a query (see wire.FragmentArgs.Pin).
-func (c *Client) Pin(ctx context.Context, query string) (*wire.PinEnd, error) {
-	var end wire.PinEnd
-	if err := c.call(ctx, wire.MethodPin, wire.PinArgs{Query: query}, &end); err != nil {
+// Pin holds the primproc's current snapshot for a query (see FragmentArgs.Pin).
+func (c *Client) Pin(ctx context.Context, query string) (*PinEnd, error) {
+	var end PinEnd
+	if err := c.call(ctx, MethodPin, PinArgs{Query: query}, &end); err != nil {
 		return nil, err
 	}
 	return &end, nil
@@ -115,14 +114,14 @@ func (c *Client) Pin(ctx context.Context, query string) (*wire.PinEnd, error) {
 // Unpin drops pins.
 func (c *Client) Unpin(ctx context.Context, pins ...uint64) error {
 	var end map[string]any
-	return c.call(ctx, wire.MethodUnpin, wire.UnpinArgs{Pins: pins}, &end)
+	return c.call(ctx, MethodUnpin, UnpinArgs{Pins: pins}, &end)
 }
 
 // IsConflict reports whether err is a primproc's conflict: the statement read rows that a
 // concurrent change (a compaction) moved; running it again is the remedy.
 func IsConflict(err error) bool {
 	var re *ipc.RemoteError
-	return errors.As(err, &re) && re.Code == wire.CodeConflict
+	return errors.As(err, &re) && re.Code == CodeConflict
 }
 
 // IsNotDurable reports whether err is a primproc's commit that took effect (its rows are
@@ -130,12 +129,12 @@ func IsConflict(err error) bool {
 // again would apply it twice.
 func IsNotDurable(err error) bool {
 	var re *ipc.RemoteError
-	return errors.As(err, &re) && re.Code == wire.CodeNotDurable
+	return errors.As(err, &re) && re.Code == CodeNotDurable
 }
 
 // isRefusal reports whether err is the primproc's considered answer (an invalid argument)
 // rather than a failure to reach it.
-func isRefusal(err error) bool {
+func IsRefusal(err error) bool {
 	var re *ipc.RemoteError
 	return errors.As(err, &re) && re.Code == ipc.CodeInvalidArgument
 }

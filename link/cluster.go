@@ -1,4 +1,4 @@
-package pmclient
+package link
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/primproc/wire"
 	"github.com/colinkdb/colink/storage/ndv"
 )
 
@@ -19,8 +18,8 @@ import (
 // table's segments (see dbt3 load), so a table is the union of its shares.
 type Cluster []*Client
 
-// each runs fn on every primproc concurrently and joins the errors.
-func (cl Cluster) each(fn func(i int, c *Client) error) error {
+// Each runs fn on every primproc concurrently and joins the errors.
+func (cl Cluster) Each(fn func(i int, c *Client) error) error {
 	errs := make([]error, len(cl))
 	var wg sync.WaitGroup
 	for i, c := range cl {
@@ -37,7 +36,7 @@ func (cl Cluster) each(fn func(i int, c *Client) error) error {
 // Catalog fetches every primproc's catalog and merges them (MergeCatalogs).
 func (cl Cluster) Catalog(ctx context.Context) (*Catalog, error) {
 	cats := make([]*Catalog, len(cl))
-	err := cl.each(func(i int, c *Client) error {
+	err := cl.Each(func(i int, c *Client) error {
 		cat, err := c.Catalog(ctx)
 		cats[i] = cat
 		return err
@@ -50,16 +49,16 @@ func (cl Cluster) Catalog(ctx context.Context) (*Catalog, error) {
 
 // DropCache empties every primproc's column cache (and page cache, with pageCache).
 func (cl Cluster) DropCache(ctx context.Context, pageCache bool) error {
-	return cl.each(func(_ int, c *Client) error {
+	return cl.Each(func(_ int, c *Client) error {
 		_, err := c.DropCache(ctx, pageCache)
 		return err
 	})
 }
 
 // Stats fetches every primproc's stats, in cluster order.
-func (cl Cluster) Stats(ctx context.Context) ([]*wire.Stats, error) {
-	out := make([]*wire.Stats, len(cl))
-	err := cl.each(func(i int, c *Client) error {
+func (cl Cluster) Stats(ctx context.Context) ([]*Stats, error) {
+	out := make([]*Stats, len(cl))
+	err := cl.Each(func(i int, c *Client) error {
 		st, err := c.Stats(ctx)
 		out[i] = st
 		return err
@@ -96,7 +95,7 @@ func Merge(cats []*Catalog) (*MergedCatalog, error) {
 		return out, nil
 	}
 	out.Layout = cats[0].Layout
-	out.Tables = []wire.Table{}
+	out.Tables = []Table{}
 	index := map[string]int{}   // table → position in out.Tables
 	holders := map[string]int{} // table → primprocs holding it
 	// sketches holds the merged distinct-value sketches, by position in out.Tables and
@@ -167,7 +166,7 @@ func Merge(cats []*Catalog) (*MergedCatalog, error) {
 			}
 		}
 	}
-	slices.SortFunc(out.Tables, func(a, b wire.Table) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.Tables, func(a, b Table) int { return strings.Compare(a.Name, b.Name) })
 	for name, n := range holders {
 		if n == len(cats) {
 			continue
@@ -183,7 +182,7 @@ func Merge(cats []*Catalog) (*MergedCatalog, error) {
 
 // shareSketch decodes one primproc's sketch of a column: an empty sketch for a share
 // without values, nil when a share with values has none (unknown).
-func shareSketch(t wire.Table, c wire.Column) (*ndv.Sketch, error) {
+func shareSketch(t Table, c Column) (*ndv.Sketch, error) {
 	if len(c.NDVSketch) == 0 {
 		if hasValues(t, c) {
 			return nil, nil
@@ -195,7 +194,7 @@ func shareSketch(t wire.Table, c wire.Column) (*ndv.Sketch, error) {
 
 // hasValues says whether a table's column holds a non-NULL value (so that a missing range
 // means "unknown", not "empty").
-func hasValues(t wire.Table, c wire.Column) bool {
+func hasValues(t Table, c Column) bool {
 	return c.Nulls < 0 || t.Rows+t.Deleted > c.Nulls
 }
 
@@ -214,7 +213,7 @@ func sameFields(a, b *arrow.Schema) bool {
 
 // mergeColumn widens column c of m (the merge so far; m.Rows still excludes t) by t's
 // share.
-func mergeColumn(m *wire.Table, c int, t wire.Table) {
+func mergeColumn(m *Table, c int, t Table) {
 	a, b := &m.Columns[c], t.Columns[c]
 	mHas, tHas := hasValues(*m, *a) || a.Min != nil, hasValues(t, b)
 	if a.Nulls < 0 || b.Nulls < 0 {

@@ -1,4 +1,10 @@
-package pmclient
+// Package twophase owns the coordinator of colink's distributed writes: a statement's
+// INSERT or DELETE across several primprocs, committed everywhere or nowhere by a two-phase
+// commit whose decision a participant records (so the coordinator, exemgr, keeps no state),
+// the snapshot pins that let a query see a write everywhere or nowhere, and the recovery
+// that settles a transaction a crash left prepared. It drives primproc's write, resolve and
+// pin methods through package link's clients; the protocol is in link/PROTOCOL.md.
+package twophase
 
 import (
 	"context"
@@ -13,10 +19,10 @@ import (
 
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
+	"github.com/colinkdb/colink/link"
 )
 
-// Distributed writes. One statement's INSERT or DELETE may touch several primprocs; it must
+// One statement's INSERT or DELETE may touch several primprocs; it must
 // take effect on all of them or on none, whatever crashes, and no query may see it on some
 // and not on others. A Txn does this with a two-phase commit whose decision is recorded by a
 // participant rather than by the coordinator, so that the coordinator (exemgr) keeps no
@@ -35,7 +41,7 @@ import (
 // primproc commits it in one phase.
 //
 // The decision must be durable at the decider before any other participant commits: if the
-// decider committed but could not fsync its directory (wire.CodeNotDurable), a crash there
+// decider committed but could not fsync its directory (link.CodeNotDurable), a crash there
 // may bring the transaction back prepared, and recovery would then abort it there while the
 // others had committed it. So Commit leaves the others prepared in that case, the decider
 // reports an outcome (a status resolve) only once it is durable, and Recover commits at the
@@ -54,19 +60,19 @@ import (
 //
 // Visibility across primprocs is the coordinator's: Commit holds gate's lock from the
 // decider's commit until the last participant's, and queries pin their snapshots under the
-// same gate's read lock (Cluster.Pin), so a query sees a transaction everywhere or nowhere.
+// same gate's read lock (Pin), so a query sees a transaction everywhere or nowhere.
 // A transaction left half committed by a crash is prepared on some primprocs; the pins report
 // it and Recover completes it before the query runs.
 
 // Txn is one statement's write of one table across the cluster.
 type Txn struct {
-	cl  Cluster
+	cl  link.Cluster
 	ctx context.Context
 	// sctx is the context of the write's streams and commit calls: ctx's cancellation,
 	// held back by commitGrace once a commit request is about to leave (see heldContext).
 	sctx     *heldContext
 	id       string
-	args     wire.WriteArgs
+	args     link.WriteArgs
 	storeIDs []string // per member
 
 	mu      sync.Mutex
@@ -77,7 +83,7 @@ type Txn struct {
 
 // member is one participant's upload.
 type member struct {
-	ws   *WriteStream
+	ws   *link.WriteStream
 	ch   chan arrow.RecordBatch
 	done chan struct{}
 	err  error
@@ -88,7 +94,7 @@ type TxnResult struct {
 	ID           string
 	Participants int
 	Affected     int64 // rows inserted, or live rows deleted
-	Ends         []*wire.WriteEnd
+	Ends         []*link.WriteEnd
 	// Pending lists the participants whose commit did not complete after the decision (the
 	// transaction is committed; Recover finishes them).
 	Pending []error
@@ -103,9 +109,9 @@ func NewTxnID() string {
 	return "tx-" + hex.EncodeToString(b[:])
 }
 
-// Begin starts a write (wire.OpInsert or wire.OpDelete) of table. storeIDs are the members'
+// Begin starts a write (link.OpInsert or link.OpDelete) of table. storeIDs are the members'
 // store IDs (from their catalogs or pins), in cluster order. ctx bounds the uploads.
-func (cl Cluster) Begin(ctx context.Context, table, op string, storeIDs []string) (*Txn, error) {
+func Begin(ctx context.Context, cl link.Cluster, table, op string, storeIDs []string) (*Txn, error) {
 	if len(storeIDs) != len(cl) {
 		return nil, fmt.Errorf("write %s: %d store IDs for %d primprocs", table, len(storeIDs), len(cl))
 	}
@@ -114,7 +120,7 @@ func (cl Cluster) Begin(ctx context.Context, table, op string, storeIDs []string
 			return nil, fmt.Errorf("write %s: primproc %s has no store ID", table, cl[i].Peer())
 		}
 	}
-	return &Txn{cl: cl, ctx: ctx, sctx: newHeldContext(ctx), id: NewTxnID(), args: wire.WriteArgs{Table: table, Op: op},
+	return &Txn{cl: cl, ctx: ctx, sctx: newHeldContext(ctx), id: NewTxnID(), args: link.WriteArgs{Table: table, Op: op},
 		storeIDs: storeIDs, members: make([]*member, len(cl))}, nil
 }
 
@@ -209,7 +215,7 @@ func IsOutcomeUnknown(err error) bool { return errors.Is(err, ErrOutcomeUnknown)
 
 // answered reports whether err is a primproc's own answer on the request's stream (an
 // ERROR its handler returned; one with a MySQL code comes back as a *vec.Error, see
-// Client.wrap), not a failure of the link; a connection the server closed with an ERROR of
+// link.Client.wrap), not a failure of the link; a connection the server closed with an ERROR of
 // its own also carries a RemoteError, but wraps ipc.ErrConnClosed.
 func answered(err error) bool {
 	var re *ipc.RemoteError
@@ -329,7 +335,7 @@ func (t *Txn) Abort(reason string) {
 // exceptions. IsOutcomeUnknown(err): the commit request (the single participant's, or the
 // decider's) may have reached its primproc but no answer came (the connection was lost), so
 // the write may have taken effect; with two phases, Recover settles it as the decider did.
-// IsNotDurable(err): the commit took effect (on the single participant, or on the decider
+// link.IsNotDurable(err): the commit took effect (on the single participant, or on the decider
 // with the others left prepared for Recover) but a crash may undo it.
 //
 // Once the commit request is about to leave, ctx's cancellation is held back by
@@ -337,7 +343,7 @@ func (t *Txn) Abort(reason string) {
 func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) {
 	defer t.sctx.release()
 	ps, err := t.participants()
-	res := &TxnResult{ID: t.id, Participants: len(ps), Ends: make([]*wire.WriteEnd, len(t.cl))}
+	res := &TxnResult{ID: t.id, Participants: len(ps), Ends: make([]*link.WriteEnd, len(t.cl))}
 	if err != nil {
 		for _, m := range ps {
 			t.members[m].ws.Abort("the write failed")
@@ -353,7 +359,7 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 			mb.ws.Abort("the statement was cancelled")
 			return nil, fmt.Errorf("write %s: %w", t.args.Table, context.Cause(t.ctx))
 		}
-		end, err := mb.ws.Finish(wire.WriteClientEnd{Commit: true})
+		end, err := mb.ws.Finish(link.WriteClientEnd{Commit: true})
 		if err != nil {
 			// The handler answers a failed commit with an ERROR after aborting (or with
 			// not_durable after applying); an END that never left cannot have committed.
@@ -373,7 +379,7 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res.Ends[m], errs[m] = t.members[m].ws.Finish(wire.WriteClientEnd{Decider: t.storeIDs[decider]})
+			res.Ends[m], errs[m] = t.members[m].ws.Finish(link.WriteClientEnd{Decider: t.storeIDs[decider]})
 		}()
 	}
 	wg.Wait()
@@ -395,13 +401,13 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 		t.abortAll(ctx, ps)
 		return nil, fmt.Errorf("write %s: %w", t.args.Table, context.Cause(t.ctx))
 	}
-	_, err = t.cl[decider].Resolve(t.sctx, t.id, wire.ResolveCommit)
-	if IsNotDurable(err) {
+	_, err = t.cl[decider].Resolve(t.sctx, t.id, link.ResolveCommit)
+	if link.IsNotDurable(err) {
 		// The decider committed (its rows are visible) but could not fsync its directory,
 		// so a crash there may still bring the transaction back as prepared. Asking again
 		// fsyncs it; until that succeeds the decision is not final, and committing the
 		// others could split the outcome: they stay prepared for recovery to settle.
-		if _, rerr := t.cl[decider].Resolve(t.sctx, t.id, wire.ResolveCommit); rerr == nil {
+		if _, rerr := t.cl[decider].Resolve(t.sctx, t.id, link.ResolveCommit); rerr == nil {
 			err = nil
 		} else {
 			return nil, fmt.Errorf("write %s: transaction %s is committed on primproc %s but not durably, and the other primprocs stay prepared until recovery settles it: %w",
@@ -411,13 +417,13 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 	if err != nil {
 		// The decider refusing (the transaction is aborted or unknown there), or a request
 		// that never left: definitely not committed.
-		if isRefusal(err) || errors.Is(err, ipc.ErrNotSent) {
+		if link.IsRefusal(err) || errors.Is(err, ipc.ErrNotSent) {
 			t.abortAll(ctx, ps)
 			return nil, fmt.Errorf("write %s: %w", t.args.Table, err)
 		}
 		return nil, &OutcomeUnknownError{Table: t.args.Table, Txn: t.id, Peer: t.cl[decider].Peer(), Recovery: true, Err: err}
 	}
-	for i, err := range t.resolveAll(t.sctx, ps[1:], wire.ResolveCommit) {
+	for i, err := range t.resolveAll(t.sctx, ps[1:], link.ResolveCommit) {
 		if err != nil {
 			res.Pending = append(res.Pending, fmt.Errorf("primproc %s: %w", t.cl[ps[1+i]].Peer(), err))
 		}
@@ -430,7 +436,7 @@ func (t *Txn) Commit(ctx context.Context, gate sync.Locker) (*TxnResult, error) 
 func (t *Txn) abortAll(ctx context.Context, ms []int) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitGrace)
 	defer cancel()
-	t.resolveAll(actx, ms, wire.ResolveAbort)
+	t.resolveAll(actx, ms, link.ResolveAbort)
 }
 
 // resolveAll applies action to transaction t on the members ms at once.
@@ -450,7 +456,7 @@ func (t *Txn) resolveAll(ctx context.Context, ms []int, action string) []error {
 
 // Pins is a query's snapshot on every primproc.
 type Pins struct {
-	Ends []*wire.PinEnd // per member
+	Ends []*link.PinEnd // per member
 }
 
 // IDs returns the pin IDs, per member (nil for nil Pins).
@@ -492,23 +498,23 @@ func (p *Pins) InDoubt(live func(txn string) bool) []string {
 
 // Pin pins every primproc's current snapshot (at once). On error the pins made are
 // dropped.
-func (cl Cluster) Pin(ctx context.Context, query string) (*Pins, error) {
-	p := &Pins{Ends: make([]*wire.PinEnd, len(cl))}
-	err := cl.each(func(i int, c *Client) error {
+func Pin(ctx context.Context, cl link.Cluster, query string) (*Pins, error) {
+	p := &Pins{Ends: make([]*link.PinEnd, len(cl))}
+	err := cl.Each(func(i int, c *link.Client) error {
 		e, err := c.Pin(ctx, query)
 		p.Ends[i] = e
 		return err
 	})
 	if err != nil {
-		cl.Unpin(context.WithoutCancel(ctx), p)
+		Unpin(context.WithoutCancel(ctx), cl, p)
 		return nil, err
 	}
 	return p, nil
 }
 
 // Unpin drops a query's pins; errors are ignored (a pin nobody uses expires).
-func (cl Cluster) Unpin(ctx context.Context, p *Pins) {
-	cl.each(func(i int, c *Client) error {
+func Unpin(ctx context.Context, cl link.Cluster, p *Pins) {
+	cl.Each(func(i int, c *link.Client) error {
 		if p.Ends[i] != nil {
 			return c.Unpin(ctx, p.Ends[i].Pin)
 		}
@@ -527,7 +533,7 @@ type RecoverResult struct {
 // is prepared; else it aborts it, at the decider first. It fails if a decider cannot be
 // reached, is not in the cluster, or cannot make its outcome durable (its fsync fails); the
 // transactions it could not settle stay prepared.
-func (cl Cluster) Recover(ctx context.Context, pins *Pins, live func(txn string) bool) (RecoverResult, error) {
+func Recover(ctx context.Context, cl link.Cluster, pins *Pins, live func(txn string) bool) (RecoverResult, error) {
 	var res RecoverResult
 	byStore := map[string]int{}
 	for i, e := range pins.Ends {
@@ -561,28 +567,28 @@ func (cl Cluster) Recover(ctx context.Context, pins *Pins, live func(txn string)
 			errs = append(errs, fmt.Errorf("transaction %s: its decider, store %q, is none of the primprocs", id, ti.decider))
 			continue
 		}
-		st, err := cl[d].Resolve(ctx, id, wire.ResolveStatus)
+		st, err := cl[d].Resolve(ctx, id, link.ResolveStatus)
 		if err != nil {
 			errs = append(errs, unsettled(id, cl[d].Peer(), "ask its decider", err))
 			continue
 		}
-		action := wire.ResolveAbort
+		action := link.ResolveAbort
 		switch st.State {
-		case wire.TxnCommitted:
+		case link.TxnCommitted:
 			// Commit at the decider first (a no-op there that fsyncs if needed) and commit
 			// the others only once that succeeds: an outcome the decider could lose in a
 			// crash must not be applied elsewhere, or the transaction would split.
-			action = wire.ResolveCommit
-			if _, err := cl[d].Resolve(ctx, id, wire.ResolveCommit); err != nil {
+			action = link.ResolveCommit
+			if _, err := cl[d].Resolve(ctx, id, link.ResolveCommit); err != nil {
 				errs = append(errs, unsettled(id, cl[d].Peer(), "commit at its decider", err))
 				continue
 			}
-		case wire.TxnInDoubt:
+		case link.TxnInDoubt:
 			errs = append(errs, fmt.Errorf("transaction %s: its outcome is not yet durable at its decider, primproc %s; the other primprocs stay prepared until it is",
 				id, cl[d].Peer()))
 			continue
 		default:
-			if _, err := cl[d].Resolve(ctx, id, wire.ResolveAbort); err != nil {
+			if _, err := cl[d].Resolve(ctx, id, link.ResolveAbort); err != nil {
 				errs = append(errs, unsettled(id, cl[d].Peer(), "abort at its decider", err))
 				continue
 			}
@@ -595,7 +601,7 @@ func (cl Cluster) Recover(ctx context.Context, pins *Pins, live func(txn string)
 				errs = append(errs, fmt.Errorf("transaction %s: %s on %s: %w", id, action, cl[m].Peer(), err))
 			}
 		}
-		if action == wire.ResolveCommit {
+		if action == link.ResolveCommit {
 			res.Committed++
 		} else {
 			res.Aborted++
@@ -609,7 +615,7 @@ func (cl Cluster) Recover(ctx context.Context, pins *Pins, live func(txn string)
 // applied nothing, so it must not look like a commit that was applied but not durable.
 func unsettled(id, peer, step string, err error) error {
 	var re *ipc.RemoteError
-	if IsNotDurable(err) && errors.As(err, &re) {
+	if link.IsNotDurable(err) && errors.As(err, &re) {
 		return fmt.Errorf("transaction %s: %s: its outcome is decided on primproc %s but not durable there (%s); the other primprocs stay prepared until it is",
 			id, step, peer, re.Message)
 	}

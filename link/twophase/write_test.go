@@ -1,4 +1,4 @@
-package pmclient_test
+package twophase_test
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/link"
+	"github.com/colinkdb/colink/link/twophase"
 	"github.com/colinkdb/colink/primproc"
-	"github.com/colinkdb/colink/primproc/pmclient"
-	"github.com/colinkdb/colink/primproc/wire"
 	"github.com/colinkdb/colink/sql/physical"
 	"github.com/colinkdb/colink/storage"
 )
@@ -61,11 +61,11 @@ func (p *testPM) start(t *testing.T) {
 	t.Cleanup(p.stop)
 }
 
-func cluster(t *testing.T, pms ...*testPM) pmclient.Cluster {
+func cluster(t *testing.T, pms ...*testPM) link.Cluster {
 	t.Helper()
-	var cl pmclient.Cluster
+	var cl link.Cluster
 	for _, p := range pms {
-		c, err := pmclient.Dial(p.url, ipc.ClientConfig{BackoffMax: 100 * time.Millisecond,
+		c, err := link.Dial(p.url, ipc.ClientConfig{BackoffMax: 100 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -87,10 +87,10 @@ func kvRecord(from, to int64) arrow.RecordBatch {
 }
 
 // createKV makes an empty kv table on every primproc.
-func createKV(t *testing.T, ctx context.Context, cl pmclient.Cluster) {
+func createKV(t *testing.T, ctx context.Context, cl link.Cluster) {
 	t.Helper()
 	for _, c := range cl {
-		ls, err := c.Load(ctx, wire.LoadArgs{Table: "kv"})
+		ls, err := c.Load(ctx, link.LoadArgs{Table: "kv"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,14 +104,14 @@ func createKV(t *testing.T, ctx context.Context, cl pmclient.Cluster) {
 }
 
 // insert places keys [from, to) on the cluster in one transaction.
-func insert(ctx context.Context, cl pmclient.Cluster, ids []string, from, to int64, gate sync.Locker) (*pmclient.TxnResult, error) {
-	tx, err := cl.Begin(ctx, "kv", wire.OpInsert, ids)
+func insert(ctx context.Context, cl link.Cluster, ids []string, from, to int64, gate sync.Locker) (*twophase.TxnResult, error) {
+	tx, err := twophase.Begin(ctx, cl, "kv", link.OpInsert, ids)
 	if err != nil {
 		return nil, err
 	}
 	rec := kvRecord(from, to)
 	defer rec.Release()
-	parts, err := pmclient.Place(rec, len(cl), memory.DefaultAllocator)
+	parts, err := link.Place(rec, len(cl), memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
@@ -130,12 +130,12 @@ func insert(ctx context.Context, cl pmclient.Cluster, ids []string, from, to int
 }
 
 // scanKV returns every primproc's keys and row IDs (on pins, if given).
-func scanKV(t *testing.T, ctx context.Context, cl pmclient.Cluster, pins []uint64) (keys [][]int64, rowIDs [][]int64) {
+func scanKV(t *testing.T, ctx context.Context, cl link.Cluster, pins []uint64) (keys [][]int64, rowIDs [][]int64) {
 	t.Helper()
 	keys, rowIDs = make([][]int64, len(cl)), make([][]int64, len(cl))
 	for m, c := range cl {
-		args := &wire.FragmentArgs{Fragment: exec.Fragment{Scan: exec.Scan{Table: "kv",
-			Columns: []string{"k", wire.RowIDColumn}, Types: []vec.Type{vec.Int64Type, vec.Int64Type}}}, Member: m}
+		args := &link.FragmentArgs{Fragment: exec.Fragment{Scan: exec.Scan{Table: "kv",
+			Columns: []string{"k", link.RowIDColumn}, Types: []vec.Type{vec.Int64Type, vec.Int64Type}}}, Member: m}
 		if pins != nil {
 			args.Pin = pins[m]
 		}
@@ -164,13 +164,13 @@ func count(keys [][]int64) int {
 	return n
 }
 
-func storeIDs(t *testing.T, ctx context.Context, cl pmclient.Cluster) []string {
+func storeIDs(t *testing.T, ctx context.Context, cl link.Cluster) []string {
 	t.Helper()
-	p, err := cl.Pin(ctx, "ids")
+	p, err := twophase.Pin(ctx, cl, "ids")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl.Unpin(ctx, p)
+	twophase.Unpin(ctx, cl, p)
 	return p.StoreIDs()
 }
 
@@ -200,14 +200,14 @@ func TestDistributedWrites(t *testing.T) {
 	}
 	for m := range keys {
 		for _, k := range keys[m] {
-			if pmclient.MemberOfInt(k, 2) != m {
+			if link.MemberOfInt(k, 2) != m {
 				t.Fatalf("key %d on member %d", k, m)
 			}
 		}
 	}
 
 	// A query pinned before a commit sees the state before it, on every primproc.
-	pins, err := cl.Pin(ctx, "before")
+	pins, err := twophase.Pin(ctx, cl, "before")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +220,8 @@ func TestDistributedWrites(t *testing.T) {
 	if got, _ := scanKV(t, ctx, cl, nil); count(got) != 1100 {
 		t.Errorf("unpinned scan sees %d rows, want 1100", count(got))
 	}
-	cl.Unpin(ctx, pins)
-	args := &wire.FragmentArgs{Fragment: exec.Fragment{Scan: exec.Scan{Table: "kv", Columns: []string{"k"}, Types: []vec.Type{vec.Int64Type}}}, Pin: pins.Ends[0].Pin}
+	twophase.Unpin(ctx, cl, pins)
+	args := &link.FragmentArgs{Fragment: exec.Fragment{Scan: exec.Scan{Table: "kv", Columns: []string{"k"}, Types: []vec.Type{vec.Int64Type}}}, Pin: pins.Ends[0].Pin}
 	if fs, err := cl[0].Fragment(ctx, args, nil); err == nil {
 		_, err = fs.Recv()
 		fs.Close()
@@ -232,7 +232,7 @@ func TestDistributedWrites(t *testing.T) {
 
 	// A delete by row IDs: every key divisible by 3.
 	keys, rowIDs = scanKV(t, ctx, cl, nil)
-	tx, err := cl.Begin(ctx, "kv", wire.OpDelete, ids)
+	tx, err := twophase.Begin(ctx, cl, "kv", link.OpDelete, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestDistributedWrites(t *testing.T) {
 			}
 		}
 		col := b.NewArray()
-		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: wire.RowIDColumn, Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, int64(col.Len()))
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: link.RowIDColumn, Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, int64(col.Len()))
 		col.Release()
 		b.Release()
 		if err := tx.Send(m, rec); err != nil {
@@ -274,7 +274,7 @@ func TestDistributedWrites(t *testing.T) {
 	}
 
 	// A batch one primproc refuses fails the statement everywhere.
-	tx, _ = cl.Begin(ctx, "kv", wire.OpInsert, ids)
+	tx, _ = twophase.Begin(ctx, cl, "kv", link.OpInsert, ids)
 	good := kvRecord(5000, 5010)
 	bad := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int32}}, nil),
 		[]arrow.Array{array.NewInt32Builder(memory.DefaultAllocator).NewArray()}, 0)
@@ -288,20 +288,20 @@ func TestDistributedWrites(t *testing.T) {
 	if got, _ := scanKV(t, ctx, cl, nil); count(got) != 1100-want {
 		t.Errorf("%d rows after a failed insert, want %d", count(got), 1100-want)
 	}
-	p, _ := cl.Pin(ctx, "check")
+	p, _ := twophase.Pin(ctx, cl, "check")
 	if d := p.InDoubt(nil); len(d) != 0 {
 		t.Errorf("transactions left prepared: %v", d)
 	}
-	cl.Unpin(ctx, p)
+	twophase.Unpin(ctx, cl, p)
 }
 
 // prepareOnly runs the first phase of an insert on every member and returns its ID, as a
 // coordinator that dies right after it would leave it.
-func prepareOnly(t *testing.T, ctx context.Context, cl pmclient.Cluster, ids []string, from int64) string {
+func prepareOnly(t *testing.T, ctx context.Context, cl link.Cluster, ids []string, from int64) string {
 	t.Helper()
-	id := pmclient.NewTxnID()
+	id := twophase.NewTxnID()
 	for m, c := range cl {
-		ws, err := c.Write(ctx, wire.WriteArgs{Table: "kv", Op: wire.OpInsert, Txn: id, Member: m})
+		ws, err := c.Write(ctx, link.WriteArgs{Table: "kv", Op: link.OpInsert, Txn: id, Member: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,8 +310,8 @@ func prepareOnly(t *testing.T, ctx context.Context, cl pmclient.Cluster, ids []s
 			t.Fatal(err)
 		}
 		rec.Release()
-		end, err := ws.Finish(wire.WriteClientEnd{Decider: ids[0]})
-		if err != nil || end.State != wire.TxnPrepared {
+		end, err := ws.Finish(link.WriteClientEnd{Decider: ids[0]})
+		if err != nil || end.State != link.TxnPrepared {
 			t.Fatalf("prepare on %d: %+v %v", m, end, err)
 		}
 	}
@@ -328,7 +328,7 @@ func TestRecovery(t *testing.T) {
 
 	// Coordinator died after the decision reached the decider only: the others commit.
 	committed := prepareOnly(t, ctx, cl, ids, 0)
-	if _, err := cl[0].Resolve(ctx, committed, wire.ResolveCommit); err != nil {
+	if _, err := cl[0].Resolve(ctx, committed, link.ResolveCommit); err != nil {
 		t.Fatal(err)
 	}
 	// Coordinator died before deciding: everyone aborts.
@@ -337,10 +337,10 @@ func TestRecovery(t *testing.T) {
 	// The primproc holding the half-committed transaction restarts: it is still prepared.
 	pm1.stop()
 	pm1.start(t)
-	var pins *pmclient.Pins
+	var pins *twophase.Pins
 	var err error
 	for i := 0; i < 100; i++ {
-		if pins, err = cl.Pin(ctx, "recover"); err == nil {
+		if pins, err = twophase.Pin(ctx, cl, "recover"); err == nil {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -355,8 +355,8 @@ func TestRecovery(t *testing.T) {
 	if d := pins.InDoubt(func(id string) bool { return id == undecided }); len(d) != 1 || d[0] != committed {
 		t.Fatalf("in doubt besides a live one: %v", d)
 	}
-	got, err := cl.Recover(ctx, pins, live)
-	cl.Unpin(ctx, pins)
+	got, err := twophase.Recover(ctx, cl, pins, live)
+	twophase.Unpin(ctx, cl, pins)
 	if err != nil || got.Committed != 1 || got.Aborted != 1 {
 		t.Fatalf("recover: %+v %v", got, err)
 	}
@@ -366,13 +366,13 @@ func TestRecovery(t *testing.T) {
 	}
 	for _, c := range cl {
 		for _, id := range []string{committed, undecided} {
-			end, err := c.Resolve(ctx, id, wire.ResolveStatus)
+			end, err := c.Resolve(ctx, id, link.ResolveStatus)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := wire.TxnCommitted
+			want := link.TxnCommitted
 			if id == undecided {
-				want = wire.TxnAborted
+				want = link.TxnAborted
 			}
 			if end.State != want {
 				t.Errorf("%s on %s: %s, want %s", id, c.Peer(), end.State, want)
@@ -380,7 +380,7 @@ func TestRecovery(t *testing.T) {
 		}
 	}
 	// A commit of an aborted transaction is refused.
-	if _, err := cl[1].Resolve(ctx, undecided, wire.ResolveCommit); err == nil {
+	if _, err := cl[1].Resolve(ctx, undecided, link.ResolveCommit); err == nil {
 		t.Error("committing an aborted transaction succeeded")
 	}
 }
@@ -399,7 +399,7 @@ func TestCompactionAfterWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Participants != 1 || res.Ends[0].State != wire.TxnCommitted {
+		if res.Participants != 1 || res.Ends[0].State != link.TxnCommitted {
 			t.Fatalf("one-phase insert: %+v", res.Ends[0])
 		}
 	}
@@ -431,18 +431,18 @@ func TestCompactionAfterWrites(t *testing.T) {
 	}
 }
 
-// TestRowIDMember checks that the member wire.RowIDMember reads is the tag storage packs.
+// TestRowIDMember checks that the member link.RowIDMember reads is the tag storage packs.
 func TestRowIDMember(t *testing.T) {
 	for _, tag := range []uint8{0, 1, 7, 255} {
 		id, err := storage.MakeRowID(tag, storage.MaxRowIDSegment, storage.MaxRowIDRow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m := wire.RowIDMember(id); m != int(tag) {
+		if m := link.RowIDMember(id); m != int(tag) {
 			t.Errorf("tag %d read back as %d", tag, m)
 		}
 	}
-	if wire.RowIDColumn != storage.RowIDColumn || physical.RowIDColumn != storage.RowIDColumn {
-		t.Errorf("wire names the row ID %q, sql/physical %q, storage %q", wire.RowIDColumn, physical.RowIDColumn, storage.RowIDColumn)
+	if link.RowIDColumn != storage.RowIDColumn || physical.RowIDColumn != storage.RowIDColumn {
+		t.Errorf("wire names the row ID %q, sql/physical %q, storage %q", link.RowIDColumn, physical.RowIDColumn, storage.RowIDColumn)
 	}
 }

@@ -1,4 +1,4 @@
-package pmclient
+package link
 
 import (
 	"fmt"
@@ -8,14 +8,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/primproc/wire"
 	"github.com/colinkdb/colink/storage/ndv"
 )
 
 func datum(v int64) *vec.Datum { d := vec.Int64Datum(v); return &d }
 
-func catalogOf(name string, tables ...wire.Table) *Catalog {
-	c := &Catalog{Catalog: wire.Catalog{Name: name, Tables: tables}, Schemas: map[string]*arrow.Schema{}}
+func catalogOf(name string, tables ...Table) *Catalog {
+	c := &Catalog{CatalogEnd: CatalogEnd{Name: name, Tables: tables}, Schemas: map[string]*arrow.Schema{}}
 	for _, t := range tables {
 		fields := make([]arrow.Field, len(t.Columns))
 		for i, col := range t.Columns {
@@ -26,11 +25,11 @@ func catalogOf(name string, tables ...wire.Table) *Catalog {
 	return c
 }
 
-func col(name string, nulls int64, lo, hi *vec.Datum) wire.Column {
-	return wire.Column{Name: name, Type: vec.Int64Type, Nullable: true, Nulls: nulls, Min: lo, Max: hi}
+func col(name string, nulls int64, lo, hi *vec.Datum) Column {
+	return Column{Name: name, Type: vec.Int64Type, Nullable: true, Nulls: nulls, Min: lo, Max: hi}
 }
 
-func fmtCol(c wire.Column) string {
+func fmtCol(c Column) string {
 	s := func(d *vec.Datum) string {
 		if d == nil {
 			return "?"
@@ -45,14 +44,14 @@ func fmtCol(c wire.Column) string {
 // a primproc is reported.
 func TestMerge(t *testing.T) {
 	a := catalogOf("pm0",
-		wire.Table{Name: "t", Rows: 10, Segments: 1, RowGroups: 2, Bytes: 100, Columns: []wire.Column{
+		Table{Name: "t", Rows: 10, Segments: 1, RowGroups: 2, Bytes: 100, Columns: []Column{
 			col("x", 0, datum(5), datum(9)), col("y", 10, nil, nil), col("z", 0, datum(1), datum(2)), col("w", -1, datum(0), datum(0))}},
-		wire.Table{Name: "only0", Rows: 1, Columns: []wire.Column{col("k", 0, datum(1), datum(1))}})
+		Table{Name: "only0", Rows: 1, Columns: []Column{col("k", 0, datum(1), datum(1))}})
 	b := catalogOf("pm1",
-		wire.Table{Name: "t", Rows: 5, Deleted: 1, Segments: 2, RowGroups: 3, Bytes: 50, Columns: []wire.Column{
+		Table{Name: "t", Rows: 5, Deleted: 1, Segments: 2, RowGroups: 3, Bytes: 50, Columns: []Column{
 			col("x", 2, datum(-3), datum(7)), col("y", 1, datum(4), datum(4)), col("z", 0, nil, nil), col("w", 0, datum(3), datum(8))}})
 	c := catalogOf("pm2",
-		wire.Table{Name: "t", Columns: []wire.Column{col("x", 0, nil, nil), col("y", 0, nil, nil), col("z", 0, nil, nil), col("w", 0, nil, nil)}})
+		Table{Name: "t", Columns: []Column{col("x", 0, nil, nil), col("y", 0, nil, nil), col("z", 0, nil, nil), col("w", 0, nil, nil)}})
 	m, err := Merge([]*Catalog{a, b, c})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +73,7 @@ func TestMerge(t *testing.T) {
 		t.Error("Merge changed its input")
 	}
 
-	bad := catalogOf("pm3", wire.Table{Name: "t", Columns: []wire.Column{col("other", 0, nil, nil)}})
+	bad := catalogOf("pm3", Table{Name: "t", Columns: []Column{col("other", 0, nil, nil)}})
 	if _, err := MergeCatalogs([]*Catalog{a, bad}); err == nil {
 		t.Error("merging different columns succeeded")
 	}
@@ -97,16 +96,16 @@ func sketchOf(t *testing.T, lo, hi int64) []byte {
 // a share without rows adds nothing, a share with values but no sketch makes the count
 // unknown, and a malformed sketch is an error naming the primproc.
 func TestMergeSketches(t *testing.T) {
-	withSketch := func(c wire.Column, b []byte) wire.Column { c.NDVSketch = b; return c }
-	a := catalogOf("pm0", wire.Table{Name: "t", Rows: 3000, Columns: []wire.Column{
+	withSketch := func(c Column, b []byte) Column { c.NDVSketch = b; return c }
+	a := catalogOf("pm0", Table{Name: "t", Rows: 3000, Columns: []Column{
 		withSketch(col("k", 0, nil, nil), sketchOf(t, 0, 3000)),
 		withSketch(col("g", 0, nil, nil), sketchOf(t, 0, 25)),
 		withSketch(col("u", 0, nil, nil), sketchOf(t, 0, 10))}})
-	b := catalogOf("pm1", wire.Table{Name: "t", Rows: 3000, Columns: []wire.Column{
+	b := catalogOf("pm1", Table{Name: "t", Rows: 3000, Columns: []Column{
 		withSketch(col("k", 0, nil, nil), sketchOf(t, 2000, 5000)),
 		withSketch(col("g", 0, nil, nil), sketchOf(t, 0, 25)),
 		col("u", 0, nil, nil)}})
-	empty := catalogOf("pm2", wire.Table{Name: "t", Columns: []wire.Column{col("k", 0, nil, nil), col("g", 0, nil, nil), col("u", 0, nil, nil)}})
+	empty := catalogOf("pm2", Table{Name: "t", Columns: []Column{col("k", 0, nil, nil), col("g", 0, nil, nil), col("u", 0, nil, nil)}})
 	m, err := MergeCatalogs([]*Catalog{a, b, empty})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +128,7 @@ func TestMergeSketches(t *testing.T) {
 	if d := one.Table("t").Columns[1].Distinct; d < 24 || d > 26 {
 		t.Errorf("one primproc: %v distinct values, want 25", d)
 	}
-	bad := catalogOf("pm3", wire.Table{Name: "t", Rows: 1, Columns: []wire.Column{
+	bad := catalogOf("pm3", Table{Name: "t", Rows: 1, Columns: []Column{
 		withSketch(col("k", 0, nil, nil), []byte{1, 12, 0xff}), col("g", 0, nil, nil), col("u", 0, nil, nil)}})
 	if _, err := MergeCatalogs([]*Catalog{a, bad}); err == nil || !strings.Contains(err.Error(), "pm3") {
 		t.Errorf("malformed sketch: %v", err)

@@ -1,14 +1,4 @@
-// Package pmclient owns the client side of primproc's data methods: it opens the streams
-// of load, catalog, fragment, dropcache and stats on a link client, encodes their arguments
-// and build sides, and decodes their END payloads and errors. exemgr (catalog, fragments,
-// cache drops and stats) and dbt3 (loads, benchmarks) use it; the messages are those of
-// package primproc/wire, specified in primproc/PROTOCOL.md.
-//
-// A Client wraps one primproc's *ipc.Client. Errors name the primproc. A query error the
-// primproc reports with a MySQL code (arithmetic out of range, the query memory limit) comes
-// back as an *vec.Error wrapped with the peer's name, so errors.As and
-// errors.Is(err, exec.ErrMemoryLimit) work as they would in process.
-package pmclient
+package link
 
 import (
 	"context"
@@ -22,7 +12,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc/wire"
 )
 
 // Client talks to one primproc.
@@ -67,7 +56,7 @@ func (c *Client) wrap(method string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if ve := wire.AsSQLError(err); ve != nil {
+	if ve := AsSQLError(err); ve != nil {
 		return fmt.Errorf("primproc %s: %s: %w", c.Peer(), method, ve)
 	}
 	return fmt.Errorf("primproc %s: %s: %w", c.Peer(), method, err)
@@ -94,13 +83,13 @@ func (c *Client) call(ctx context.Context, method string, args any, end any) err
 
 // Catalog is a primproc's (or, merged, the system's) catalog with decoded schemas.
 type Catalog struct {
-	wire.Catalog
+	CatalogEnd
 	// Schemas holds each table's Arrow schema, by name.
 	Schemas map[string]*arrow.Schema
 }
 
 // Table returns the named table, or nil.
-func (c *Catalog) Table(name string) *wire.Table {
+func (c *Catalog) Table(name string) *Table {
 	for i := range c.Tables {
 		if c.Tables[i].Name == name {
 			return &c.Tables[i]
@@ -112,15 +101,15 @@ func (c *Catalog) Table(name string) *wire.Table {
 // Catalog fetches the primproc's catalog (only the named tables, if any: an unknown one is
 // an error).
 func (c *Client) Catalog(ctx context.Context, tables ...string) (*Catalog, error) {
-	var cat wire.Catalog
-	if err := c.call(ctx, wire.MethodCatalog, wire.CatalogArgs{Tables: tables}, &cat); err != nil {
+	var cat CatalogEnd
+	if err := c.call(ctx, MethodCatalog, CatalogArgs{Tables: tables}, &cat); err != nil {
 		return nil, err
 	}
-	out := &Catalog{Catalog: cat, Schemas: map[string]*arrow.Schema{}}
+	out := &Catalog{CatalogEnd: cat, Schemas: map[string]*arrow.Schema{}}
 	for _, t := range cat.Tables {
-		sc, err := wire.DecodeSchema(t.Schema)
+		sc, err := DecodeSchema(t.Schema)
 		if err != nil {
-			return nil, c.wrap(wire.MethodCatalog, fmt.Errorf("table %s: %w", t.Name, err))
+			return nil, c.wrap(MethodCatalog, fmt.Errorf("table %s: %w", t.Name, err))
 		}
 		out.Schemas[t.Name] = sc
 	}
@@ -128,9 +117,9 @@ func (c *Client) Catalog(ctx context.Context, tables ...string) (*Catalog, error
 }
 
 // Stats fetches the primproc's process and cache counters.
-func (c *Client) Stats(ctx context.Context) (*wire.Stats, error) {
-	var st wire.Stats
-	if err := c.call(ctx, wire.MethodStats, nil, &st); err != nil {
+func (c *Client) Stats(ctx context.Context) (*Stats, error) {
+	var st Stats
+	if err := c.call(ctx, MethodStats, nil, &st); err != nil {
 		return nil, err
 	}
 	return &st, nil
@@ -138,9 +127,9 @@ func (c *Client) Stats(ctx context.Context) (*wire.Stats, error) {
 
 // DropCache empties the primproc's column cache, and with pageCache the kernel's cached
 // pages of its segment files.
-func (c *Client) DropCache(ctx context.Context, pageCache bool) (*wire.DropCacheEnd, error) {
-	var end wire.DropCacheEnd
-	if err := c.call(ctx, wire.MethodDropCache, wire.DropCacheArgs{PageCache: pageCache}, &end); err != nil {
+func (c *Client) DropCache(ctx context.Context, pageCache bool) (*DropCacheEnd, error) {
+	var end DropCacheEnd
+	if err := c.call(ctx, MethodDropCache, DropCacheArgs{PageCache: pageCache}, &end); err != nil {
 		return nil, err
 	}
 	return &end, nil
@@ -157,14 +146,14 @@ type LoadStream struct {
 
 // Load starts loading a table. With args.Columns empty and mode replace, the schema of the
 // first batch (or SendSchema's) becomes the table's.
-func (c *Client) Load(ctx context.Context, args wire.LoadArgs) (*LoadStream, error) {
+func (c *Client) Load(ctx context.Context, args LoadArgs) (*LoadStream, error) {
 	b, err := msgpack.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("load: encode args: %w", err)
 	}
-	st, err := c.link.Open(ctx, wire.MethodLoad, b, false)
+	st, err := c.link.Open(ctx, MethodLoad, b, false)
 	if err != nil {
-		return nil, c.wrap(wire.MethodLoad, err)
+		return nil, c.wrap(MethodLoad, err)
 	}
 	return &LoadStream{c: c, st: st}, nil
 }
@@ -195,7 +184,7 @@ func (l *LoadStream) err(err error) error {
 			err = rerr
 		}
 	}
-	return l.c.wrap(wire.MethodLoad, err)
+	return l.c.wrap(MethodLoad, err)
 }
 
 // Rows is the number of rows sent so far.
@@ -203,10 +192,10 @@ func (l *LoadStream) Rows() int64 { return l.rows }
 
 // Commit ends the upload and waits for the primproc to commit: on success the table holds
 // the rows (replace) or has them added (append).
-func (l *LoadStream) Commit() (*wire.LoadEnd, error) {
+func (l *LoadStream) Commit() (*LoadEnd, error) {
 	defer l.close()
 	rows := l.rows
-	b, err := msgpack.Marshal(wire.LoadClientEnd{Rows: &rows})
+	b, err := msgpack.Marshal(LoadClientEnd{Rows: &rows})
 	if err != nil {
 		return nil, err
 	}
@@ -215,11 +204,11 @@ func (l *LoadStream) Commit() (*wire.LoadEnd, error) {
 	}
 	raw, err := drain(l.st)
 	if err != nil {
-		return nil, l.c.wrap(wire.MethodLoad, err)
+		return nil, l.c.wrap(MethodLoad, err)
 	}
-	var end wire.LoadEnd
+	var end LoadEnd
 	if err := msgpack.Unmarshal(raw, &end); err != nil {
-		return nil, l.c.wrap(wire.MethodLoad, fmt.Errorf("decode END: %w", err))
+		return nil, l.c.wrap(MethodLoad, fmt.Errorf("decode END: %w", err))
 	}
 	return &end, nil
 }
@@ -256,14 +245,14 @@ func drain(st *ipc.Stream) ([]byte, error) {
 type FragmentStream struct {
 	c          *Client
 	st         *ipc.Stream
-	enc        *wire.BuildEncoder
+	enc        *BuildEncoder
 	buildsDone bool
-	end        *wire.FragmentEnd
+	end        *FragmentEnd
 }
 
 // Fragment starts args on the primproc. buildSchemas are the Arrow schemas of the records
 // SendBuild will upload for each of args.Builds (nil if the fragment has no build sides).
-func (c *Client) Fragment(ctx context.Context, args *wire.FragmentArgs, buildSchemas []*arrow.Schema) (*FragmentStream, error) {
+func (c *Client) Fragment(ctx context.Context, args *FragmentArgs, buildSchemas []*arrow.Schema) (*FragmentStream, error) {
 	if len(buildSchemas) != len(args.Builds) {
 		return nil, fmt.Errorf("fragment: %d build schemas for %d build sides", len(buildSchemas), len(args.Builds))
 	}
@@ -272,13 +261,13 @@ func (c *Client) Fragment(ctx context.Context, args *wire.FragmentArgs, buildSch
 		return nil, fmt.Errorf("fragment: encode args: %w", err)
 	}
 	fin := len(args.Builds) == 0
-	st, err := c.link.Open(ctx, wire.MethodFragment, b, fin)
+	st, err := c.link.Open(ctx, MethodFragment, b, fin)
 	if err != nil {
-		return nil, c.wrap(wire.MethodFragment, err)
+		return nil, c.wrap(MethodFragment, err)
 	}
 	fs := &FragmentStream{c: c, st: st, buildsDone: fin}
 	if !fin {
-		fs.enc = wire.NewBuildEncoder(buildSchemas, memory.DefaultAllocator)
+		fs.enc = NewBuildEncoder(buildSchemas, memory.DefaultAllocator)
 	}
 	return fs, nil
 }
@@ -300,7 +289,7 @@ func (f *FragmentStream) SendBuild(side int, rec arrow.RecordBatch) error {
 				err = rerr
 			}
 		}
-		return f.c.wrap(wire.MethodFragment, err)
+		return f.c.wrap(MethodFragment, err)
 	}
 	return nil
 }
@@ -313,7 +302,7 @@ func (f *FragmentStream) CloseBuilds() error {
 	}
 	f.buildsDone = true
 	if err := f.st.CloseSend(nil); err != nil && !errors.Is(err, ipc.ErrStreamClosed) {
-		return f.c.wrap(wire.MethodFragment, err)
+		return f.c.wrap(MethodFragment, err)
 	}
 	return nil
 }
@@ -327,15 +316,15 @@ func (f *FragmentStream) Recv() (arrow.RecordBatch, error) {
 	}
 	rec, err := f.st.Recv()
 	if err == io.EOF {
-		var end wire.FragmentEnd
+		var end FragmentEnd
 		if derr := msgpack.Unmarshal(f.st.End(), &end); derr != nil {
-			return nil, f.c.wrap(wire.MethodFragment, fmt.Errorf("decode END: %w", derr))
+			return nil, f.c.wrap(MethodFragment, fmt.Errorf("decode END: %w", derr))
 		}
 		f.end = &end
 		return nil, io.EOF
 	}
 	if err != nil {
-		return nil, f.c.wrap(wire.MethodFragment, err)
+		return nil, f.c.wrap(MethodFragment, err)
 	}
 	return rec, nil
 }
@@ -364,7 +353,7 @@ func (f *FragmentStream) Each(fn func(arrow.RecordBatch) error) error {
 func (f *FragmentStream) Schema() *arrow.Schema { return f.st.Schema() }
 
 // End returns the fragment's END (its counters) after Recv returned io.EOF, else nil.
-func (f *FragmentStream) End() *wire.FragmentEnd { return f.end }
+func (f *FragmentStream) End() *FragmentEnd { return f.end }
 
 // Close releases the stream, canceling the fragment if it has not ended: the primproc
 // stops its workers.
