@@ -16,7 +16,7 @@ import (
 
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc"
+	"github.com/colinkdb/colink/link"
 )
 
 // usage is one process's CPU and context switches over a trial.
@@ -112,7 +112,6 @@ type bench struct {
 	opt      options
 	chunkDur time.Duration // a sync or async chunk's measured time: --duration / --chunks
 	warm     time.Duration // the current chunk's warm-up
-	srv      *child        // primproc (nil with --connect)
 	raw      *child
 	tcpURL   string
 	unixURL  string
@@ -125,10 +124,7 @@ func (b *bench) serverUsage(impl string) (rusage.Usage, error) {
 	if impl == "raw" {
 		return b.raw.rusage()
 	}
-	if b.srv != nil { // our own primproc child answers on its stdin
-		return b.srv.rusage()
-	}
-	// A running primproc: its daemon-level stats carry "rusage" (rusage.Usage.Map); only
+	// The primproc (ours or a running one): its daemon-level stats carry "rusage" (rusage.Usage.Map); only
 	// that key is read, so the rest of its reply may change freely.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -779,7 +775,7 @@ const rawStreamBuffers = 4
 // as the link's background reader does) and hands it over; the consumer (this goroutine)
 // checks the message's framing, records its arrival and gives the buffer back. The bytes land
 // whole in buffers a consumer could decode in place, as the link's do.
-func rawStream(url string, a primproc.SynthArgs, streams, batches int, h *hist) (int64, error) {
+func rawStream(url string, a link.SynthArgs, streams, batches int, h *hist) (int64, error) {
 	nc, err := dialRaw(url, 'T')
 	if err != nil {
 		return 0, err

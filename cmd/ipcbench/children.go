@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	arrowipc "github.com/apache/arrow-go/v18/arrow/ipc"
@@ -22,7 +22,7 @@ import (
 
 	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc"
+	"github.com/colinkdb/colink/link"
 )
 
 // Server roles run in child processes (ipcbench re-executes itself with a hidden first
@@ -30,10 +30,7 @@ import (
 // accounting. A child prints "READY <tcp-url> <unix-url>", answers each "RUSAGE" line on
 // its stdin with a JSON rusage.Usage map, and exits when its stdin closes, so it never
 // outlives ipcbench.
-const (
-	rolePrimproc = "__serve-primproc"
-	roleRaw      = "__serve-raw"
-)
+const roleRaw = "__serve-raw"
 
 func serveChild(role string) int {
 	dir, err := os.MkdirTemp("", "ipcbench")
@@ -44,18 +41,10 @@ func serveChild(role string) int {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tcpURL, unixURL := "tcp://127.0.0.1:0", "unix://"+filepath.Join(dir, "s.sock")
 	ready := make(chan []string, 1)
 	errc := make(chan error, 1)
 	switch role {
-	case rolePrimproc:
-		go func() {
-			errc <- primproc.Run(ctx, primproc.Config{
-				Listen: []string{tcpURL, unixURL}, Logger: log, ShutdownTimeout: time.Second,
-				Ready: func(eps []string) { ready <- eps },
-			})
-		}()
 	case roleRaw:
 		go func() { errc <- serveRaw(ctx, []string{tcpURL, unixURL}, ready) }()
 	}
@@ -84,6 +73,7 @@ func serveChild(role string) int {
 
 // child is a running server process.
 type child struct {
+	dir   string // removed at stop (a primproc's socket directory)
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	out   *bufio.Reader
@@ -141,7 +131,14 @@ func (c *child) rusage() (rusage.Usage, error) {
 }
 
 func (c *child) stop() {
-	c.stdin.Close()
+	if c.dir != "" {
+		defer os.RemoveAll(c.dir)
+	}
+	if c.stdin == nil { // a primproc: SIGTERM, as its users stop it
+		c.cmd.Process.Signal(syscall.SIGTERM)
+	} else {
+		c.stdin.Close()
+	}
 	done := make(chan struct{})
 	go func() { c.cmd.Wait(); close(done) }()
 	select {
@@ -263,14 +260,14 @@ func rawConn(nc net.Conn) {
 // rawStreamRequest asks the raw server for Synth.Batches messages cycling through Copies
 // distinct copies of the synth message.
 type rawStreamRequest struct {
-	Synth  primproc.SynthArgs `msgpack:"synth"`
-	Copies int                `msgpack:"copies"`
+	Synth  link.SynthArgs `msgpack:"synth"`
+	Copies int            `msgpack:"copies"`
 }
 
 // synthMessage returns the Arrow IPC encapsulated message of the synth batch: exactly the
 // bytes the link puts in a BATCH frame's payload.
-func synthMessage(a primproc.SynthArgs) ([]byte, error) {
-	rec := primproc.SynthBatch(memory.DefaultAllocator, a)
+func synthMessage(a link.SynthArgs) ([]byte, error) {
+	rec := link.SynthBatch(memory.DefaultAllocator, a)
 	defer rec.Release()
 	var schemaBuf, all bytes.Buffer
 	w := arrowipc.NewWriter(&schemaBuf, arrowipc.WithSchema(rec.Schema()))
@@ -287,4 +284,45 @@ func synthMessage(a primproc.SynthArgs) ([]byte, error) {
 	// all = schema message, the batch message, 8-byte end marker.
 	start := schemaBuf.Len() - 8
 	return all.Bytes()[start : all.Len()-8], nil
+}
+
+// startPrimproc starts the primproc binary bin without data (it serves the link's own
+// primitives, echo and synth, and stats) on a loopback TCP port and a unix socket, and
+// returns it once it serves. Its CPU is read from its stats (bench.serverUsage).
+func startPrimproc(bin string) (*child, error) {
+	dir, err := os.MkdirTemp("", "ipcbench-pm")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--data-dir=", "--listen", "tcp://127.0.0.1:0", "--listen", "unix://"+filepath.Join(dir, "pm.sock"),
+		"--log-format", "json", "--log-level", "info", "--name", "ipcbench-primproc")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	c := &child{cmd: cmd, dir: dir}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		var rec struct {
+			Msg       string   `json:"msg"`
+			Endpoints []string `json:"endpoints"`
+		}
+		if json.Unmarshal(lines.Bytes(), &rec) != nil || rec.Msg != "primproc: serving" {
+			continue
+		}
+		for _, ep := range rec.Endpoints {
+			if strings.HasPrefix(ep, "tcp://") {
+				c.tcp = ep
+			} else if strings.HasPrefix(ep, "unix://") {
+				c.unix = ep
+			}
+		}
+		go io.Copy(io.Discard, stderr) // the rest of its log
+		return c, nil
+	}
+	c.stop()
+	return nil, fmt.Errorf("%s exited before serving (see its log above)", bin)
 }

@@ -28,6 +28,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,8 +45,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/colinkdb/colink/dbt3/cluster"
 	"github.com/colinkdb/colink/ipc"
-	"github.com/colinkdb/colink/primproc"
+	"github.com/colinkdb/colink/link"
 )
 
 type options struct {
@@ -63,16 +65,17 @@ type options struct {
 	conns       int
 	streams     int
 	streamBytes int64
-	synth       primproc.SynthArgs
+	synth       link.SynthArgs
+	bin         string // directory of the primproc binary ("": build or find it)
 	connect     string
 	jsonPath    string
 }
 
 func main() {
-	// IPCBENCH_CPUPROFILE_DIR=dir makes the client and each server child write a CPU
-	// profile there (client.prof, __serve-primproc.prof, __serve-raw.prof).
+	// IPCBENCH_CPUPROFILE_DIR=dir makes the client and the raw server child write a CPU
+	// profile there (client.prof, __serve-raw.prof); primproc has --debug-listen.
 	role := "client"
-	if len(os.Args) > 1 && (os.Args[1] == rolePrimproc || os.Args[1] == roleRaw) {
+	if len(os.Args) > 1 && os.Args[1] == roleRaw {
 		role = os.Args[1]
 	}
 	if dir := os.Getenv("IPCBENCH_CPUPROFILE_DIR"); dir != "" {
@@ -115,6 +118,7 @@ func run(args []string, out io.Writer) int {
 	fs.IntVar(&o.synth.StringLen, "string-len", 40, "stream: bytes per string")
 	fs.BoolVar(&o.synth.Dict, "dict", false, "stream: dictionary-encode the string columns")
 	fs.StringVar(&o.connect, "connect", "", "use the primproc at this tcp:// URL (its unix socket is found by the handshake) instead of starting one")
+	fs.StringVar(&o.bin, "bin", "", "directory holding the primproc binary to start (default: built from the source tree when run inside it, else beside ipcbench, else on PATH)")
 	fs.StringVar(&o.jsonPath, "json", "", "write every trial and the summary to this file as JSON")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: ipcbench [flags]\n\nMeasures the link against a plain socket.\n\n%s", fs.FlagUsages())
@@ -161,12 +165,16 @@ func benchMain(o options, out io.Writer, cmdline string) error {
 		b.tcpURL = o.connect
 		b.unixURL = o.connect // reached with transport unix: discovered in the handshake
 	} else {
-		b.srv, err = startChild(rolePrimproc)
+		bins, err := cluster.FindBinaries(context.Background(), o.bin, b.quiet)
 		if err != nil {
 			return err
 		}
-		defer b.srv.stop()
-		b.tcpURL, b.unixURL = b.srv.tcp, b.srv.unix
+		pm, err := startPrimproc(bins.PrimProc)
+		if err != nil {
+			return err
+		}
+		defer pm.stop()
+		b.tcpURL, b.unixURL = pm.tcp, pm.unix
 	}
 	if o.raw {
 		b.raw, err = startChild(roleRaw)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/colinkdb/colink/internal/testbin"
 	"github.com/colinkdb/colink/ipc"
+	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/primproc"
 )
 
@@ -62,7 +63,7 @@ func startPrimproc(t *testing.T, bin string, port int, sock string) *testbin.Pro
 	return p
 }
 
-func synthArgs(t *testing.T, a primproc.SynthArgs) []byte {
+func synthArgs(t *testing.T, a link.SynthArgs) []byte {
 	b, err := msgpack.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestPrimprocOverTCPAndUnix(t *testing.T) {
 		if _, err := cl.Call(ctx, "echo", []byte{0xa2, 'h', 'i'}); err != nil {
 			t.Fatalf("%s: echo: %v", tc.tr, err)
 		}
-		st, err := cl.Open(ctx, "synth", synthArgs(t, primproc.SynthArgs{Batches: 20, Rows: 4096}), true)
+		st, err := cl.Open(ctx, "synth", synthArgs(t, link.SynthArgs{Batches: 20, Rows: 4096}), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func TestKill9MidStream(t *testing.T) {
 			}
 			defer cl.Close()
 			ctx := context.Background()
-			st, err := cl.Open(ctx, "synth", synthArgs(t, primproc.SynthArgs{Batches: 1000, Rows: 1024, DelayMS: 20}), true)
+			st, err := cl.Open(ctx, "synth", synthArgs(t, link.SynthArgs{Batches: 1000, Rows: 1024, DelayMS: 20}), true)
 			if err != nil {
 				t.Fatal(err)
 			}
