@@ -129,7 +129,10 @@ type Conn struct {
 
 	lastRead atomic.Int64 // unix nanos of the last read that returned data
 	started  time.Time
-	peerPID  int // a unix peer's process (SO_PEERCRED), 0 if unknown
+	// handshakeEnd is the handshake's deadline (the handshake timeout or the caller's
+	// deadline, whichever is sooner); used only during the handshake.
+	handshakeEnd time.Time
+	peerPID      int // a unix peer's process (SO_PEERCRED), 0 if unknown
 
 	// maxDataFrame is the largest data frame received: a receiver grants at once when a
 	// frame that large could not be sent with the credit its peer has (Stream.nextMessage).
