@@ -73,7 +73,9 @@ func (d *dmlState) isLive(id string) bool {
 func (e *Engine) pinSnapshots(ctx context.Context, query string) (*pmclient.Pins, error) {
 	for attempt := 0; ; attempt++ {
 		e.dml.gate.RLock()
-		pins, err := e.cl.Pin(ctx, query)
+		pctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
+		pins, err := e.cl.Pin(pctx, query)
+		cancel()
 		e.dml.gate.RUnlock()
 		if err != nil {
 			return nil, err
@@ -82,7 +84,7 @@ func (e *Engine) pinSnapshots(ctx context.Context, query string) (*pmclient.Pins
 		if len(doubt) == 0 {
 			return pins, nil
 		}
-		e.cl.Unpin(context.WithoutCancel(ctx), pins)
+		e.unpin(pins)
 		if attempt == 2 {
 			return nil, fmt.Errorf("transactions %v stay prepared on the primprocs after recovery", doubt)
 		}
@@ -105,14 +107,19 @@ func (e *Engine) queryPins(ctx context.Context, pl *physical.Plan, query string)
 	return e.pinSnapshots(ctx, query)
 }
 
-// unpin drops a statement's pins (nil: none).
+// unpin drops a statement's pins (nil: none) in the background, within PrimProcTimeout: no
+// answer waits for it. A primproc that is down or frozen would otherwise hold the statement
+// (its error included) for a redial, while a pin left behind costs little: a restarted
+// primproc has lost it, and a resumed one drops it once unused for its --pin-ttl.
 func (e *Engine) unpin(pins *pmclient.Pins) {
 	if pins == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.PrimProcTimeout)
-	defer cancel()
-	e.cl.Unpin(ctx, pins)
+	e.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.PrimProcTimeout)
+		defer cancel()
+		e.cl.Unpin(ctx, pins)
+	})
 }
 
 // runDML runs an INSERT, DELETE or LOAD DATA.
