@@ -231,12 +231,15 @@ func (c *Client) maintain(s *slot) {
 		c.up--
 		err = conn.Err()
 		c.lastErr = err
-		if c.up == 0 && !c.closed {
+		down := c.up == 0 && !c.closed
+		if down {
 			c.emit(PeerEvent{Peer: c.peer.String(), Err: err})
-			c.log.Warn("link: peer down", "err", err)
 		}
 		c.notifyLocked()
 		c.mu.Unlock()
+		if down { // not under c.mu, which every Open and Call takes: a log write can block
+			c.log.Warn("link: peer down", "err", err)
+		}
 		// Redial at once after a connection that was up; back off if that fails too.
 	}
 }

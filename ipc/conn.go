@@ -282,17 +282,18 @@ func (c *Conn) fail(err error) {
 	for _, done := range c.calls.drain() {
 		done(nil, err)
 	}
-
-	switch { // logged before the socket closes, so the peer never sees the close first
+	c.nc.Close()
+	for _, s := range streams {
+		s.failConn(err)
+	}
+	// The log comes last: a log write can block (stderr on a pipe nobody drains), and
+	// nothing a waiter on the connection needs may wait behind it. With the log first, a
+	// stalled log kept the socket of a frozen peer open and its streams waiting, unbounded.
+	switch {
 	case errors.Is(err, ErrProtocol), errors.Is(err, ErrPeerSilent), errors.Is(err, ErrVersion), errors.Is(err, ErrAuth):
 		c.log.Warn("link: closing connection", "err", err)
 	default:
 		c.log.Debug("link: connection closed", "err", err)
-	}
-	c.fw.fail(err)
-	c.nc.Close()
-	for _, s := range streams {
-		s.failConn(err)
 	}
 }
 

@@ -3,6 +3,7 @@ package ipc
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -558,5 +559,91 @@ func TestStoppedServerRedial(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// stallingWriter is a log destination that, once stalled, blocks every write until
+// released: a daemon's stderr on a pipe nobody drains.
+type stallingWriter struct {
+	mu      sync.Mutex
+	stalled bool
+	release chan struct{}
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	stalled := w.stalled
+	w.mu.Unlock()
+	if stalled {
+		<-w.release
+	}
+	return len(p), nil
+}
+
+func (w *stallingWriter) stall() {
+	w.mu.Lock()
+	w.stalled = true
+	w.mu.Unlock()
+}
+
+func (w *stallingWriter) unstall() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stalled {
+		w.stalled = false
+		close(w.release)
+	}
+}
+
+// A log whose writes block does not hold the link up: the connections to a frozen peer
+// still fail their waits within the bound, and a call with a deadline still gets its
+// answer by then, though every log line about it waits.
+func TestStalledLogHoldsNoFailure(t *testing.T) {
+	env := startServer(t, ServerConfig{Limits: freezeLimits})
+	px := newFreezeProxy(t, env.tcp)
+	w := &stallingWriter{release: make(chan struct{})}
+	cl := newTestClient(t, px.url(), ClientConfig{Transport: TransportTCP, ConnsPerPeer: 2, Limits: freezeLimits,
+		DialTimeout: freezeDialTimeout, Logger: slog.New(slog.NewTextHandler(w, nil))})
+	t.Cleanup(w.unstall) // before the client's Close, which waits for its goroutines
+
+	ctx := context.Background()
+	st, err := cl.Open(ctx, "block", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	recvDone := make(chan error, 1)
+	go func() {
+		_, err := st.Recv()
+		recvDone <- err
+	}()
+	w.stall()
+	px.freeze()
+	frozen := time.Now()
+	select {
+	case err := <-recvDone:
+		if took := time.Since(frozen); !linkFailure(err) || took > freezeBound {
+			t.Errorf("Recv: %v after %v, want a link failure within %v", err, took, freezeBound)
+		}
+	case <-time.After(10 * time.Second):
+		dumpGoroutines(t)
+		t.Fatal("Recv on a frozen peer's connection still waits 10s after the freeze, behind the stalled log")
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	start := time.Now()
+	callDone := make(chan error, 1)
+	go func() {
+		_, err := cl.Call(cctx, MethodEcho, nil)
+		callDone <- err
+	}()
+	select {
+	case err := <-callDone:
+		if took := time.Since(start); err == nil || took > time.Second+freezeSlack {
+			t.Errorf("a call with a 1s deadline: %v after %v", err, took)
+		}
+	case <-time.After(10 * time.Second):
+		dumpGoroutines(t)
+		t.Fatal("a call with a 1s deadline still waits after 10s, behind the stalled log")
 	}
 }
