@@ -303,6 +303,7 @@ func TestFrozenPeerEndsEveryWait(t *testing.T) {
 	defer up.Close()
 	sent := make(chan struct{}, 1)
 	go func() {
+		defer signal(sent) // also if the first Send fails
 		rec := blobBatch(memory.DefaultAllocator, 1<<20)
 		defer rec.Release()
 		for {
