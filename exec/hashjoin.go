@@ -172,6 +172,13 @@ func (j *HashJoin) Next(ctx context.Context) (*vec.Batch, error) {
 	}
 	for {
 		if j.cur != nil {
+			// One probe batch can expand into millions of pairs (keys with many matches), and
+			// the operators above pull batch after batch without looking at the context: look
+			// here, or a cancelled query's workers run on until the expansion ends (minutes,
+			// for a self-join on a column of seven values).
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			out, err := j.nextPairs(ctx)
 			if err != nil || out != nil {
 				return out, err

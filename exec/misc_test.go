@@ -354,3 +354,36 @@ func TestFragmentStatsWire(t *testing.T) {
 		t.Fatalf("%+v, want %+v", back, want)
 	}
 }
+
+// TestJoinExpansionStopsOnCancel: a probe batch whose keys all match many build rows expands
+// into millions of pairs; a cancelled context stops the expansion at the next output batch,
+// not after the last pair (a cancelled query's primproc workers ran on for minutes).
+func TestJoinExpansionStopsOnCancel(t *testing.T) {
+	const buildRows = 20_000
+	tab := &vec.Table{Names: []string{"x"}, Types: []vec.Type{vec.Int64Type}}
+	for range buildRows {
+		tab.Rows = append(tab.Rows, []vec.Datum{vec.Int64Datum(7)})
+	}
+	var builds []*vec.Batch
+	for s := 0; s < buildRows; s += 1024 {
+		builds = append(builds, tab.Batch(s, min(s+1024, buildRows)))
+	}
+	// 1024 probe rows, each matching every build row: 20 million pairs.
+	j, err := NewHashJoin(NewBatchSource(tab.Types, tab.Batch(0, 1024)), []Operator{NewBatchSource(tab.Types, builds...)},
+		tab.Types, JoinSpec{Kind: JoinInner, ProbeKeys: []int{0}, BuildKeys: []int{0}}, NewBudget(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := j.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := j.Next(ctx); err != nil || b == nil {
+		t.Fatalf("first batch: %v, %v", b, err)
+	}
+	cancel()
+	if b, err := j.Next(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("after the cancel: a batch of %d rows, %v; want context.Canceled", b.Len(), err)
+	}
+}

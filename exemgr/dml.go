@@ -75,7 +75,9 @@ func (d *dmlState) isLive(id string) bool {
 func (e *Engine) pinSnapshots(ctx context.Context, query string) (*twophase.Pins, error) {
 	for attempt := 0; ; attempt++ {
 		e.dml.gate.RLock()
-		pins, err := twophase.Pin(ctx, e.cl, query)
+		pctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
+		pins, err := twophase.Pin(pctx, e.cl, query)
+		cancel()
 		e.dml.gate.RUnlock()
 		if err != nil {
 			return nil, err
@@ -84,7 +86,7 @@ func (e *Engine) pinSnapshots(ctx context.Context, query string) (*twophase.Pins
 		if len(doubt) == 0 {
 			return pins, nil
 		}
-		twophase.Unpin(context.WithoutCancel(ctx), e.cl, pins)
+		e.unpin(pins)
 		if attempt == 2 {
 			return nil, fmt.Errorf("transactions %v stay prepared on the primprocs after recovery", doubt)
 		}
@@ -107,14 +109,19 @@ func (e *Engine) queryPins(ctx context.Context, pl *physical.Plan, query string)
 	return e.pinSnapshots(ctx, query)
 }
 
-// unpin drops a statement's pins (nil: none).
+// unpin drops a statement's pins (nil: none) in the background, within PrimProcTimeout: no
+// answer waits for it. A primproc that is down or frozen would otherwise hold the statement
+// (its error included) for a redial, while a pin left behind costs little: a restarted
+// primproc has lost it, and a resumed one drops it once unused for its --pin-ttl.
 func (e *Engine) unpin(pins *twophase.Pins) {
 	if pins == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.PrimProcTimeout)
-	defer cancel()
-	twophase.Unpin(ctx, e.cl, pins)
+	e.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.PrimProcTimeout)
+		defer cancel()
+		twophase.Unpin(ctx, e.cl, pins)
+	})
 }
 
 // runDML runs an INSERT, DELETE or LOAD DATA.

@@ -55,7 +55,11 @@ type EngineConfig struct {
 	// rows gathered from the primprocs, overlap instead of running one after the other.
 	Threads int
 	// PrimProcTimeout bounds how long a statement waits for a primproc without a live
-	// connection before failing.
+	// connection before failing, and the quick calls around its work (the opening stats,
+	// the catalog, its pins and unpins), so that a wait on a primproc that is frozen or
+	// being redialled always has a deadline. A fragment's stream may run as long as its
+	// query; the link's heartbeat bounds it instead, failing it within the heartbeat
+	// timeout and an interval of its primproc falling silent.
 	PrimProcTimeout time.Duration
 	// SecureFilePriv is the directory under which LOAD DATA INFILE (not LOCAL) may read
 	// server-side files, like MySQL's secure_file_priv; empty refuses every such file.
@@ -138,6 +142,8 @@ type Engine struct {
 	// active counts statements running (from Query until their rows end), so that an idle
 	// exemgr returns its free memory to the OS.
 	active atomic.Int64
+
+	bg sync.WaitGroup // background unpins, waited for by Close
 }
 
 // session is the engine's state of one client session. Only the session's goroutine uses
@@ -198,8 +204,12 @@ func NewEngine(em *ExeMgr, cfg EngineConfig) (*Engine, error) {
 	return e, nil
 }
 
-// Close releases the engine's data directory. Statements must have ended.
-func (e *Engine) Close() error { return e.views.store.close() }
+// Close waits for the background unpins and releases the engine's data directory.
+// Statements must have ended.
+func (e *Engine) Close() error {
+	e.bg.Wait()
+	return e.views.store.close()
+}
 
 // Service returns the front end serving MySQL clients with this engine, as a service of
 // the daemon: srv comes from frontend.Listen(cfg, e).
@@ -393,7 +403,11 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 	if err != nil {
 		return nil, err
 	}
-	if err := e.cat.refresh(ctx, e.cl, versions); err != nil {
+	// The deadline also bounds the statements waiting behind this one for the refresh.
+	rctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
+	err = e.cat.refresh(rctx, e.cl, versions)
+	cancel()
+	if err != nil {
 		return nil, err
 	}
 	view := e.cat.view()

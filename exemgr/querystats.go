@@ -111,6 +111,40 @@ func (e *Engine) primprocStats(ctx context.Context) ([]*link.Stats, error) {
 	return out, nil
 }
 
+// closingStats takes the primprocs' stats at a statement's end, for its CPU deltas, from
+// the primprocs whose connections that carried the statement are all still live; the others
+// get nil (as does one whose call fails). A connection that ended meanwhile means the link
+// failed (the primproc is down, frozen or restarted): asking it would hold the statement's
+// answer, its error included, for a redial or for a frozen primproc's other connection to
+// time out, and its CPU delta would mean little anyway.
+func (e *Engine) closingStats(before, after []ipc.ClientStats) []*link.Stats {
+	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+	defer cancel()
+	out := make([]*link.Stats, len(e.cl))
+	var wg sync.WaitGroup
+	for i, c := range e.cl {
+		if sameConns(before[i], after[i]) {
+			wg.Go(func() { out[i], _ = c.Stats(ctx) })
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// sameConns reports whether every connection in before is still live in after.
+func sameConns(before, after ipc.ClientStats) bool {
+	live := make(map[uint64]bool, len(after.Conns))
+	for _, c := range after.Conns {
+		live[c.ID] = true
+	}
+	for _, c := range before.Conns {
+		if !live[c.ID] {
+			return false
+		}
+	}
+	return true
+}
+
 // linkSnapshots returns exemgr's counters of its connections to every primproc.
 func (e *Engine) linkSnapshots() []ipc.ClientStats {
 	out := make([]ipc.ClientStats, len(e.cl))
@@ -137,9 +171,7 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 	var pm1 []*link.Stats
 	if r.pm0 != nil {
 		link1 = r.e.linkSnapshots()
-		ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
-		pm1, _ = r.e.primprocStats(ctx) // a primproc gone by now leaves its CPU unknown (0)
-		cancel()
+		pm1 = r.e.closingStats(r.link0, link1) // a primproc not asked leaves its CPU unknown (0)
 	}
 	for i, c := range r.e.cl {
 		p := ProcessStats{Process: processName(i), Peer: c.Peer()}

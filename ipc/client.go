@@ -231,12 +231,15 @@ func (c *Client) maintain(s *slot) {
 		c.up--
 		err = conn.Err()
 		c.lastErr = err
-		if c.up == 0 && !c.closed {
+		down := c.up == 0 && !c.closed
+		if down {
 			c.emit(PeerEvent{Peer: c.peer.String(), Err: err})
-			c.log.Warn("link: peer down", "err", err)
 		}
 		c.notifyLocked()
 		c.mu.Unlock()
+		if down { // not under c.mu, which every Open and Call takes: a log write can block
+			c.log.Warn("link: peer down", "err", err)
+		}
 		// Redial at once after a connection that was up; back off if that fails too.
 	}
 }
@@ -320,6 +323,20 @@ func (c *Client) dialEndpoint(ctx context.Context, ep Endpoint, hp handshakePara
 	return conn, nil
 }
 
+// live reports whether a slot's connection is up: set, and not failed (a connection that
+// has failed stays in its slot until the slot's goroutine notices, a moment later).
+func (s *slot) live() bool {
+	if s.conn == nil {
+		return false
+	}
+	select {
+	case <-s.conn.Done():
+		return false
+	default:
+		return true
+	}
+}
+
 // pick returns the live connection with the fewest open streams.
 func (c *Client) pickLocked() *Conn {
 	var best *Conn
@@ -327,7 +344,7 @@ func (c *Client) pickLocked() *Conn {
 	n := len(c.slots)
 	for i := range n {
 		s := c.slots[(c.rr+i)%n]
-		if s.conn == nil {
+		if !s.live() {
 			continue
 		}
 		if k := s.conn.load(); best == nil || k < bestN {
@@ -489,7 +506,7 @@ func (c *Client) Conns() []*Conn {
 	defer c.mu.Unlock()
 	var out []*Conn
 	for _, s := range c.slots {
-		if s.conn != nil {
+		if s.live() {
 			out = append(out, s.conn)
 		}
 	}

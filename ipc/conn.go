@@ -129,7 +129,10 @@ type Conn struct {
 
 	lastRead atomic.Int64 // unix nanos of the last read that returned data
 	started  time.Time
-	peerPID  int // a unix peer's process (SO_PEERCRED), 0 if unknown
+	// handshakeEnd is the handshake's deadline (the handshake timeout or the caller's
+	// deadline, whichever is sooner); used only during the handshake.
+	handshakeEnd time.Time
+	peerPID      int // a unix peer's process (SO_PEERCRED), 0 if unknown
 
 	// maxDataFrame is the largest data frame received: a receiver grants at once when a
 	// frame that large could not be sent with the credit its peer has (Stream.nextMessage).
@@ -281,17 +284,18 @@ func (c *Conn) fail(err error) {
 	for _, done := range c.calls.drain() {
 		done(nil, err)
 	}
-
-	switch { // logged before the socket closes, so the peer never sees the close first
+	c.nc.Close()
+	for _, s := range streams {
+		s.failConn(err)
+	}
+	// The log comes last: a log write can block (stderr on a pipe nobody drains), and
+	// nothing a waiter on the connection needs may wait behind it. With the log first, a
+	// stalled log kept the socket of a frozen peer open and its streams waiting, unbounded.
+	switch {
 	case errors.Is(err, ErrProtocol), errors.Is(err, ErrPeerSilent), errors.Is(err, ErrVersion), errors.Is(err, ErrAuth):
 		c.log.Warn("link: closing connection", "err", err)
 	default:
 		c.log.Debug("link: connection closed", "err", err)
-	}
-	c.fw.fail(err)
-	c.nc.Close()
-	for _, s := range streams {
-		s.failConn(err)
 	}
 }
 

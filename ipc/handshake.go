@@ -47,14 +47,16 @@ func (c *Conn) writeHandshakeError(code, msg string) {
 // readHandshake reads the next handshake frame: a HELLO, or the peer's ERROR turned into an
 // error. A header with another protocol version is read whole so the peer's own words
 // (its hello or error) can be quoted.
-func (c *Conn) readHandshake(step string) (Hello, error) {
-	f, err := c.fr.next()
+func (c *Conn) readHandshake(ctx context.Context, step string) (Hello, error) {
+	f, err := c.nextHandshakeFrame(ctx)
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrVersion):
 			return Hello{}, fmt.Errorf("handshake (%s): %w%s", step, err, c.versionDetail(f.h))
+		case errors.Is(err, ErrPeerSilent):
+			return Hello{}, fmt.Errorf("handshake (%s): %w", step, err)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			return Hello{}, fmt.Errorf("handshake (%s): %w: no answer from %s within %v", step, ErrProtocol, c.remote, c.lim.HandshakeTimeout)
+			return Hello{}, fmt.Errorf("handshake (%s): %w: no answer from %s %v after connecting", step, ErrProtocol, c.remote, time.Since(c.started).Round(time.Millisecond))
 		case errors.Is(err, io.EOF) && c.fr.bytesIn.Load() == 0:
 			return Hello{}, fmt.Errorf("handshake (%s): %w: %s closed the connection without sending anything", step, ErrConnClosed, c.remote)
 		case errors.Is(err, io.EOF):
@@ -85,6 +87,48 @@ func (c *Conn) readHandshake(step string) (Hello, error) {
 	return Hello{}, fmt.Errorf("handshake (%s): %w: got a %v frame, want HELLO", step, ErrProtocol, f.h.Kind)
 }
 
+// nextHandshakeFrame reads a handshake frame within the deadline handshakeDeadline set. On
+// a client it also applies the heartbeat's rule before there is a heartbeat: a peer silent
+// for HeartbeatTimeout since the connect or its last byte is judged by silenceVerdict (a TCP
+// peer, or a unix peer whose process is stopped or gone, has failed; a running unix peer is
+// given up to the handshake deadline). A stopped server's kernel still completes the connect
+// (into the listen backlog), so without this a redial to a frozen peer waited out the whole
+// dial timeout, and so did every caller waiting for that redial.
+//
+// Invariant: a client's handshake read blocks until the handshake deadline at most, and
+// until the server has been silent for HeartbeatTimeout at most unless it is a running unix
+// process.
+func (c *Conn) nextHandshakeFrame(ctx context.Context) (inFrame, error) {
+	if !c.isClient {
+		return c.fr.next() // the server's bound is the handshake deadline alone
+	}
+	check := time.Unix(0, c.lastRead.Load()).Add(c.lim.HeartbeatTimeout) // when to judge the silence
+	for {
+		dl := check
+		if c.handshakeEnd.Before(dl) {
+			dl = c.handshakeEnd
+		}
+		_ = c.nc.SetReadDeadline(dl)
+		if ctx.Err() != nil {
+			// handshakeDeadline's AfterFunc may have set its deadline before the line above
+			// replaced it: stop here rather than wait for the new one.
+			return inFrame{}, os.ErrDeadlineExceeded
+		}
+		f, err := c.fr.next() // a timed-out read keeps a partial frame for the next call
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil || !time.Now().Before(c.handshakeEnd) {
+			return f, err
+		}
+		last := time.Unix(0, c.lastRead.Load())
+		if silent := time.Since(last); silent < c.lim.HeartbeatTimeout {
+			check = last.Add(c.lim.HeartbeatTimeout) // bytes came meanwhile
+		} else if verr := c.silenceVerdict(silent); verr != nil {
+			return inFrame{}, verr
+		} else {
+			check = time.Now().Add(c.lim.HeartbeatInterval) // a running unix peer: look again
+		}
+	}
+}
+
 // versionDetail reads the payload of a frame whose header has another version and returns
 // what the peer said, if it can be decoded.
 func (c *Conn) versionDetail(h Header) string {
@@ -109,6 +153,7 @@ func (c *Conn) handshakeDeadline(ctx context.Context) func() {
 	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
 		dl = d
 	}
+	c.handshakeEnd = dl
 	_ = c.nc.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Now()) })
 	return func() {
@@ -147,7 +192,7 @@ func (c *Conn) clientHandshake(ctx context.Context, p handshakeParams) error {
 	}); err != nil {
 		return fmt.Errorf("handshake: %w", err)
 	}
-	sh, err := c.readHandshake("server hello")
+	sh, err := c.readHandshake(ctx, "server hello")
 	if err != nil {
 		return err
 	}
@@ -165,7 +210,7 @@ func (c *Conn) clientHandshake(ctx context.Context, p handshakeParams) error {
 		if err := c.writeHello(&Hello{Proof: authProof(p.token, proofLabelClient, sh.Nonce, nonce)}); err != nil {
 			return fmt.Errorf("handshake: %w", err)
 		}
-		fin, err := c.readHandshake("server proof")
+		fin, err := c.readHandshake(ctx, "server proof")
 		if err != nil {
 			return err
 		}
@@ -190,7 +235,7 @@ func (c *Conn) clientHandshake(ctx context.Context, p handshakeParams) error {
 // with a code and a message before the error is returned.
 func (c *Conn) serverHandshake(ctx context.Context, p handshakeParams) error {
 	defer c.handshakeDeadline(ctx)()
-	ch, err := c.readHandshake("client hello")
+	ch, err := c.readHandshake(ctx, "client hello")
 	if err != nil {
 		if errors.Is(err, ErrVersion) {
 			c.writeHandshakeError(CodeVersion, fmt.Sprintf("this server speaks protocol version %d", Version))
@@ -233,7 +278,7 @@ func (c *Conn) serverHandshake(ctx context.Context, p handshakeParams) error {
 		return fmt.Errorf("handshake: %w", err)
 	}
 	if auth == AuthToken {
-		pr, err := c.readHandshake("client proof")
+		pr, err := c.readHandshake(ctx, "client proof")
 		if err != nil {
 			return err
 		}

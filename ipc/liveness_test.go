@@ -42,7 +42,12 @@ func TestMain(m *testing.M) {
 func runChildServer() int {
 	// Warnings (a connection closed, and why) go to stderr, which the test shows.
 	lg := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("process", "child")
-	s := NewServer(ServerConfig{Name: "child", Logger: lg})
+	var lim Limits // $COLINK_IPC_TEST_HEARTBEAT: "interval,timeout" (default: the defaults)
+	if hb := strings.Split(os.Getenv("COLINK_IPC_TEST_HEARTBEAT"), ","); len(hb) == 2 {
+		lim.HeartbeatInterval, _ = time.ParseDuration(hb[0])
+		lim.HeartbeatTimeout, _ = time.ParseDuration(hb[1])
+	}
+	s := NewServer(ServerConfig{Name: "child", Logger: lg, Limits: lim})
 	testHandlers(s)
 	sizeHandlers(s, blobSizer{})
 	s.Handle("stall", func(ctx context.Context, st *Stream) error {
@@ -118,8 +123,9 @@ type childServer struct {
 	tcp, unix string
 }
 
-// startChild starts the child server with burn CPU-burning goroutines.
-func startChild(t *testing.T, burn int) *childServer {
+// startChild starts the child server with burn CPU-burning goroutines and, if lim sets
+// them, that heartbeat interval and timeout.
+func startChild(t *testing.T, burn int, lim Limits) *childServer {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -127,7 +133,8 @@ func startChild(t *testing.T, burn int) *childServer {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=server", "COLINK_IPC_TEST_DIR="+t.TempDir(),
-		"COLINK_IPC_TEST_BURN="+strconv.Itoa(burn), "GOMAXPROCS=2")
+		"COLINK_IPC_TEST_BURN="+strconv.Itoa(burn), "GOMAXPROCS=2",
+		fmt.Sprintf("COLINK_IPC_TEST_HEARTBEAT=%v,%v", lim.HeartbeatInterval, lim.HeartbeatTimeout))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -171,7 +178,7 @@ func TestLivenessUnderLoadAndSIGSTOP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a CPU-burning child process")
 	}
-	child := startChild(t, 4)
+	child := startChild(t, 4, Limits{})
 	type peer struct {
 		name string
 		cl   *Client

@@ -5,6 +5,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -19,20 +20,24 @@ const (
 	ExitUsage   = 2 // bad flags or configuration
 )
 
-// NewLogger returns a text (or json) slog logger on stderr at the named level.
+// NewLogger returns a text (or json) slog logger on stderr at the named level. Its lines go
+// through a stallWriter: a stderr nobody reads drops lines instead of stopping the daemon.
 func NewLogger(level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
+	var newHandler func(io.Writer) slog.Handler
 	switch format {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		newHandler = func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, opts) }
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		newHandler = func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, opts) }
+	default:
+		return nil, fmt.Errorf("--log-format %q: want text or json", format)
 	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+	return slog.New(newHandler(newStallWriter(os.Stderr, newHandler))), nil
 }
 
 // SignalContext returns a context canceled by SIGTERM or SIGINT; a second signal exits at

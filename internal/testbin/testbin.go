@@ -117,6 +117,9 @@ func (p *Proc) name() string {
 	return fmt.Sprintf("%s (pid %d)", filepath.Base(p.Cmd.Path), p.Cmd.Process.Pid)
 }
 
+// Done is closed once the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
 // Log returns the stderr captured so far.
 func (p *Proc) Log() string {
 	p.mu.Lock()

@@ -104,7 +104,7 @@ type TxnResult struct {
 func NewTxnID() string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("pmclient: no randomness for a transaction ID: %v", err))
+		panic(fmt.Sprintf("twophase: no randomness for a transaction ID: %v", err))
 	}
 	return "tx-" + hex.EncodeToString(b[:])
 }
