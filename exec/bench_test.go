@@ -55,7 +55,7 @@ func benchFragment(b *testing.B, f *Fragment, recs []arrow.RecordBatch, threads 
 	var cpu, wall int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p, err := BuildPipeline(f, &sharedSource{recs: recs}, builds, Options{Threads: threads, Alloc: pool})
+		p, err := validateAndBuild(f, &sharedSource{recs: recs}, builds, Options{Threads: threads, Alloc: pool})
 		if err != nil {
 			b.Fatal(err)
 		}

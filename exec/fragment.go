@@ -128,9 +128,26 @@ func (s *Step) kind() string {
 // over the workers' combined output.
 func (s *Step) blocking() bool { return s.Aggregate != nil || s.TopN != nil || s.Limit != nil }
 
+// Valid is a fragment Validate has checked, with its output column types: what
+// BuildPipeline runs. A fragment is validated once, at the door of the process that runs
+// it (primproc's fragment method, or an in-process runner); the planner that builds
+// fragments types them step by step (Step.OutputTypes) instead.
+type Valid struct {
+	*Fragment
+	Types []vec.Type
+}
+
 // Validate checks the fragment: types flow through the steps, every column index exists,
-// every expression type-checks. It returns the output column types.
-func (f *Fragment) Validate() ([]vec.Type, error) {
+// every expression type-checks.
+func (f *Fragment) Validate() (*Valid, error) {
+	t, err := f.validate()
+	if err != nil {
+		return nil, err
+	}
+	return &Valid{Fragment: f, Types: t}, nil
+}
+
+func (f *Fragment) validate() ([]vec.Type, error) {
 	sc := &f.Scan
 	if sc.Table == "" {
 		return nil, fmt.Errorf("fragment: scan names no table")
@@ -164,7 +181,7 @@ func (f *Fragment) Validate() ([]vec.Type, error) {
 	cur := sc.Types
 	for i := range f.Steps {
 		s := &f.Steps[i]
-		next, err := s.outputTypes(cur, f.Builds)
+		next, err := s.OutputTypes(cur, f.Builds)
 		if err != nil {
 			return nil, fmt.Errorf("fragment step %d (%s): %w", i, s.kind(), err)
 		}
@@ -176,7 +193,9 @@ func (f *Fragment) Validate() ([]vec.Type, error) {
 	return cur, nil
 }
 
-func (s *Step) outputTypes(in []vec.Type, builds []BuildSide) ([]vec.Type, error) {
+// OutputTypes is the step's output column types over input columns of types in, with the
+// fragment's build sides builds; an error says why the step does not fit them.
+func (s *Step) OutputTypes(in []vec.Type, builds []BuildSide) ([]vec.Type, error) {
 	switch k := s.kind(); k {
 	case "filter":
 		t, err := expr.TypeOf(s.Filter, in)

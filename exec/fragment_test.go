@@ -63,7 +63,7 @@ func runFragment(t *testing.T, f *Fragment, recs []arrow.RecordBatch, builds [][
 	}
 	mem := memory.NewCheckedAllocator(vec.NewPool(0))
 	opts.Alloc = mem
-	p, err := BuildPipeline(&g, &sharedSource{recs: recs}, builds, opts)
+	p, err := validateAndBuild(&g, &sharedSource{recs: recs}, builds, opts)
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -450,7 +450,7 @@ func TestFragmentValidation(t *testing.T) {
 	for _, c := range cases {
 		f := base()
 		c.mod(f)
-		_, err := BuildPipeline(f, &sharedSource{}, make([][]arrow.RecordBatch, len(f.Builds)), Options{})
+		_, err := validateAndBuild(f, &sharedSource{}, make([][]arrow.RecordBatch, len(f.Builds)), Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to mention %q", c.name, err, c.want)
 		}
@@ -458,7 +458,7 @@ func TestFragmentValidation(t *testing.T) {
 	// A record whose columns do not have the declared types fails the stream, naming it.
 	f := base()
 	recs := lineitem.Generate(10, 10, 1)
-	p, err := BuildPipeline(f, &sharedSource{recs: recs}, nil, Options{Threads: 2})
+	p, err := validateAndBuild(f, &sharedSource{recs: recs}, nil, Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +492,7 @@ func TestFragmentCancel(t *testing.T) {
 	recs := lineitem.Generate(200_000, 1024, 7)
 	before := runtime.NumGoroutine()
 	f := &Fragment{Scan: lineitemScan(), Steps: []Step{{Project: []*expr.Expr{mustExpr("l_orderkey")}}}}
-	p, err := BuildPipeline(f, &sharedSource{recs: recs}, nil, Options{Threads: 3, OutputRows: 1024})
+	p, err := validateAndBuild(f, &sharedSource{recs: recs}, nil, Options{Threads: 3, OutputRows: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +564,7 @@ func TestTwoPrimprocs(t *testing.T) {
 	var pipes []*Pipeline
 	for half := 0; half < 2; half++ {
 		part := recs[half*len(recs)/2 : (half+1)*len(recs)/2]
-		p, err := BuildPipeline(partial, &sharedSource{recs: part}, nil, Options{Threads: 2})
+		p, err := validateAndBuild(partial, &sharedSource{recs: part}, nil, Options{Threads: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -599,4 +599,14 @@ func TestTwoPrimprocs(t *testing.T) {
 	if got.String() != want.String() || len(want.Rows) < 3 {
 		t.Fatalf("two primprocs:\n%s\none:\n%s", got, want)
 	}
+}
+
+// validateAndBuild is what a process running fragments does at its door: Validate, then
+// BuildPipeline.
+func validateAndBuild(f *Fragment, scan RecordStream, builds [][]arrow.RecordBatch, opts Options) (*Pipeline, error) {
+	v, err := f.Validate()
+	if err != nil {
+		return nil, err
+	}
+	return BuildPipeline(v, scan, builds, opts)
 }

@@ -37,7 +37,7 @@ func FuzzFragment(f *testing.F) {
 			return
 		}
 		builds := make([][]arrow.RecordBatch, len(fr.Builds))
-		p, err := BuildPipeline(&fr, &sharedSource{recs: recs}, builds, Options{Threads: 2, Budget: NewBudget(64 << 20)})
+		p, err := validateAndBuild(&fr, &sharedSource{recs: recs}, builds, Options{Threads: 2, Budget: NewBudget(64 << 20)})
 		if err != nil {
 			return
 		}

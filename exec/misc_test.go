@@ -274,7 +274,12 @@ func ExampleBuildPipeline() {
 		},
 		Names: []string{"g", "n"},
 	}
-	p, err := BuildPipeline(f, &sharedSource{recs: recs}, nil, Options{Threads: 2})
+	v, err := f.Validate()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := BuildPipeline(v, &sharedSource{recs: recs}, nil, Options{Threads: 2})
 	if err != nil {
 		fmt.Println(err)
 		return

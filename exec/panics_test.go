@@ -112,7 +112,7 @@ func (s *panicStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 func TestFragmentWorkerPanic(t *testing.T) {
 	ctx, log := loggingContext()
 	recs := lineitem.Generate(4096, 1024, 2)
-	p, err := BuildPipeline(q6Fragment(), &panicStream{recs: recs, n: 3}, nil, Options{Threads: 2})
+	p, err := validateAndBuild(q6Fragment(), &panicStream{recs: recs, n: 3}, nil, Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,16 +68,13 @@ type Pipeline struct {
 	closeOnce                                 sync.Once
 }
 
-// BuildPipeline validates a fragment and prepares it to run over scan, a source of the
+// BuildPipeline prepares a validated fragment to run over scan, a source of the
 // scan's record batches (in Scan.Types) whose Next is safe for concurrent use: every
 // worker pulls row groups from it. builds holds, for each Fragment.Builds entry, the
 // build side's records; their hash tables are built here (charged to opts.Budget) and
 // shared by the workers. The caller keeps ownership of the build records.
-func BuildPipeline(f *Fragment, scan RecordStream, builds [][]arrow.RecordBatch, opts Options) (*Pipeline, error) {
-	types, err := f.Validate()
-	if err != nil {
-		return nil, err
-	}
+func BuildPipeline(v *Valid, scan RecordStream, builds [][]arrow.RecordBatch, opts Options) (*Pipeline, error) {
+	f, types := v.Fragment, v.Types
 	if len(builds) != len(f.Builds) {
 		return nil, fmt.Errorf("fragment: declares %d build sides, %d supplied", len(f.Builds), len(builds))
 	}
@@ -243,7 +240,7 @@ func (p *Pipeline) combineStep(op Operator) (Operator, error) {
 func (p *Pipeline) stepTypes(n int, worker bool) []vec.Type {
 	cur := p.f.Scan.Types
 	for i := 0; i < n; i++ {
-		cur, _ = p.f.Steps[i].outputTypes(cur, p.f.Builds)
+		cur, _ = p.f.Steps[i].OutputTypes(cur, p.f.Builds)
 		if a := p.f.Steps[i].Aggregate; a != nil && worker && i == n-1 && p.combine && a.Final {
 			// The worker instance of a final aggregation emits partial states.
 			in, _ := p.stepInput(i)
@@ -257,7 +254,7 @@ func (p *Pipeline) stepInput(n int) ([]vec.Type, error) {
 	cur := p.f.Scan.Types
 	for i := 0; i < n; i++ {
 		var err error
-		if cur, err = p.f.Steps[i].outputTypes(cur, p.f.Builds); err != nil {
+		if cur, err = p.f.Steps[i].OutputTypes(cur, p.f.Builds); err != nil {
 			return nil, err
 		}
 	}

@@ -109,7 +109,7 @@ func TestFragmentsWithPool(t *testing.T) {
 // runPooled runs f on two workers with a budget whose pool is pool (nil: none) and returns
 // its row count and an order-independent digest of its rows (with seed).
 func runPooled(f *Fragment, recs []arrow.RecordBatch, builds [][]arrow.RecordBatch, pool *vec.Pool, seed maphash.Seed) (string, error) {
-	p, err := BuildPipeline(f, &sharedSource{recs: recs}, builds, Options{Threads: 2, Budget: NewBudgetPool(0, pool)})
+	p, err := validateAndBuild(f, &sharedSource{recs: recs}, builds, Options{Threads: 2, Budget: NewBudgetPool(0, pool)})
 	if err != nil {
 		return "", err
 	}

@@ -30,7 +30,9 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 		return err
 	}
 	f := &a.Fragment
-	if _, err := f.Validate(); err != nil {
+	// The fragment is validated here, once: everything past the door takes the result.
+	valid, err := f.Validate()
+	if err != nil {
 		return invalidf("fragment", "%v", err)
 	}
 	limit := d.cfg.QueryMemory
@@ -80,7 +82,7 @@ func (d *Daemon) fragment(ctx context.Context, st *ipc.Stream) error {
 	fl.BuildBytes = st.Stats().BytesIn
 
 	ctx = exec.ContextWithLogger(ctx, d.log) // a worker panic fails this fragment; its stack goes to primproc's log
-	fs, err := fragment.Run(ctx, snap, nil, f, builds, fragment.Options{Threads: threads, Budget: budget, RowIDTag: uint8(a.Member), Pool: d.pool})
+	fs, err := fragment.Run(ctx, snap, nil, valid, builds, fragment.Options{Threads: threads, Budget: budget, RowIDTag: uint8(a.Member), Pool: d.pool})
 	if err != nil {
 		return fragmentError(ctx, err)
 	}

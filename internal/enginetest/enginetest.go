@@ -32,10 +32,14 @@ type LocalRunner struct {
 
 // Run implements physical.Runner.
 func (l *LocalRunner) Run(ctx context.Context, frag *exec.Fragment, builds [][]arrow.RecordBatch) ([]physical.Stream, error) {
+	valid, err := frag.Validate() // the in-process primprocs' door
+	if err != nil {
+		return nil, err
+	}
 	var out []physical.Stream
 	for i, st := range l.Stores {
 		snap := st.Snapshot()
-		s, err := fragment.Run(ctx, snap, nil, frag, builds, l.Options)
+		s, err := fragment.Run(ctx, snap, nil, valid, builds, l.Options)
 		snap.Release()
 		if err != nil {
 			for _, o := range out {

@@ -65,10 +65,8 @@ type Stream struct {
 // segments in the snapshot), with builds holding each build side's records (the caller keeps
 // them until the stream is closed). The snapshot must stay pinned until the stream is
 // closed; the stream's own scan pins it too.
-func Run(ctx context.Context, snap *storage.Snapshot, segments []uint64, frag *exec.Fragment, builds [][]arrow.RecordBatch, opts Options) (*Stream, error) {
-	if _, err := frag.Validate(); err != nil {
-		return nil, err
-	}
+func Run(ctx context.Context, snap *storage.Snapshot, segments []uint64, v *exec.Valid, builds [][]arrow.RecordBatch, opts Options) (*Stream, error) {
+	frag := v.Fragment
 	info, err := snap.Table(frag.Scan.Table)
 	if err != nil {
 		return nil, fmt.Errorf("fragment: %w", err)
@@ -95,7 +93,7 @@ func Run(ctx context.Context, snap *storage.Snapshot, segments []uint64, frag *e
 		alloc = opts.Pool
 	}
 	src := &rowGroupStream{scan: sc, refs: sc.RowGroups()}
-	pipe, err := exec.BuildPipeline(frag, src, builds, exec.Options{
+	pipe, err := exec.BuildPipeline(v, src, builds, exec.Options{
 		Threads: opts.Threads, BatchRows: opts.BatchRows, OutputRows: opts.OutputRows,
 		Budget: budget, Alloc: alloc,
 	})

@@ -133,7 +133,7 @@ func collect(t *testing.T, st *storage.Store, f *exec.Fragment, opts fragment.Op
 	t.Helper()
 	ctx := context.Background()
 	snap := st.Snapshot()
-	s, err := fragment.Run(ctx, snap, nil, f, nil, opts)
+	s, err := runFragment(ctx, snap, f, nil, opts)
 	snap.Release()
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestBuildSide(t *testing.T) {
 	ctx := context.Background()
 	snap := stores[0].Snapshot()
 	defer snap.Release()
-	s, err := fragment.Run(ctx, snap, nil, f, [][]arrow.RecordBatch{{rec}}, fragment.Options{Threads: 2})
+	s, err := runFragment(ctx, snap, f, [][]arrow.RecordBatch{{rec}}, fragment.Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestBadFragments(t *testing.T) {
 			Steps: []exec.Step{{Filter: expr.ColRef(0)}}}, "not bool"},
 	}
 	for _, c := range cases {
-		_, err := fragment.Run(ctx, snap, nil, c.f, nil, fragment.Options{})
+		_, err := runFragment(ctx, snap, c.f, nil, fragment.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one containing %q", err, c.want)
 		}
@@ -293,7 +293,7 @@ func TestBadFragments(t *testing.T) {
 		Scan:  exec.Scan{Table: "lineitem", Columns: []string{"l_comment"}, Types: []vec.Type{vec.StringType}},
 		Steps: []exec.Step{{Aggregate: &exec.AggStep{Spec: exec.AggSpec{GroupBy: []int{0}}}}},
 	}
-	s, err := fragment.Run(ctx, snap, nil, f, nil, fragment.Options{Threads: 1, QueryMemory: 64 << 10})
+	s, err := runFragment(ctx, snap, f, nil, fragment.Options{Threads: 1, QueryMemory: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,4 +352,13 @@ func TestSharedPool(t *testing.T) {
 	if s := pool.Stats(); (s.Gets-s.Misses) == 0 || s.Idle == 0 {
 		t.Fatalf("the shared pool recycled nothing: %+v", s)
 	}
+}
+
+// runFragment validates f, as primproc's door does, and runs it.
+func runFragment(ctx context.Context, snap *storage.Snapshot, f *exec.Fragment, builds [][]arrow.RecordBatch, opts fragment.Options) (*fragment.Stream, error) {
+	v, err := f.Validate()
+	if err != nil {
+		return nil, err
+	}
+	return fragment.Run(ctx, snap, nil, v, builds, opts)
 }

@@ -180,12 +180,13 @@ func needed(ids []plan.ColumnID, need plan.ColSet) []plan.ColumnID {
 // addStep appends a step to a fragment relation; cols names its output columns.
 func (b *builder) addStep(r *rel, s exec.Step, info stepInfo, cols []plan.ColumnID) error {
 	f := r.frag
+	// Typed step by step; the fragment as a whole is validated where it runs.
+	t, err := s.OutputTypes(r.types, f.Exec.Builds)
+	if err != nil {
+		return b.errorf("fragment %d step %d: %w", f.ID, len(f.Exec.Steps), err)
+	}
 	f.Exec.Steps = append(f.Exec.Steps, s)
 	f.steps = append(f.steps, info)
-	t, err := f.Exec.Validate()
-	if err != nil {
-		return b.errorf("fragment %d: %w", f.ID, err)
-	}
 	if len(t) != len(cols) {
 		return b.errorf("fragment %d: step %q yields %d columns, expected %d", f.ID, info.label, len(t), len(cols))
 	}
@@ -243,9 +244,6 @@ func (b *builder) scan(s *plan.Scan, need plan.ColSet) (*rel, error) {
 	f.scanLabel = "Scan " + name + " cols=[" + b.colsText(ids) + "]"
 	if len(zoneText) > 0 {
 		f.scanLabel += " zone=[" + strings.Join(zoneText, ", ") + "]"
-	}
-	if _, err := f.Exec.Validate(); err != nil {
-		return nil, b.errorf("fragment %d: %w", f.ID, err)
 	}
 	if len(s.Filters) > 0 {
 		if err := b.filter(r, s.Filters); err != nil {
