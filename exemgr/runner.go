@@ -2,9 +2,7 @@ package exemgr
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -13,10 +11,6 @@ import (
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql/physical"
 )
-
-// errStreamClosed is the cause of a fragment stream's cancellation when exemgr no longer
-// wants its rows (the plan finished early, failed, or was killed).
-var errStreamClosed = errors.New("exemgr closed the fragment stream")
 
 // linkRunner runs a statement's fragments on every primproc over the link: it implements
 // physical.Runner. Each fragment opens one stream per primproc; the build sides go up the
@@ -54,7 +48,6 @@ func (r *linkRunner) Run(ctx context.Context, frag *exec.Fragment, builds [][]ar
 		return nil, err
 	}
 	for i, c := range r.cl {
-		sctx, cancel := context.WithCancelCause(ctx)
 		args := args
 		if i > 0 || r.pins != nil {
 			a := *args // per primproc: its pin, and the tag of its row IDs
@@ -64,97 +57,14 @@ func (r *linkRunner) Run(ctx context.Context, frag *exec.Fragment, builds [][]ar
 			}
 			args = &a
 		}
-		fs, err := c.Fragment(sctx, args, schemas)
+		fs, err := c.Fragment(ctx, args, schemas)
 		if err != nil {
-			cancel(err)
 			return fail(err)
 		}
-		s := &linkStream{fs: fs, cancel: cancel}
 		if len(frag.Builds) > 0 {
-			s.sent = make(chan struct{})
-			go s.sendBuilds(builds)
+			fs.Upload(builds)
 		}
-		out = append(out, s)
+		out = append(out, fs)
 	}
 	return out, nil
-}
-
-// linkStream is one primproc's output of a fragment (physical.Stream). One goroutine reads
-// it; the build sides are sent by a goroutine of their own, which finishes before the
-// first record is read (the primproc reads every build row before it scans).
-type linkStream struct {
-	fs     *link.FragmentStream
-	cancel context.CancelCauseFunc // cancels the stream's context, and so the primproc's work
-	sent   chan struct{}           // closed once the build sides are uploaded (nil: none)
-	// sendErr is the upload's failure; written before sent is closed.
-	sendErr error
-	stats   exec.FragmentStats
-	ended   bool
-	closed  bool
-}
-
-// sendBuilds uploads every build side, then ends the upload.
-func (s *linkStream) sendBuilds(builds [][]arrow.RecordBatch) {
-	defer close(s.sent)
-	for side, recs := range builds {
-		for _, rec := range recs {
-			if err := s.fs.SendBuild(side, rec); err != nil {
-				s.sendErr = err
-				return
-			}
-		}
-	}
-	s.sendErr = s.fs.CloseBuilds()
-}
-
-// Next implements exec.RecordStream: the next record (the caller releases it), or nil at
-// the end.
-func (s *linkStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	if s.ended {
-		return nil, nil
-	}
-	if s.sent != nil {
-		select {
-		case <-s.sent:
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-		if s.sendErr != nil {
-			return nil, s.sendErr
-		}
-		s.sent = nil
-	}
-	rec, err := s.fs.Recv()
-	if err == io.EOF {
-		s.ended = true
-		if end := s.fs.End(); end != nil {
-			s.stats = end.Stats
-		}
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return rec, nil
-}
-
-// Stats implements physical.Stream.
-func (s *linkStream) Stats() exec.FragmentStats { return s.stats }
-
-// Close implements physical.Stream: a stream that has not ended is cancelled, which stops
-// the primproc's workers; the upload goroutine is waited for before the stream is released.
-func (s *linkStream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	if !s.ended {
-		s.cancel(errStreamClosed)
-	}
-	if s.sent != nil {
-		<-s.sent
-	}
-	s.fs.Close()
-	s.cancel(nil)
-	return nil
 }

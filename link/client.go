@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/ipc"
 )
 
@@ -242,16 +243,34 @@ func drain(st *ipc.Stream) ([]byte, error) {
 
 // FragmentStream is a fragment running on a primproc: upload its build sides with
 // SendBuild (if it has any), then read its output with Recv until io.EOF, then End.
+//
+// It is the one type a fragment's results arrive through: besides Recv it is an
+// exec.RecordStream (Next), reports the primproc's END (Stats) and what arrived, as the
+// link counted it (Received), so that the planner's runner needs no wrapper of its own.
 type FragmentStream struct {
 	c          *Client
 	st         *ipc.Stream
 	enc        *BuildEncoder
 	buildsDone bool
 	end        *FragmentEnd
+	cancel     context.CancelCauseFunc // cancels the stream's context: the primproc stops
+	rows       int64                   // rows Next handed out
+	// uploaded is closed once a background upload (Upload) ends; uploadErr is its error,
+	// written before.
+	uploaded  chan struct{}
+	uploadErr error
+	ended     bool
+	closed    bool
 }
 
+// ErrFragmentClosed is the cause a fragment's stream is cancelled with when its reader
+// closes it before the end (the query finished early, failed, or was killed).
+var ErrFragmentClosed = errors.New("the fragment's reader closed its stream")
+
 // Fragment starts args on the primproc. buildSchemas are the Arrow schemas of the records
-// SendBuild will upload for each of args.Builds (nil if the fragment has no build sides).
+// SendBuild (or Upload) will upload for each of args.Builds (nil if the fragment has no
+// build sides). Cancelling ctx, or closing the stream before its end, stops the primproc's
+// work.
 func (c *Client) Fragment(ctx context.Context, args *FragmentArgs, buildSchemas []*arrow.Schema) (*FragmentStream, error) {
 	if len(buildSchemas) != len(args.Builds) {
 		return nil, fmt.Errorf("fragment: %d build schemas for %d build sides", len(buildSchemas), len(args.Builds))
@@ -261,11 +280,13 @@ func (c *Client) Fragment(ctx context.Context, args *FragmentArgs, buildSchemas 
 		return nil, fmt.Errorf("fragment: encode args: %w", err)
 	}
 	fin := len(args.Builds) == 0
-	st, err := c.link.Open(ctx, MethodFragment, b, fin)
+	sctx, cancel := context.WithCancelCause(ctx)
+	st, err := c.link.Open(sctx, MethodFragment, b, fin)
 	if err != nil {
+		cancel(err)
 		return nil, c.wrap(MethodFragment, err)
 	}
-	fs := &FragmentStream{c: c, st: st, buildsDone: fin}
+	fs := &FragmentStream{c: c, st: st, buildsDone: fin, cancel: cancel}
 	if !fin {
 		fs.enc = NewBuildEncoder(buildSchemas, memory.DefaultAllocator)
 	}
@@ -357,10 +378,86 @@ func (f *FragmentStream) End() *FragmentEnd { return f.end }
 
 // Close releases the stream, canceling the fragment if it has not ended: the primproc
 // stops its workers.
-func (f *FragmentStream) Close() {
+func (f *FragmentStream) Close() error {
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	if !f.ended {
+		f.cancel(ErrFragmentClosed)
+	}
+	if f.uploaded != nil {
+		<-f.uploaded // the upload fails fast once the stream is cancelled
+	}
 	if f.enc != nil {
 		f.enc.Release()
 		f.enc = nil
 	}
 	f.st.Close()
+	f.cancel(nil)
+	return nil
+}
+
+// Upload sends every build side on a goroutine of its own, then ends the upload; Next
+// waits for it before the first record (the primproc reads every build row before it
+// scans). The caller keeps builds valid until the stream is closed. One primproc's slow
+// upload then does not hold back the others' (each stream has its own goroutine).
+func (f *FragmentStream) Upload(builds [][]arrow.RecordBatch) {
+	f.uploaded = make(chan struct{})
+	go func() {
+		defer close(f.uploaded)
+		for side, recs := range builds {
+			for _, rec := range recs {
+				if err := f.SendBuild(side, rec); err != nil {
+					f.uploadErr = err
+					return
+				}
+			}
+		}
+		f.uploadErr = f.CloseBuilds()
+	}()
+}
+
+// Next is exec.RecordStream's: the next output record (the caller releases it), or nil at
+// the end, after a background upload (Upload) has finished.
+func (f *FragmentStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if f.ended {
+		return nil, nil
+	}
+	if f.uploaded != nil {
+		select {
+		case <-f.uploaded:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		if f.uploadErr != nil {
+			return nil, f.uploadErr
+		}
+	}
+	rec, err := f.Recv()
+	if err == io.EOF {
+		f.ended = true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.rows += rec.NumRows()
+	return rec, nil
+}
+
+// Stats is the primproc's report on the fragment (its END), once Next returned nil; zero
+// before.
+func (f *FragmentStream) Stats() exec.FragmentStats {
+	if f.end == nil {
+		return exec.FragmentStats{}
+	}
+	return f.end.Stats
+}
+
+// Received is what arrived of the fragment's output: rows handed out by Next, and the
+// batches and bytes the link counted on the stream (Arrow IPC messages as they crossed).
+func (f *FragmentStream) Received() (rows, batches, bytes int64) {
+	st := f.st.Stats()
+	return f.rows, int64(st.BatchesIn), int64(st.BytesIn)
 }

@@ -122,6 +122,13 @@ func (s *Stream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	return rec, err
 }
 
+// Received is what the stream handed out: in process, what the pipeline produced (rows,
+// batches, and the records' buffer bytes), counted by the pipeline.
+func (s *Stream) Received() (rows, batches, bytes int64) {
+	st := s.pipe.Stats()
+	return st.RowsProduced, st.BatchesProduced, st.BytesProduced
+}
+
 // Stats returns the fragment's counters; they are complete once Next has returned nil.
 func (s *Stream) Stats() exec.FragmentStats {
 	st := exec.FragmentStats{Stats: s.pipe.Stats()}

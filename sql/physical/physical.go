@@ -68,6 +68,9 @@ type Stream interface {
 	// Stats is the primproc's report on the fragment; complete once Next has returned nil.
 	// It is called before Close.
 	Stats() exec.FragmentStats
+	// Received is what arrived of the output: rows, batches and bytes, counted once, by
+	// whatever carried them (the link, for a remote primproc).
+	Received() (rows, batches, bytes int64)
 	// Close stops the fragment (if it is still running) and releases the stream.
 	Close() error
 }

@@ -438,27 +438,11 @@ func (n *Gather) open(r *run) (exec.Operator, error) {
 type gatherOp struct {
 	g       *Gather
 	r       *run
-	streams []*countedStream
+	streams []Stream
 	merged  *exec.Parallel
 	src     *exec.Source
 	bytes   int64 // broadcast bytes per primproc
 	closed  bool
-}
-
-// countedStream counts what one primproc's stream delivers; one goroutine reads it.
-type countedStream struct {
-	Stream
-	rows, batches, bytes int64
-}
-
-func (c *countedStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	rec, err := c.Stream.Next(ctx)
-	if rec != nil {
-		c.rows += rec.NumRows()
-		c.batches++
-		c.bytes += vec.RecordBytes(rec)
-	}
-	return rec, err
 }
 
 func (o *gatherOp) Types() []vec.Type { return o.g.types }
@@ -480,9 +464,8 @@ func (o *gatherOp) Init(ctx context.Context) error {
 	}
 	rs := make([]exec.RecordStream, len(streams))
 	for i, s := range streams {
-		c := &countedStream{Stream: s}
-		o.streams = append(o.streams, c)
-		rs[i] = c
+		o.streams = append(o.streams, s)
+		rs[i] = s
 	}
 	o.merged = exec.MergeStreams(ctx, rs...)
 	o.src = exec.NewSource(o.merged, o.g.types, o.r.opts.BatchRows)
@@ -513,12 +496,13 @@ func (o *gatherOp) Close() error {
 	var err error
 	for _, s := range o.streams {
 		fr.Streams = append(fr.Streams, s.Stats())
+		rows, batches, bytes := s.Received()
+		fr.RowsReceived += rows
+		fr.BatchesReceived += batches
+		fr.BytesReceived += bytes
 		if e := s.Close(); e != nil && err == nil {
 			err = e
 		}
-		fr.RowsReceived += s.rows
-		fr.BatchesReceived += s.batches
-		fr.BytesReceived += s.bytes
 	}
 	if o.streams != nil {
 		o.r.stats.addFragment(fr)
