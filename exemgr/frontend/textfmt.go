@@ -94,7 +94,8 @@ func appendDate(dst []byte, days int32) []byte { return civil.AppendDate(dst, in
 // appendDouble appends f as MySQL prints a DOUBLE it has no scale for: the shortest digits
 // that read back as f, in fixed notation unless the number is below 1e-15 in magnitude or
 // an integer of more than 15 digits, in which case as d.ddde[-]N (MySQL's my_gcvt with a wide
-// field). MySQL has no infinities or NaN; they print as "inf", "-inf" and "nan".
+// field); negative zero is "-0". MySQL has no infinities or NaN; they print as "inf",
+// "-inf" and "nan".
 func appendDouble(dst []byte, f float64, bitSize int) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -104,6 +105,9 @@ func appendDouble(dst []byte, f float64, bitSize int) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, "-inf"...)
 	case f == 0:
+		if math.Signbit(f) {
+			return append(dst, '-', '0') // negative zero prints its sign, as in MySQL and MariaDB
+		}
 		return append(dst, '0')
 	}
 	// 'e' with precision -1 gives the shortest digits: "-d.ddde±XX".

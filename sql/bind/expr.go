@@ -282,7 +282,11 @@ func (b *Binder) unary(x *ast.UnaryOperationExpr, ctx *exprCtx) (plan.Expr, erro
 			if t.Kind == types.Decimal && t.Scale == 0 && !l.V.Null && isMinInt64Magnitude(l.V.Dec) {
 				return plan.Lit(types.IntValue(math.MinInt64)), nil
 			}
-			// Fold now so that "-1" is a literal, as the parser's users expect.
+			// Fold now so that "-1" is a literal, as the parser's users expect. A double
+			// negates its sign (-0e0 is -0, as MySQL prints it), not 0 minus itself.
+			if t.Kind == types.Float64 && !l.V.Null {
+				return plan.Lit(types.FloatValue(-l.V.Float)), nil
+			}
 			zero := types.IntValue(0)
 			neg, err := types.Arithmetic(types.OpSub, zero, l.V, t)
 			if err == nil {

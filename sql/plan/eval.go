@@ -152,6 +152,9 @@ func evalCall(x *Call, a []types.Value) (types.Value, error) {
 	}
 	switch x.Fn {
 	case FnNeg:
+		if x.T.Kind == types.Float64 && !a[0].Null {
+			return types.FloatValue(-a[0].Float), nil // the sign flips: -0e0 is -0, as in the kernel
+		}
 		zero := types.Value{Type: a[0].Type, Int: 0, Dec: zeroDec(a[0])}
 		if x.T.Kind == types.Decimal {
 			v, err := types.DecimalArith(types.OpSub, zero, a[0])
