@@ -2,6 +2,7 @@ package exemgr
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -89,8 +90,8 @@ func (r *recorder) begin(ctx context.Context) ([]uint64, error) {
 
 // primprocStats calls stats on every primproc at once, waiting at most the engine's
 // primproc timeout for a connection.
-func (e *Engine) primprocStats(ctx context.Context) ([]*link.Stats, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
+func (e *Engine) primprocStats(stmt context.Context) ([]*link.Stats, error) {
+	ctx, cancel := context.WithTimeout(stmt, e.cfg.PrimProcTimeout)
 	defer cancel()
 	out := make([]*link.Stats, len(e.cl))
 	errs := make([]error, len(e.cl))
@@ -104,6 +105,11 @@ func (e *Engine) primprocStats(ctx context.Context) ([]*link.Stats, error) {
 	}
 	wg.Wait()
 	for i, err := range errs {
+		if err != nil && stmt.Err() != nil {
+			// The statement was killed, or its client left, while the call waited: that,
+			// not the primproc, is the reason (1317), though the primproc is named.
+			return nil, fmt.Errorf("primproc %s: %w", e.cl[i].Peer(), context.Cause(stmt))
+		}
 		if err != nil {
 			return nil, &peerError{peer: e.cl[i].Peer(), why: e.em.Down()[e.cl[i].Peer()], err: err}
 		}
