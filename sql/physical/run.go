@@ -1,12 +1,8 @@
 package physical
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/maphash"
-	"math"
 	"sync"
 	"time"
 
@@ -238,7 +234,7 @@ func (r *run) broadcast(ctx context.Context, b *Broadcast) (_ *bcastData, err er
 		return nil, err
 	}
 	if b.uniqueKeys != nil {
-		if err := checkUnique(d.recs, b.types, b.uniqueKeys); err != nil {
+		if err := exec.CheckUnique(d.recs, b.types, b.uniqueKeys); err != nil {
 			return nil, err
 		}
 	}
@@ -312,202 +308,56 @@ func withRowNumbers(rec arrow.RecordBatch, first int64) arrow.RecordBatch {
 	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
 }
 
-// checkUnique fails with MySQL's error 1242 if two rows share a value of the key columns
-// (a scalar subquery that returns more than one row for an outer row). Rows with a NULL key
-// match nothing and are ignored.
-//
-// It allocates per call, not per row: every row's key is encoded into one arena sized up
-// front (fixed-width values as they are, strings length-prefixed, so that no two keys share
-// an encoding), and an open-addressing table of twice the row count finds equal keys.
-func checkUnique(recs []arrow.RecordBatch, types []vec.Type, keys []int) error {
-	var rows, width int
-	var b vec.Batch
-	for _, rec := range recs {
-		n := int(rec.NumRows())
-		if err := b.ViewRecord(rec, types, 0, n); err != nil {
-			return err
-		}
-		rows += n
-		for _, k := range keys {
-			c := b.Cols[k]
-			if c.Type.ID == vec.String {
-				width += int(c.Offsets[n]-c.Offsets[0]) + n*binary.MaxVarintLen32
-			} else {
-				width += n * keyWidth(c.Type)
-			}
-		}
-	}
-	size := 1
-	for size < 2*rows {
-		size *= 2
-	}
-	mask := uint64(size - 1)
-	slots := make([]int32, size) // a key's number + 1; 0 is an empty slot
-	hashes := make([]uint64, 0, rows)
-	ends := make([]int, 0, rows) // key i is arena[ends[i-1]:ends[i]]
-	arena := make([]byte, 0, width)
-	seed := maphash.MakeSeed()
-	for _, rec := range recs {
-		if err := b.ViewRecord(rec, types, 0, int(rec.NumRows())); err != nil {
-			return err
-		}
-	row:
-		for i := 0; i < b.N; i++ {
-			start := len(arena)
-			for _, k := range keys {
-				c := b.Cols[k]
-				if c.IsNull(i) {
-					arena = arena[:start]
-					continue row
-				}
-				arena = appendKey(arena, c, i)
-			}
-			key := arena[start:]
-			h := maphash.Bytes(seed, key)
-			pos := h & mask
-			for ; slots[pos] != 0; pos = (pos + 1) & mask {
-				e := slots[pos] - 1
-				if hashes[e] != h {
-					continue
-				}
-				from := 0
-				if e > 0 {
-					from = ends[e-1]
-				}
-				if bytes.Equal(arena[from:ends[e]], key) {
-					return &vec.Error{Code: vec.CodeSubqueryRows, SQLState: "21000", Msg: "Subquery returns more than 1 row"}
-				}
-			}
-			hashes = append(hashes, h)
-			ends = append(ends, len(arena))
-			slots[pos] = int32(len(ends))
-		}
-	}
-	return nil
-}
-
-// keyWidth is the size of a fixed-width value in checkUnique's key encoding.
-func keyWidth(t vec.Type) int {
-	switch t.ID {
-	case vec.Bool:
-		return 1
-	case vec.Int32, vec.Date32:
-		return 4
-	case vec.Decimal128:
-		return 16
-	}
-	return 8
-}
-
-// appendKey appends row i of c (not NULL) in checkUnique's key encoding. Values of one
-// column compare equal exactly when their encodings do (a DOUBLE's -0 is written as 0).
-func appendKey(dst []byte, c *vec.Vec, i int) []byte {
-	switch c.Type.ID {
-	case vec.Bool:
-		if c.Bool[i] {
-			return append(dst, 1)
-		}
-		return append(dst, 0)
-	case vec.Int32, vec.Date32:
-		return binary.LittleEndian.AppendUint32(dst, uint32(c.I32[i]))
-	case vec.Int64, vec.Decimal64:
-		return binary.LittleEndian.AppendUint64(dst, uint64(c.I64[i]))
-	case vec.Decimal128:
-		dst = binary.LittleEndian.AppendUint64(dst, c.D128[i].Lo)
-		return binary.LittleEndian.AppendUint64(dst, uint64(c.D128[i].Hi))
-	case vec.Float64:
-		f := c.F64[i]
-		if f == 0 {
-			f = 0 // -0 = 0
-		}
-		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
-	case vec.String:
-		s := c.String(i)
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		return append(dst, s...)
-	}
-	panic(fmt.Sprintf("physical: no key encoding for %s", c.Type))
-}
-
 func (n *Gather) open(r *run) (exec.Operator, error) {
-	return &gatherOp{g: n, r: r}, nil
+	f := n.Frag
+	var bytes int64 // broadcast bytes per primproc
+	start := func(ctx context.Context) ([]exec.RecordStream, error) {
+		ds, err := r.broadcasts(ctx, f.Builds)
+		if err != nil {
+			return nil, err
+		}
+		builds := make([][]arrow.RecordBatch, len(f.Builds))
+		for i, d := range ds {
+			builds[i] = d.recs
+			bytes += d.bytes
+		}
+		streams, err := r.runner.Run(ctx, &f.Exec, builds)
+		if err != nil {
+			return nil, fmt.Errorf("fragment %d: %w", f.ID, err)
+		}
+		out := make([]exec.RecordStream, len(streams))
+		for i, s := range streams {
+			out[i] = s
+		}
+		return out, nil
+	}
+	done := func(streams []exec.RecordStream) {
+		fr := FragmentRun{Fragment: f.ID, Table: f.Exec.Scan.Table, BytesBroadcast: bytes * int64(len(streams))}
+		for _, rs := range streams {
+			s := rs.(Stream)
+			fr.Streams = append(fr.Streams, s.Stats())
+			rows, batches, b := s.Received()
+			fr.RowsReceived += rows
+			fr.BatchesReceived += batches
+			fr.BytesReceived += b
+		}
+		r.stats.addFragment(fr)
+	}
+	return &fragmentErrors{Operator: exec.NewGather(n.types, r.opts.BatchRows, start, done), id: f.ID}, nil
 }
 
-// gatherOp runs a Gather's fragment: it materializes the build sides, starts the fragment
-// on every primproc and merges their streams.
-type gatherOp struct {
-	g       *Gather
-	r       *run
-	streams []Stream
-	merged  *exec.Parallel
-	src     *exec.Source
-	bytes   int64 // broadcast bytes per primproc
-	closed  bool
+// fragmentErrors names the fragment in the errors its Gather returns.
+type fragmentErrors struct {
+	exec.Operator
+	id int
 }
 
-func (o *gatherOp) Types() []vec.Type { return o.g.types }
-
-func (o *gatherOp) Init(ctx context.Context) error {
-	f := o.g.Frag
-	builds := make([][]arrow.RecordBatch, len(f.Builds))
-	ds, err := o.r.broadcasts(ctx, f.Builds)
+func (o *fragmentErrors) Next(ctx context.Context) (*vec.Batch, error) {
+	b, err := o.Operator.Next(ctx)
 	if err != nil {
-		return err
-	}
-	for i, d := range ds {
-		builds[i] = d.recs
-		o.bytes += d.bytes
-	}
-	streams, err := o.r.runner.Run(ctx, &f.Exec, builds)
-	if err != nil {
-		return fmt.Errorf("fragment %d: %w", f.ID, err)
-	}
-	rs := make([]exec.RecordStream, len(streams))
-	for i, s := range streams {
-		o.streams = append(o.streams, s)
-		rs[i] = s
-	}
-	o.merged = exec.MergeStreams(ctx, rs...)
-	o.src = exec.NewSource(o.merged, o.g.types, o.r.opts.BatchRows)
-	return nil
-}
-
-func (o *gatherOp) Next(ctx context.Context) (*vec.Batch, error) {
-	b, err := o.src.Next(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("fragment %d: %w", o.g.Frag.ID, err)
+		return nil, fmt.Errorf("fragment %d: %w", o.id, err)
 	}
 	return b, nil
-}
-
-func (o *gatherOp) Close() error {
-	if o.closed {
-		return nil
-	}
-	o.closed = true
-	if o.src != nil {
-		o.src.Close()
-	}
-	if o.merged != nil {
-		o.merged.Close()
-	}
-	fr := FragmentRun{Fragment: o.g.Frag.ID, Table: o.g.Frag.Exec.Scan.Table,
-		BytesBroadcast: o.bytes * int64(len(o.streams))}
-	var err error
-	for _, s := range o.streams {
-		fr.Streams = append(fr.Streams, s.Stats())
-		rows, batches, bytes := s.Received()
-		fr.RowsReceived += rows
-		fr.BatchesReceived += batches
-		fr.BytesReceived += bytes
-		if e := s.Close(); e != nil && err == nil {
-			err = e
-		}
-	}
-	if o.streams != nil {
-		o.r.stats.addFragment(fr)
-	}
-	return err
 }
 
 func (n *MatchJoin) open(r *run) (exec.Operator, error) {
@@ -515,142 +365,29 @@ func (n *MatchJoin) open(r *run) (exec.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &matchJoinOp{n: n, r: r, input: in, nb: len(n.Build.types) - 1}, nil
-}
-
-// matchJoinOp runs a MatchJoin; see there.
-type matchJoinOp struct {
-	n       *MatchJoin
-	r       *run
-	input   exec.Operator
-	data    *bcastData
-	matched []bool
-	nb      int // build columns before the row number
-
-	emitting bool
-	rec, pos int
-	view     vec.Batch
-	out      vec.Batch
-	sel      []int32
-	nulls    []*vec.Vec
-}
-
-func (m *matchJoinOp) Types() []vec.Type { return m.n.types }
-
-func (m *matchJoinOp) Init(ctx context.Context) error {
-	d, err := m.r.broadcast(ctx, m.n.Build)
-	if err != nil {
-		return err
+	kind := exec.MatchSemi
+	switch n.Kind {
+	case plan.AntiJoin:
+		kind = exec.MatchAnti
+	case plan.LeftJoin:
+		kind = exec.MatchLeft
 	}
-	m.data = d
-	m.matched = make([]bool, d.rows)
-	return m.input.Init(ctx)
-}
-
-func (m *matchJoinOp) Next(ctx context.Context) (*vec.Batch, error) {
-	for !m.emitting {
-		b, err := m.input.Next(ctx)
+	load := func(ctx context.Context) ([]arrow.RecordBatch, int64, error) {
+		d, err := r.broadcast(ctx, n.Build)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		if b == nil {
-			m.emitting = true
-			break
-		}
-		ids := b.Cols[m.n.IDCol].I64
-		if b.Sel != nil {
-			for _, i := range b.Sel {
-				m.matched[ids[i]] = true
-			}
-		} else {
-			for _, id := range ids[:b.N] {
-				m.matched[id] = true
-			}
-		}
-		if m.n.Kind == plan.LeftJoin {
-			m.out.Cols = append(m.out.Cols[:0], b.Cols[:m.n.IDCol]...)
-			m.out.Sel, m.out.N = b.Sel, b.N
-			return &m.out, nil
-		}
+		return d.recs, d.rows, nil
 	}
-	want := m.n.Kind == plan.SemiJoin
-	for m.rec < len(m.data.recs) {
-		rec := m.data.recs[m.rec]
-		n := int(rec.NumRows())
-		if m.pos >= n {
-			m.rec, m.pos = m.rec+1, 0
-			continue
-		}
-		end := min(m.pos+m.r.opts.BatchRows, n)
-		if err := m.view.ViewRecord(rec, m.n.Build.types, m.pos, end); err != nil {
-			return nil, err
-		}
-		m.pos = end
-		ids := m.view.Cols[m.nb].I64
-		m.sel = m.sel[:0]
-		for i := 0; i < m.view.N; i++ {
-			if m.matched[ids[i]] == want {
-				m.sel = append(m.sel, int32(i))
-			}
-		}
-		if len(m.sel) == 0 {
-			continue
-		}
-		m.out.Cols = append(m.out.Cols[:0], m.view.Cols[:m.nb]...)
-		for k, t := range m.n.types[m.nb:] {
-			if k >= len(m.nulls) {
-				m.nulls = append(m.nulls, &vec.Vec{})
-			}
-			m.out.Cols = append(m.out.Cols, nullVec(m.nulls[k], t, m.view.N))
-		}
-		m.out.Sel, m.out.N = m.sel, m.view.N
-		return &m.out, nil
-	}
-	return nil, nil
-}
-
-func (m *matchJoinOp) Close() error { return m.input.Close() }
-
-// nullVec makes v a vector of n NULLs of type t.
-func nullVec(v *vec.Vec, t vec.Type, n int) *vec.Vec {
-	v.Prepare(t, n)
-	if t.ID == vec.String {
-		clear(v.Offsets)
-	}
-	nl := v.PrepareNulls(n)
-	for i := range nl {
-		nl[i] = true
-	}
-	return v
+	return exec.NewMatchJoin(in, kind, n.IDCol, n.Build.types, n.types, r.opts.BatchRows, load), nil
 }
 
 func (n *BroadcastScan) open(r *run) (exec.Operator, error) {
-	return &broadcastScanOp{n: n, r: r}, nil
-}
-
-// broadcastScanOp reads a broadcast's records, materializing them at Init.
-type broadcastScanOp struct {
-	n   *BroadcastScan
-	r   *run
-	src *exec.Source
-}
-
-func (o *broadcastScanOp) Types() []vec.Type { return o.n.B.types }
-
-func (o *broadcastScanOp) Init(ctx context.Context) error {
-	d, err := o.r.broadcast(ctx, o.n.B)
-	if err != nil {
-		return err
-	}
-	o.src = exec.NewSource(exec.Records(d.recs...), o.n.B.types, o.r.opts.BatchRows)
-	return nil
-}
-
-func (o *broadcastScanOp) Next(ctx context.Context) (*vec.Batch, error) { return o.src.Next(ctx) }
-
-func (o *broadcastScanOp) Close() error {
-	if o.src != nil {
-		return o.src.Close()
-	}
-	return nil
+	return exec.NewDeferred(n.B.types, r.opts.BatchRows, func(ctx context.Context) ([]arrow.RecordBatch, error) {
+		d, err := r.broadcast(ctx, n.B)
+		if err != nil {
+			return nil, err
+		}
+		return d.recs, nil
+	}), nil
 }

@@ -1,4 +1,4 @@
-package physical
+package exec
 
 import (
 	"errors"
@@ -92,7 +92,7 @@ func TestCheckUnique(t *testing.T) {
 					r.Release()
 				}
 			}()
-			err := checkUnique(recs, keyTypes, c.keys)
+			err := CheckUnique(recs, keyTypes, c.keys)
 			var ve *vec.Error
 			switch {
 			case c.unique && err != nil:
@@ -109,7 +109,7 @@ func negZero() float64 {
 	return -z
 }
 
-// TestCheckUniqueAllocs checks that checkUnique allocates per call, not per row: 100 times
+// TestCheckUniqueAllocs checks that CheckUnique allocates per call, not per row: 100 times
 // the rows cost no more allocations.
 func TestCheckUniqueAllocs(t *testing.T) {
 	allocs := func(n int) float64 {
@@ -123,7 +123,7 @@ func TestCheckUniqueAllocs(t *testing.T) {
 		defer rec.Release()
 		recs := []arrow.RecordBatch{rec}
 		return testing.AllocsPerRun(5, func() {
-			if err := checkUnique(recs, keyTypes, []int{0, 1, 2}); err != nil {
+			if err := CheckUnique(recs, keyTypes, []int{0, 1, 2}); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -146,7 +146,7 @@ func BenchmarkCheckUnique(b *testing.B) {
 	defer rec.Release()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := checkUnique([]arrow.RecordBatch{rec}, keyTypes, []int{0, 1}); err != nil {
+		if err := CheckUnique([]arrow.RecordBatch{rec}, keyTypes, []int{0, 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
