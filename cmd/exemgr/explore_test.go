@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// exploreFile is internal/enginetest's sqllogictest-style suite of queries a person types while
+// exploreFile is enginetest's sqllogictest-style suite of queries a person types while
 // exploring TPC-H data at SF 0.01, with results checked against DuckDB; here it runs
 // through the real daemons.
 var exploreFile = filepath.Join("..", "..", "internal", "enginetest", "testdata", "explore")

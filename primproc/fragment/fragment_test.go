@@ -17,7 +17,7 @@ import (
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/internal/enginetest"
+	"github.com/colinkdb/colink/enginetest"
 	"github.com/colinkdb/colink/primproc/fragment"
 	"github.com/colinkdb/colink/storage"
 	"github.com/colinkdb/colink/tpch"

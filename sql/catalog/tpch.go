@@ -27,7 +27,7 @@ func TPCH(db string) *Memory {
 // TPCHStats gives the statistics of dbgen's data at scale factor SF, from the
 // specification's cardinalities and value domains (clause 4.2), for any database. It lets
 // the planner be tested without data; the running system plans with what the primprocs
-// measure. At SF 1 the 22 queries plan the same with either (see internal/enginetest's
+// measure. At SF 1 the 22 queries plan the same with either (see enginetest's
 // SF 1 timing, COLINK_SF1_STATS=tpch).
 type TPCHStats struct {
 	SF float64
@@ -148,7 +148,7 @@ func fromTPCH(t tpch.Type) types.Type {
 	panic(fmt.Sprintf("catalog: TPC-H type kind %d unknown", t.Kind))
 }
 
-// tpchSF1Stats is what storage measured from dbgen's SF 1 data: internal/enginetest's SF 1
+// tpchSF1Stats is what storage measured from dbgen's SF 1 data: enginetest's SF 1
 // timing writes it (COLINK_SF1_WRITE_STATS=sql/catalog/tpch_sf1_stats.json).
 //
 //go:embed tpch_sf1_stats.json

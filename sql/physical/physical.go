@@ -29,7 +29,7 @@
 //
 // Plan.Execute runs a plan with a Runner, the one thing that knows where the primprocs are:
 // exemgr's runner sends fragments over the link; tests run them in process over local
-// stores (package internal/enginetest). Result streams the rows and reports QueryStats:
+// stores (package enginetest). Result streams the rows and reports QueryStats:
 // what came back from the primprocs, what was broadcast to them, row groups eliminated,
 // and each fragment's per-primproc statistics. For one query:
 //

@@ -30,7 +30,7 @@ import (
 // writes the measured ones (as sql/catalog/tpch_sf1_stats.json, which the planner's tests
 // use), COLINK_SF1_PLANS=DIR each query's EXPLAIN.
 //
-//	COLINK_SF1=1 COLINK_SF1_DIR=/tmp/colink-sf1 go test ./internal/enginetest -run SF1 -v -timeout 30m
+//	COLINK_SF1=1 COLINK_SF1_DIR=/tmp/colink-sf1 go test ./enginetest -run SF1 -v -timeout 30m
 func TestSF1Timings(t *testing.T) {
 	if os.Getenv("COLINK_SF1") == "" {
 		t.Skip("set COLINK_SF1=1 to time the 22 queries at SF 1")
