@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/exemgr/loadtext"
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/link/twophase"
 	"github.com/colinkdb/colink/sql"
@@ -239,7 +240,7 @@ func (e *Engine) sendInsert(tx *twophase.Txn, schema *arrow.Schema, rec arrow.Re
 			}
 		}
 		if s, ok := col.(*array.String); ok {
-			if n := typeLength(sqlTypeName(f)); n > 0 {
+			if n := loadtext.TypeLength(sqlTypeName(f)); n > 0 {
 				for r := 0; r < s.Len(); r++ {
 					if v := s.Value(r); len(v) > n && utf8.RuneCountInString(v) > n {
 						return sqlerr.New(1406, "Data too long for column '%s' at row %d", f.Name, first+int64(r)+1)
@@ -348,11 +349,11 @@ func (e *Engine) loadData(ctx context.Context, ev env, view *catView, x *sql.Loa
 	}
 	e.dml.begin(tx.ID())
 	defer e.dml.end(tx.ID())
-	l, err := newTableLoader(spec, info.schema, len(e.cl), tx.Send)
+	l, err := loadtext.New(spec, info.schema, len(e.cl), tx.Send)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := l.run(contextReader{ctx: ctx, r: r})
+	rows, err := l.Run(contextReader{ctx: ctx, r: r})
 	if err != nil {
 		tx.Abort("LOAD DATA failed")
 		if ctx.Err() != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/colinkdb/colink/exemgr/frontend"
 )
 
 // errOptionPrevents is MySQL's ER_OPTION_PREVENTS_STATEMENT, which mysqld answers when
@@ -119,4 +121,9 @@ func CheckSecureFilePriv(dir string) error {
 		return fmt.Errorf("--secure-file-priv %s: not a directory", dir)
 	}
 	return nil
+}
+
+// loadErr is a LOAD DATA error with MySQL's code and SQLSTATE.
+func loadErr(code uint16, state, format string, args ...any) error {
+	return &frontend.Error{Code: code, State: state, Message: fmt.Sprintf(format, args...)}
 }

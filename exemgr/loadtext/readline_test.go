@@ -1,4 +1,4 @@
-package exemgr
+package loadtext
 
 import (
 	"bufio"
@@ -14,13 +14,13 @@ import (
 	"github.com/colinkdb/colink/sql"
 )
 
-func newLineLoader(t testing.TB, spec sql.LoadSpec) *tableLoader {
+func newLineLoader(t testing.TB, spec sql.LoadSpec) *Loader {
 	t.Helper()
 	spec.Columns = []int{0, 1, 2, 3, 4, 5}
 	if spec.FieldsTerminated == "" {
 		spec.FieldsTerminated = "|"
 	}
-	l, err := newTableLoader(&spec, loadTestSchema, 1, func(int, arrow.RecordBatch) error { return nil })
+	l, err := New(&spec, loadTestSchema, 1, func(int, arrow.RecordBatch) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func newLineLoader(t testing.TB, spec sql.LoadSpec) *tableLoader {
 
 // readLines reads text's lines through a reader of the smallest buffer (16 bytes), so that
 // most lines span several of its reads.
-func readLines(l *tableLoader, text string) ([]string, error) {
+func readLines(l *Loader, text string) ([]string, error) {
 	br := bufio.NewReaderSize(strings.NewReader(text), 16)
 	var out []string
 	for {

@@ -1,4 +1,10 @@
-package exemgr
+// Package loadtext owns LOAD DATA's text parser: the text of a file (read by exemgr, or
+// sent by the client for LOCAL) is cut into lines and fields as the statement's FIELDS and
+// LINES clauses say, each field converted to its column's type, and each row appended to
+// the batch of the primproc that its first column's value picks (link.MemberOfInt). A bad
+// line stops the load with MySQL's error for it, naming the row (the line of the file,
+// counting from 1); the caller then writes nothing of the file.
+package loadtext
 
 import (
 	"bufio"
@@ -20,13 +26,6 @@ import (
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql"
 )
-
-// LOAD DATA: the text of a file (read by exemgr, or sent by the client for LOCAL) is cut into
-// lines and fields as the statement's FIELDS and LINES clauses say, each field converted to
-// its column's type, and each row appended to the batch of the primproc that its first
-// column's value picks (link.MemberOfInt). A bad line stops the statement with MySQL's
-// error for it, naming the row (the line of the file, counting from 1); nothing of the file
-// is then written.
 
 // loadBatchRows is how many rows a batch to one primproc holds before it is sent.
 const loadBatchRows = 32 << 10
@@ -58,8 +57,8 @@ type loadFormat struct {
 // columns colink loads, little enough to hold in memory.
 const maxLoadLine = 16 << 20
 
-// tableLoader parses a file into per-member batches of a table's rows.
-type tableLoader struct {
+// Loader parses a file into per-member batches of a table's rows.
+type Loader struct {
 	schema  *arrow.Schema
 	cols    []loadColumn
 	fields  int // fields per line
@@ -85,8 +84,10 @@ type tableLoader struct {
 	unesc  [][]byte // scratch per field for unescaped values
 }
 
-func newTableLoader(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, arrow.RecordBatch) error) (*tableLoader, error) {
-	l := &tableLoader{schema: schema, fields: len(spec.Columns), members: members, send: send, mem: memory.DefaultAllocator, maxLine: maxLoadLine,
+// New returns a loader of spec's file into rows of schema, dealt to members primprocs:
+// send receives each full batch with its member (and the rest when Run ends).
+func New(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, arrow.RecordBatch) error) (*Loader, error) {
+	l := &Loader{schema: schema, fields: len(spec.Columns), members: members, send: send, mem: memory.DefaultAllocator, maxLine: maxLoadLine,
 		builders: make([]*array.RecordBuilder, members), counts: make([]int, members)}
 	f := &l.format
 	f.fieldTerm, f.enclosed, f.lineTerm, f.lineStart = []byte(spec.FieldsTerminated), []byte(spec.Enclosed), []byte(spec.LinesTerminated), []byte(spec.LinesStarting)
@@ -121,7 +122,7 @@ func newTableLoader(spec *sql.LoadSpec, schema *arrow.Schema, members int, send 
 			c.prec, c.scale = t.Precision, t.Scale
 		case *arrow.StringType:
 			if st, ok := fd.Metadata.GetValue(frontend.SQLTypeKey); ok {
-				c.maxChars = typeLength(st)
+				c.maxChars = TypeLength(st)
 			}
 		case *arrow.Int32Type, *arrow.Int64Type, *arrow.Date32Type, *arrow.Float64Type, *arrow.BooleanType:
 		default:
@@ -132,8 +133,8 @@ func newTableLoader(spec *sql.LoadSpec, schema *arrow.Schema, members int, send 
 	return l, nil
 }
 
-// typeLength returns n of "char(n)" or "varchar(n)", else 0.
-func typeLength(sqlType string) int {
+// TypeLength returns n of "char(n)" or "varchar(n)", else 0.
+func TypeLength(sqlType string) int {
 	s := strings.ToLower(sqlType)
 	open, end := strings.IndexByte(s, '('), strings.IndexByte(s, ')')
 	if open < 0 || end < open || !(strings.HasPrefix(s, "char") || strings.HasPrefix(s, "varchar")) {
@@ -143,10 +144,10 @@ func typeLength(sqlType string) int {
 	return n
 }
 
-// run reads the whole file, sending full batches as they fill and the rest at the end. It
+// Run reads the whole file, sending full batches as they fill and the rest at the end. It
 // returns the rows loaded.
-func (l *tableLoader) run(r io.Reader) (int64, error) {
-	defer l.release()
+func (l *Loader) Run(r io.Reader) (int64, error) {
+	defer l.Release()
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
 		rec, err := l.readLine(br)
@@ -174,7 +175,7 @@ func (l *tableLoader) run(r io.Reader) (int64, error) {
 	return l.rows, nil
 }
 
-func (l *tableLoader) release() {
+func (l *Loader) Release() {
 	for _, b := range l.builders {
 		if b != nil {
 			b.Release()
@@ -190,7 +191,7 @@ func (l *tableLoader) release() {
 // in l.lineBuf, which is reused, so reading allocates nothing per line. A line longer than
 // l.maxLine bytes (a file without line terminators, or the wrong LINES TERMINATED BY) is
 // an error rather than a file buffered whole.
-func (l *tableLoader) readLine(br *bufio.Reader) ([]byte, error) {
+func (l *Loader) readLine(br *bufio.Reader) ([]byte, error) {
 	term := l.format.lineTerm
 	last := term[len(term)-1]
 	var line []byte
@@ -255,7 +256,7 @@ type enclosureScan struct {
 // then being data), so the scan goes on from l.encl.pos: the bytes whose meaning depends on
 // bytes not yet read (an escape, a quote that may be doubled, a partial field terminator at
 // the end) are rescanned on the next call, a constant number of them.
-func (l *tableLoader) openEnclosure(line []byte) bool {
+func (l *Loader) openEnclosure(line []byte) bool {
 	if len(l.format.enclosed) == 0 {
 		return false
 	}
@@ -308,7 +309,7 @@ tail:
 }
 
 // split cuts a line into fields, unescaping them, into l.field and l.isNull.
-func (l *tableLoader) split(line []byte) error {
+func (l *Loader) split(line []byte) error {
 	l.field, l.isNull = l.field[:0], l.isNull[:0]
 	term, esc := l.format.fieldTerm, l.format.escape
 	for k := 0; ; k++ {
@@ -411,7 +412,7 @@ func (l *tableLoader) split(line []byte) error {
 }
 
 // row converts one line and appends it to its member's batch.
-func (l *tableLoader) row(line []byte) error {
+func (l *Loader) row(line []byte) error {
 	if err := l.split(line); err != nil {
 		return err
 	}
@@ -450,7 +451,7 @@ func (l *tableLoader) row(line []byte) error {
 }
 
 // member picks the primproc of the current row from its first column's value.
-func (l *tableLoader) member() (int, error) {
+func (l *Loader) member() (int, error) {
 	c := &l.cols[0]
 	if c.field < 0 || l.isNull[c.field] {
 		return 0, nil
@@ -474,7 +475,7 @@ func (l *tableLoader) member() (int, error) {
 }
 
 // parseIntLike parses an integer, decimal or date column's value as its stored integer.
-func (l *tableLoader) parseIntLike(c *loadColumn, raw []byte) (int64, error) {
+func (l *Loader) parseIntLike(c *loadColumn, raw []byte) (int64, error) {
 	switch c.typ.(type) {
 	case *arrow.Int32Type:
 		v, ok := parseInt(raw)
@@ -510,7 +511,7 @@ func (l *tableLoader) parseIntLike(c *loadColumn, raw []byte) (int64, error) {
 	return 0, fmt.Errorf("column %s: type %s", c.name, c.typ)
 }
 
-func (l *tableLoader) parseFloat(c *loadColumn, raw []byte) (float64, error) {
+func (l *Loader) parseFloat(c *loadColumn, raw []byte) (float64, error) {
 	v, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
 		return 0, loadErr(1366, "HY000", "Incorrect double value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
@@ -518,7 +519,7 @@ func (l *tableLoader) parseFloat(c *loadColumn, raw []byte) (float64, error) {
 	return v, nil
 }
 
-func (l *tableLoader) parseBool(c *loadColumn, raw []byte) (bool, error) {
+func (l *Loader) parseBool(c *loadColumn, raw []byte) (bool, error) {
 	switch strings.ToLower(string(raw)) {
 	case "1", "true":
 		return true, nil
@@ -529,7 +530,7 @@ func (l *tableLoader) parseBool(c *loadColumn, raw []byte) (bool, error) {
 }
 
 // appendValue appends column c's value of the current row.
-func (l *tableLoader) appendValue(b array.Builder, c *loadColumn) error {
+func (l *Loader) appendValue(b array.Builder, c *loadColumn) error {
 	if c.field < 0 || l.isNull[c.field] {
 		if !c.nullable {
 			return loadErr(1048, "23000", "Column '%s' cannot be null (row %d)", c.name, l.line)
@@ -581,7 +582,7 @@ func (l *tableLoader) appendValue(b array.Builder, c *loadColumn) error {
 }
 
 // flush sends member m's batch, if it has rows.
-func (l *tableLoader) flush(m int) error {
+func (l *Loader) flush(m int) error {
 	if l.counts[m] == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package exemgr
+package loadtext
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ var loadTestSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 }, nil)
 
-// loadText runs a tableLoader over text and renders the rows it sends (member: values) or
+// loadText runs a Loader over text and renders the rows it sends (member: values) or
 // its error.
 func loadText(t *testing.T, spec sql.LoadSpec, members int, text string) string {
 	t.Helper()
@@ -31,7 +31,7 @@ func loadText(t *testing.T, spec sql.LoadSpec, members int, text string) string 
 		spec.Columns = []int{0, 1, 2, 3, 4, 5}
 	}
 	var out strings.Builder
-	l, err := newTableLoader(&spec, loadTestSchema, members, func(m int, rec arrow.RecordBatch) error {
+	l, err := New(&spec, loadTestSchema, members, func(m int, rec arrow.RecordBatch) error {
 		for r := 0; r < int(rec.NumRows()); r++ {
 			fmt.Fprintf(&out, "%d:", m)
 			for c := 0; c < int(rec.NumCols()); c++ {
@@ -56,7 +56,7 @@ func loadText(t *testing.T, spec sql.LoadSpec, members int, text string) string 
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	n, err := l.run(strings.NewReader(text))
+	n, err := l.Run(strings.NewReader(text))
 	if err != nil {
 		return "error: " + frontendText(err)
 	}
@@ -131,7 +131,7 @@ func TestLoadDataBatches(t *testing.T) {
 	spec := sql.LoadSpec{FieldsTerminated: "|", Escaped: `\`, LinesTerminated: "\n", Columns: []int{0, 1, 2, 3, 4, 5}}
 	got := map[int]int64{}
 	batches := 0
-	l, err := newTableLoader(&spec, loadTestSchema, 2, func(m int, rec arrow.RecordBatch) error {
+	l, err := New(&spec, loadTestSchema, 2, func(m int, rec arrow.RecordBatch) error {
 		got[m] += rec.NumRows()
 		batches++
 		if rec.NumRows() > loadBatchRows {
@@ -142,7 +142,7 @@ func TestLoadDataBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := l.run(strings.NewReader(sb.String()))
+	n, err := l.Run(strings.NewReader(sb.String()))
 	if err != nil || n != rows || got[0]+got[1] != rows || got[0] == 0 || got[1] == 0 || batches < 3 {
 		t.Errorf("%d rows (%v) in %d batches, err %v", n, got, batches, err)
 	}
