@@ -3,6 +3,7 @@ package exemgr
 import (
 	"context"
 	"fmt"
+	"github.com/colinkdb/colink/exec/vec"
 	"io"
 	"sync"
 	"time"
@@ -274,7 +275,7 @@ func (e *Engine) sendInsert(tx *twophase.Txn, schema *arrow.Schema, rec arrow.Re
 
 // sqlTypeName is a field's SQL type, as recorded in its metadata.
 func sqlTypeName(f arrow.Field) string {
-	if st, ok := f.Metadata.GetValue(frontend.SQLTypeKey); ok {
+	if st, ok := f.Metadata.GetValue(vec.SQLTypeKey); ok {
 		return st
 	}
 	return f.Type.String()

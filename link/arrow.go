@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,9 +12,6 @@ import (
 
 	"github.com/colinkdb/colink/exec/vec"
 )
-
-// SQLTypeKey is the Arrow field metadata key holding a column's SQL type (tpch.SQLTypeKey).
-const SQLTypeKey = "colink.sql_type"
 
 // EncodeSchema returns sc in the Arrow IPC stream format: a schema message and the
 // end-of-stream marker.
@@ -38,37 +34,8 @@ func DecodeSchema(b []byte) (*arrow.Schema, error) {
 	return r.Schema(), nil
 }
 
-// SQLTypeOf returns a field's SQL type: its colink.sql_type metadata, or a name derived from
-// its Arrow type (int, bigint, decimal(p,s), date, varchar, double, boolean).
-func SQLTypeOf(f arrow.Field) string {
-	if i := f.Metadata.FindKey(SQLTypeKey); i >= 0 {
-		return f.Metadata.Values()[i]
-	}
-	switch t := f.Type.(type) {
-	case *arrow.Int32Type:
-		return "int"
-	case *arrow.Int64Type:
-		return "bigint"
-	case *arrow.Decimal64Type:
-		return "decimal(" + strconv.Itoa(int(t.Precision)) + "," + strconv.Itoa(int(t.Scale)) + ")"
-	case *arrow.Decimal128Type:
-		return "decimal(" + strconv.Itoa(int(t.Precision)) + "," + strconv.Itoa(int(t.Scale)) + ")"
-	case *arrow.Date32Type:
-		return "date"
-	case *arrow.StringType:
-		return "varchar"
-	case *arrow.Float64Type:
-		return "double"
-	case *arrow.BooleanType:
-		return "boolean"
-	case *arrow.BinaryType:
-		return "varbinary"
-	}
-	return f.Type.String()
-}
-
-// SchemaFromColumns builds a table's Arrow schema from SQL column declarations, following
-// the engine's type convention; each field records its SQL type under SQLTypeKey.
+// SchemaFromColumns builds a table's Arrow schema from SQL column declarations (vec.SQLField
+// for each).
 func SchemaFromColumns(cols []ColumnDef) (*arrow.Schema, error) {
 	if len(cols) == 0 {
 		return nil, fmt.Errorf("no columns declared")
@@ -78,33 +45,13 @@ func SchemaFromColumns(cols []ColumnDef) (*arrow.Schema, error) {
 		if c.Name == "" {
 			return nil, fmt.Errorf("column %d has no name", i)
 		}
-		t, err := parseSQLType(c.SQLType)
+		f, err := vec.SQLField(c.Name, c.SQLType, c.Nullable)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", c.Name, err)
 		}
-		sqlType := strings.ToLower(strings.Join(strings.Fields(c.SQLType), ""))
-		fields[i] = arrow.Field{Name: c.Name, Type: t.Arrow(), Nullable: c.Nullable,
-			Metadata: arrow.NewMetadata([]string{SQLTypeKey}, []string{sqlType})}
+		fields[i] = f
 	}
 	return arrow.NewSchema(fields, nil), nil
-}
-
-// parseSQLType accepts the SQL types a table column can have.
-func parseSQLType(s string) (vec.Type, error) {
-	name, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "(")
-	switch strings.TrimSpace(name) {
-	case "int", "integer", "bigint", "date", "char", "varchar", "text", "double", "boolean", "bool", "decimal":
-	default:
-		return vec.Type{}, fmt.Errorf("unsupported SQL type %q (want int, bigint, decimal(p,s), date, char(n), varchar(n), double or boolean)", s)
-	}
-	t, err := vec.ParseType(s)
-	if err != nil {
-		return vec.Type{}, fmt.Errorf("SQL type %q: %w", s, err)
-	}
-	if t.ID == vec.Decimal128 {
-		return vec.Type{}, fmt.Errorf("SQL type %q: stored decimals need precision <= %d", s, vec.MaxDecimal64Precision)
-	}
-	return t, nil
 }
 
 // BuildEncoder wraps the records of a fragment's build sides into the single schema of the

@@ -188,7 +188,7 @@ func TestSchemaRoundTripAndColumns(t *testing.T) {
 	}
 	var got []string
 	for _, f := range back.Fields() {
-		got = append(got, f.Name+" "+SQLTypeOf(f)+" "+f.Type.String())
+		got = append(got, f.Name+" "+vec.SQLTypeOf(f)+" "+f.Type.String())
 	}
 	want := "id bigint int64|price decimal(15,2) decimal64(15, 2)|d date date32|name char(25) utf8"
 	if strings.Join(got, "|") != want {

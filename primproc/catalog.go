@@ -88,7 +88,7 @@ func describeTable(snap *storage.Snapshot, ti storage.TableInfo) (link.Table, er
 			// A column the engine cannot compute with (binary) is still listed.
 			typ = vec.Type{}
 		}
-		c := link.Column{Name: f.Name, SQLType: link.SQLTypeOf(f), Type: typ, Nullable: f.Nullable, Nulls: ranges[i].Nulls}
+		c := link.Column{Name: f.Name, SQLType: vec.SQLTypeOf(f), Type: typ, Nullable: f.Nullable, Nulls: ranges[i].Nulls}
 		if ranges[i].HasRange && typ.ID != vec.Invalid {
 			lo, hi := rangeDatums(typ, ranges[i])
 			c.Min, c.Max = &lo, &hi

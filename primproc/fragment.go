@@ -151,7 +151,7 @@ func checkScan(snap *storage.Snapshot, sc *exec.Scan) error {
 			return invalidf("fragment", "column %s.%s has type %s, which the engine cannot read", sc.Table, name, f.Type)
 		}
 		if t != sc.Types[i] {
-			return invalidf("fragment", "type mismatch: column %s.%s is %s (%s), the fragment reads it as %s", sc.Table, name, t, link.SQLTypeOf(f), sc.Types[i])
+			return invalidf("fragment", "type mismatch: column %s.%s is %s (%s), the fragment reads it as %s", sc.Table, name, t, vec.SQLTypeOf(f), sc.Types[i])
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/colinkdb/colink/exec/vec"
 	"io"
 	"runtime/debug"
 	"strings"
@@ -321,7 +322,7 @@ func matchRecord(sc *arrow.Schema, rec arrow.RecordBatch) error {
 			return fmt.Errorf("column %d is %s in the table, %s in the batch", i+1, f.Name, g.Name)
 		}
 		if !arrow.TypeEqual(g.Type, f.Type) {
-			return fmt.Errorf("column %s is %s (%s) in the table, %s in the batch", f.Name, link.SQLTypeOf(f), f.Type, g.Type)
+			return fmt.Errorf("column %s is %s (%s) in the table, %s in the batch", f.Name, vec.SQLTypeOf(f), f.Type, g.Type)
 		}
 		if !f.Nullable && rec.Column(i).NullN() > 0 {
 			return fmt.Errorf("column %s is NOT NULL, the batch has %d NULLs in it", f.Name, rec.Column(i).NullN())

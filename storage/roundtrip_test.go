@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"github.com/colinkdb/colink/exec/vec"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,7 +22,7 @@ func allKindsSchema() *arrow.Schema {
 		fields = append(fields,
 			arrow.Field{Name: "c" + string(rune('a'+i)), Type: dt},
 			arrow.Field{Name: "n" + string(rune('a'+i)), Type: dt, Nullable: true,
-				Metadata: arrow.NewMetadata([]string{tpch.SQLTypeKey, "x"}, []string{"whatever", "y"})})
+				Metadata: arrow.NewMetadata([]string{vec.SQLTypeKey, "x"}, []string{"whatever", "y"})})
 	}
 	return arrow.NewSchema(fields, nil)
 }

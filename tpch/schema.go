@@ -13,6 +13,7 @@ package tpch
 
 import (
 	"fmt"
+	"github.com/colinkdb/colink/exec/vec"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -64,28 +65,6 @@ func (t Type) SQL() string {
 	return "unknown"
 }
 
-// SQLTypeKey is the Arrow field metadata key under which a column's SQL type is recorded, so
-// that a schema read back from a segment file still says CHAR(25) rather than just "utf8".
-const SQLTypeKey = "colink.sql_type"
-
-// Arrow returns the Arrow type that carries the column's values in memory and on the link:
-// int32, int64, decimal64(p,s) (an int64 scaled by 10^s), date32, or utf8.
-func (t Type) Arrow() arrow.DataType {
-	switch t.Kind {
-	case KindInt32:
-		return arrow.PrimitiveTypes.Int32
-	case KindInt64:
-		return arrow.PrimitiveTypes.Int64
-	case KindDecimal:
-		return &arrow.Decimal64Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
-	case KindDate:
-		return arrow.FixedWidthTypes.Date32
-	case KindChar, KindVarchar:
-		return arrow.BinaryTypes.String
-	}
-	panic(fmt.Sprintf("tpch: type kind %d has no Arrow type", t.Kind))
-}
-
 // Column is one column of a table.
 type Column struct {
 	Name string
@@ -99,15 +78,15 @@ type Table struct {
 }
 
 // ArrowSchema returns the table's Arrow schema. Every field is non-nullable (TPC-H has no
-// NULLs) and carries its SQL type under SQLTypeKey.
+// NULLs) and carries its SQL type under vec.SQLTypeKey.
 func (t *Table) ArrowSchema() *arrow.Schema {
 	fields := make([]arrow.Field, len(t.Columns))
 	for i, c := range t.Columns {
-		fields[i] = arrow.Field{
-			Name:     c.Name,
-			Type:     c.Type.Arrow(),
-			Metadata: arrow.NewMetadata([]string{SQLTypeKey}, []string{c.Type.SQL()}),
+		f, err := vec.SQLField(c.Name, c.Type.SQL(), false)
+		if err != nil {
+			panic(fmt.Sprintf("tpch: column %s: %v", c.Name, err)) // the schema's own types are all storable
 		}
+		fields[i] = f
 	}
 	return arrow.NewSchema(fields, nil)
 }

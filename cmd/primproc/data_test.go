@@ -353,7 +353,7 @@ func TestLoadQueryReload(t *testing.T) {
 			}
 			li := cat.Table("lineitem")
 			sc := cat.Schemas["lineitem"]
-			if li.Rows != want.rows || sc.NumFields() != 16 || link.SQLTypeOf(sc.Field(4)) != "decimal(15,2)" {
+			if li.Rows != want.rows || sc.NumFields() != 16 || vec.SQLTypeOf(sc.Field(4)) != "decimal(15,2)" {
 				t.Fatalf("catalog: %+v %s", li, sc)
 			}
 			for _, col := range li.Columns {

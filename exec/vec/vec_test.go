@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -372,6 +373,29 @@ func TestVecReserveFromRecycle(t *testing.T) {
 		v.Recycle(p)
 		if v.Len() != 0 || p.Stats().Idle <= kept {
 			t.Fatalf("%s: after Recycle, %d values, pool keeps %d bytes (before %d)", ty, v.Len(), p.Stats().Idle, kept)
+		}
+	}
+}
+
+// TestSQLField: the one SQL-to-Arrow mapping and back.
+func TestSQLField(t *testing.T) {
+	for sqlType, want := range map[string]string{
+		"INT": "int32", "bigint": "int64", "decimal(15, 2)": "decimal64(15, 2)", "date": "date32",
+		"char(25)": "utf8", "varchar(44)": "utf8", "double": "float64", "boolean": "bool",
+	} {
+		f, err := SQLField("c", sqlType, true)
+		if err != nil || f.Type.String() != want || !f.Nullable {
+			t.Errorf("SQLField(%q) = %v, %v; want %s", sqlType, f, err, want)
+			continue
+		}
+		norm := strings.ToLower(strings.ReplaceAll(sqlType, " ", ""))
+		if got := SQLTypeOf(f); got != norm {
+			t.Errorf("SQLTypeOf(SQLField(%q)) = %q", sqlType, got)
+		}
+	}
+	for _, bad := range []string{"blob", "decimal(30,2)", "decimal"} {
+		if _, err := SQLField("c", bad, false); err == nil {
+			t.Errorf("SQLField(%q) accepted an unstorable type", bad)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package frontend
 import (
 	"context"
 	"fmt"
+	"github.com/colinkdb/colink/exec/vec"
 	"io"
 	"strconv"
 	"strings"
@@ -149,11 +150,6 @@ type Column struct {
 	Charset uint16
 }
 
-// SQLTypeKey is the Arrow field metadata key recording a column's SQL type, e.g. "char(25)"
-// (the same key as tpch.SQLTypeKey). ColumnFromField uses it to tell CHAR from VARCHAR and
-// to find their lengths.
-const SQLTypeKey = "colink.sql_type"
-
 // notFixedDec is MySQL's "decimals" for floating-point values printed in shortest form.
 const notFixedDec = 31
 
@@ -173,7 +169,7 @@ func ColumnsFromSchema(schema *arrow.Schema) ([]Column, error) {
 // ColumnFromField describes an Arrow field as a MySQL column: int8/16/32/64 as TINYINT,
 // SMALLINT, INT, BIGINT (and their unsigned forms), float32/64 as FLOAT/DOUBLE, decimal64 and
 // decimal128 as DECIMAL(p,s), date32 as DATE, utf8 as CHAR(n) or VARCHAR(n) by the field's
-// SQLTypeKey metadata (VARCHAR(255) without it), binary as a binary string, boolean as
+// vec.SQLTypeKey metadata (VARCHAR(255) without it), binary as a binary string, boolean as
 // TINYINT(1), and null as NULL. A field that is not nullable gets NOT NULL.
 func ColumnFromField(f arrow.Field) (Column, error) {
 	c := Column{Name: f.Name}
@@ -224,7 +220,7 @@ func ColumnFromField(f arrow.Field) (Column, error) {
 		c.Flags |= FlagBinary
 	case *arrow.StringType, *arrow.LargeStringType:
 		c.Type, c.Length = TypeVarString, 255
-		if sqlType, ok := f.Metadata.GetValue(SQLTypeKey); ok {
+		if sqlType, ok := f.Metadata.GetValue(vec.SQLTypeKey); ok {
 			if n, ok := typeLength(sqlType, "char"); ok {
 				c.Type, c.Length = TypeString, n
 			} else if n, ok := typeLength(sqlType, "varchar"); ok {

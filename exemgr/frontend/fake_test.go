@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/colinkdb/colink/exec/vec"
 	"io"
 	"log/slog"
 	"net"
@@ -213,7 +214,7 @@ func (r *bigRows) Close() error {
 
 // typedSchema has one column of each type of the common convention, with TPC-H metadata.
 func typedSchema() *arrow.Schema {
-	md := func(t string) arrow.Metadata { return arrow.NewMetadata([]string{SQLTypeKey}, []string{t}) }
+	md := func(t string) arrow.Metadata { return arrow.NewMetadata([]string{vec.SQLTypeKey}, []string{t}) }
 	return arrow.NewSchema([]arrow.Field{
 		{Name: "i32", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "i64", Type: arrow.PrimitiveTypes.Int64},

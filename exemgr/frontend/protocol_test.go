@@ -5,21 +5,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/colinkdb/colink/exec/vec"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/colinkdb/colink/tpch"
 )
-
-func TestSQLTypeKeyMatchesTPCH(t *testing.T) {
-	if SQLTypeKey != tpch.SQLTypeKey {
-		t.Errorf("SQLTypeKey = %q, tpch.SQLTypeKey = %q", SQLTypeKey, tpch.SQLTypeKey)
-	}
-}
 
 // TestLargePacketsAreSplit: a row of 2^24-1 bytes or more continues in further packets, the
 // last shorter than 2^24-1 (empty if need be).
@@ -54,7 +47,7 @@ func TestLargePacketsAreSplit(t *testing.T) {
 }
 
 func TestColumnFromField(t *testing.T) {
-	md := func(v string) arrow.Metadata { return arrow.NewMetadata([]string{SQLTypeKey}, []string{v}) }
+	md := func(v string) arrow.Metadata { return arrow.NewMetadata([]string{vec.SQLTypeKey}, []string{v}) }
 	for _, c := range []struct {
 		field arrow.Field
 		want  Column

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/colinkdb/colink/exec/vec"
 	"io"
 	"math"
 	"strconv"
@@ -121,7 +122,7 @@ func New(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, a
 		case *arrow.Decimal64Type:
 			c.prec, c.scale = t.Precision, t.Scale
 		case *arrow.StringType:
-			if st, ok := fd.Metadata.GetValue(frontend.SQLTypeKey); ok {
+			if st, ok := fd.Metadata.GetValue(vec.SQLTypeKey); ok {
 				c.maxChars = TypeLength(st)
 			}
 		case *arrow.Int32Type, *arrow.Int64Type, *arrow.Date32Type, *arrow.Float64Type, *arrow.BooleanType:

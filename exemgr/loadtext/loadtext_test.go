@@ -2,6 +2,7 @@ package loadtext
 
 import (
 	"fmt"
+	"github.com/colinkdb/colink/exec/vec"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ var loadTestSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "price", Type: &arrow.Decimal64Type{Precision: 15, Scale: 2}},
 	{Name: "d", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
 	{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true,
-		Metadata: arrow.NewMetadata([]string{frontend.SQLTypeKey}, []string{"char(5)"})},
+		Metadata: arrow.NewMetadata([]string{vec.SQLTypeKey}, []string{"char(5)"})},
 	{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 }, nil)
 

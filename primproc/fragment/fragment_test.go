@@ -14,10 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/colinkdb/colink/enginetest"
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/enginetest"
 	"github.com/colinkdb/colink/primproc/fragment"
 	"github.com/colinkdb/colink/storage"
 	"github.com/colinkdb/colink/tpch"

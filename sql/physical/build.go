@@ -18,9 +18,6 @@ import (
 	"github.com/colinkdb/colink/sql/types"
 )
 
-// SQLTypeKey is the Arrow field metadata key that records a result column's SQL type.
-const SQLTypeKey = "colink.sql_type"
-
 // Options tune physical planning.
 type Options struct {
 	// Catalog describes the stored tables; it is needed only for a scan that reads no
@@ -54,7 +51,7 @@ func Build(q *plan.Query, opts Options) (*Plan, error) {
 	for i, id := range want {
 		t := r.types[i]
 		fields[i] = arrow.Field{Name: q.Names[i], Type: t.Arrow(), Nullable: true,
-			Metadata: arrow.NewMetadata([]string{SQLTypeKey}, []string{q.MD.Column(id).Type.String()})}
+			Metadata: arrow.NewMetadata([]string{vec.SQLTypeKey}, []string{q.MD.Column(id).Type.String()})}
 	}
 	b.p.Root = r.node
 	b.p.Schema = arrow.NewSchema(fields, nil)
