@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
 )
@@ -546,6 +548,58 @@ func TestDistinctRandom(t *testing.T) {
 		}
 		if g := sortedRows(got.Rows); !slices.Equal(g, want) {
 			t.Fatalf("iter %d: %d distinct rows, want %d\ngot  %v\nwant %v", iter, len(g), len(want), head(g), head(want))
+		}
+	}
+}
+
+// TestSortRecordsRandom: SortRecords orders held records as the Sort operator orders rows
+// (NULLs first ascending), ties in arrival order, through both its integer fast paths and
+// its general comparison.
+func TestSortRecordsRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	for iter := 0; iter < 20; iter++ {
+		tab := randTable(r, r.IntN(3000), []int{5, 4000}[iter%2], []int{0, 10}[iter%3%2])
+		var keys []SortKey
+		switch iter % 4 {
+		case 0:
+			keys = []SortKey{{Col: 0}}
+		case 1:
+			keys = []SortKey{{Col: 0, Desc: true}}
+		case 2:
+			keys = []SortKey{{Col: 1}, {Col: 2, Desc: true}}
+		default:
+			keys = []SortKey{{Col: 2}}
+		}
+		var recs []arrow.RecordBatch
+		var rows [][][]vec.Datum // per record, its rows
+		for s := 0; s < len(tab.Rows); {
+			e := min(len(tab.Rows), s+1+r.IntN(700))
+			sub := &vec.Table{Names: tab.Names, Types: tab.Types, Rows: tab.Rows[s:e]}
+			recs = append(recs, recordsOf(sub, e-s)...)
+			rows = append(rows, tab.Rows[s:e])
+			s = e
+		}
+		perm, err := SortRecords(recs, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		order, _ := newRowOrder(keys, randTypes)
+		b := tab.Batch(0, len(tab.Rows))
+		idx := make([]int, len(tab.Rows))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(x, y int) int { return order.compare(b.Cols, x, b.Cols, y) })
+		if len(perm) != len(idx) {
+			t.Fatalf("iter %d: %d rows, want %d", iter, len(perm), len(idx))
+		}
+		for i, p := range perm {
+			if got, want := rowString(rows[p.Rec()][p.Row()]), rowString(tab.Rows[idx[i]]); got != want {
+				t.Fatalf("iter %d (keys %v): row %d is %s, want %s", iter, keys, i, got, want)
+			}
+		}
+		for _, rec := range recs {
+			rec.Release()
 		}
 	}
 }

@@ -210,7 +210,10 @@ func TestClusterSort(t *testing.T) {
 			for _, rec := range input {
 				c.rows += rec.NumRows()
 			}
-			perm := c.sortedOrder()
+			perm, err := c.sortedOrder()
+			if err != nil {
+				t.Fatal(err)
+			}
 			g := newGatherer(input, memory.DefaultAllocator)
 			var out []arrow.RecordBatch
 			for off := 0; off < len(perm); off += 64 {

@@ -52,7 +52,10 @@ func (v *Vec) ViewArrow(t Type, arr arrow.Array, start, end int) error {
 	case Bool:
 		v.own.bools = grow(v.own.bools, n)
 		out := v.own.bools[:n]
-		bits := bufs[1].Bytes()
+		var bits []byte
+		if n > 0 { // an empty array may have no values buffer
+			bits = bufs[1].Bytes()
+		}
 		for i := range out {
 			j := off + i
 			out[i] = bits[j>>3]&(1<<(j&7)) != 0
