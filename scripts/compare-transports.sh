@@ -70,14 +70,14 @@ for ((round = 1; round <= runs; round++)); do
 			# The daemons were just started: one unmeasured pass fills primproc's cache, so
 			# that the warm rounds are warm.
 			for q in $(seq 1 22); do
-				"$bin/dbt3" query --mysql "$sock" -f "$COLINK_ROOT/dbt3/queries/$q.sql" >/dev/null
+				"$bin/dbt3" query --mysql "$sock" -q "$q" >/dev/null
 			done
 		fi
 		for q in $(seq 1 22); do
 			if ((round == 1)); then
 				"$bin/dbt3" query --mysql "$sock" -e "select calFlushCache()" >/dev/null
 			fi
-			stats=$("$bin/dbt3" query --mysql "$sock" --stats -f "$COLINK_ROOT/dbt3/queries/$q.sql" 2>&1 >/dev/null) ||
+			stats=$("$bin/dbt3" query --mysql "$sock" --stats -q "$q" 2>&1 >/dev/null) ||
 				die 1 "round $round, $t, Q$q failed: $stats"
 			elapsed=$(awk '/^elapsed /{sub("s,", "", $2); print $2; exit}' <<<"$stats")
 			echo "$round $t Q$q $elapsed" >>"$out"

@@ -15,7 +15,7 @@ usage: $(basename "$0") --store DIR [--bin DIR] [--queries "1 3 5"] [--passes N]
 
   --store DIR      a loaded primproc data directory (dbt3 load into it first)
   --bin DIR        primproc, exemgr and dbt3 to run (default: built from this tree into bin/)
-  --queries LIST   dbt3/queries numbers (default "1 3 5 7 8 9 10 13 18 21", issue 18's ten)
+  --queries LIST   TPC-H query numbers (default "1 3 5 7 8 9 10 13 18 21", issue 18's ten)
   --passes N       passes over the list (default 2)
   --out DIR        samples and heap profiles (default RUN_DIR/memory-<time>)
   after --          extra primproc flags, e.g. --cache-size 4GiB; GOMEMLIMIT and GOGC pass through
@@ -67,7 +67,7 @@ printf 'pass query seconds primproc_rss_mib exemgr_rss_mib\n' >"$out/queries.txt
 for ((p = 1; p <= passes; p++)); do
 	for q in $queries; do
 		t0=$(date +%s.%N)
-		"$bin/dbt3" query --mysql "127.0.0.1:$((port + 100))" -f "$COLINK_ROOT/dbt3/queries/$q.sql" >/dev/null ||
+		"$bin/dbt3" query --mysql "127.0.0.1:$((port + 100))" -q "$q" >/dev/null ||
 			say "pass $p Q$q failed"
 		t1=$(date +%s.%N)
 		printf '%d Q%s %.2f %d %d\n' "$p" "$q" "$(echo "$t1 - $t0" | bc)" \

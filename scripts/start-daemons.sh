@@ -22,7 +22,7 @@ usage: $(basename "$0") --transport unix|tcp [--primprocs N] [--data DIR] [--por
 
 exemgr takes MySQL clients on RUN_DIR/mysql.sock:
   mariadb -S RUN_DIR/mysql.sock tpch
-  dbt3 query --mysql RUN_DIR/mysql.sock -f dbt3/queries/1.sql
+  dbt3 query --mysql RUN_DIR/mysql.sock -q 1
 USAGE
 }
 

@@ -151,9 +151,19 @@ func (p *Parser) Parse(sqlText string) ([]Statement, error) {
 	if showQueryStats.MatchString(sqlText) {
 		return []Statement{&ShowQueryStats{text: text(strings.TrimSpace(sqlText))}}, nil
 	}
-	nodes, _, err := p.p.Parse(sqlText, "", "")
+	lifted, lists := liftDerivedColumns(sqlText)
+	nodes, _, err := p.p.Parse(lifted, "", "")
 	if err != nil {
+		if lists != nil { // word the error after the text the client sent
+			_, _, err = p.p.Parse(sqlText, "", "")
+		}
 		return nil, syntaxError(err)
+	}
+	if err := applyDerivedColumns(nodes, lists); err != nil {
+		return nil, err
+	}
+	if lists != nil && len(nodes) == 1 {
+		nodes[0].SetText(nil, sqlText) // the statement's text is what the client sent
 	}
 	out := make([]Statement, 0, len(nodes))
 	for _, n := range nodes {

@@ -29,28 +29,6 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// TestValidationReproducesQueryScripts checks that the embedded templates with the
-// validation parameters give exactly the project's query scripts, dbt3/queries/N.sql.
-func TestValidationReproducesQueryScripts(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "dbt3", "queries")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("dbt3/queries not present yet: %v", err)
-	}
-	for q := 1; q <= QueryCount; q++ {
-		want, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(q)+".sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := RenderQuery(q, 0, ValidationParams(q, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("Q%d: validation rendering differs from dbt3/queries/%d.sql:\n%s", q, q, firstDiff(got, string(want)))
-		}
-	}
-}
-
 func firstDiff(a, b string) string {
 	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
 	for i := 0; i < max(len(al), len(bl)); i++ {

@@ -234,7 +234,7 @@ func TestDaemons(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, stdout, errs := runArgs(t, "query", "--mysql", addr, "-f", "../../dbt3/queries/15.sql")
+		code, stdout, errs := runArgs(t, "query", "--mysql", addr, "-q", "15")
 		if code != exitOK {
 			t.Fatalf("query: exit %d: %s", code, errs)
 		}

@@ -20,7 +20,7 @@ const defaultMySQL = "127.0.0.1:4306"
 func runQuery(ctx context.Context, e *env, args []string) error {
 	fs := pflag.NewFlagSet("query", pflag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: dbt3 query [--mysql ADDR] (-f FILE.sql | -e SQL) [--format psv|table] [--stats]")
+		fmt.Fprintln(e.stderr, "usage: dbt3 query [--mysql ADDR] (-q N | -f FILE.sql | -e SQL) [--format psv|table] [--stats]")
 		fmt.Fprintln(e.stderr, `
 Runs a script's statements in order on one session with exemgr (Q15's create view, select,
 drop view included) and prints the result of the last statement that returned rows: as the
@@ -30,6 +30,7 @@ scale, NULL as nothing) or as the mysql client's table.`)
 	}
 	addr := fs.String("mysql", defaultMySQL, "exemgr's MySQL address: host:port or a unix socket path")
 	database := fs.String("database", dbt3.DefaultDatabase, "database to use")
+	query := fs.StringP("query", "q", "", "TPC-H query N (1–22, with the validation parameters) or the ColumnStore experiment's CS1–CS3")
 	file := fs.StringP("file", "f", "", "script to run (- for stdin)")
 	text := fs.StringP("execute", "e", "", "statements to run instead of a file")
 	format := fs.String("format", "psv", "output format: psv or table")
@@ -37,8 +38,8 @@ scale, NULL as nothing) or as the mysql client's table.`)
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
 	}
-	if (*file == "") == (*text == "") {
-		return usagef("give exactly one of -f FILE and -e SQL")
+	if n := btoi(*query != "") + btoi(*file != "") + btoi(*text != ""); n != 1 {
+		return usagef("give exactly one of -q N, -f FILE and -e SQL")
 	}
 	if *format != "psv" && *format != "table" {
 		return usagef("--format %q: want psv or table", *format)
@@ -47,6 +48,13 @@ scale, NULL as nothing) or as the mysql client's table.`)
 		return usagef("--mysql: %v", err)
 	}
 	script := *text
+	if *query != "" {
+		qs, err := dbt3.SelectQueries(*query)
+		if err != nil || len(qs) != 1 {
+			return usagef("-q %q: want one query, 1–22 or CS1–CS3", *query)
+		}
+		script = qs[0].Script
+	}
 	if *file != "" {
 		var b []byte
 		var err error
@@ -117,4 +125,11 @@ func sortProcesses(names []string) {
 		return "z" + n
 	}
 	slices.SortFunc(names, func(a, b string) int { return strings.Compare(key(a), key(b)) })
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

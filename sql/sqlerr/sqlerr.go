@@ -34,6 +34,7 @@ const (
 	ErSubqueryNo1Row        Code = 1242 // ER_SUBQUERY_NO_1_ROW
 	ErIllegalReference      Code = 1247 // ER_ILLEGAL_REFERENCE
 	ErWrongObject           Code = 1347 // ER_WRONG_OBJECT
+	ErViewWrongList         Code = 1353 // ER_VIEW_WRONG_LIST
 	ErViewInvalid           Code = 1356 // ER_VIEW_INVALID
 	ErViewRecursive         Code = 1462 // ER_VIEW_RECURSIVE
 	ErSPDoesNotExist        Code = 1305 // ER_SP_DOES_NOT_EXIST
