@@ -27,6 +27,8 @@ type Session struct {
 	DB string
 	// Primprocs is the number of primprocs the Runner runs fragments on (physical.Options).
 	Primprocs int
+	// Pushdown is the pushdown level queries are cut at (physical.Options).
+	Pushdown physical.Pushdown
 }
 
 // Output is the result of the last query of a script.
@@ -68,7 +70,7 @@ func (s *Session) plan(ctx context.Context, st sql.Statement) (*physical.Plan, e
 	if err != nil {
 		return nil, err
 	}
-	return physical.Build(q, physical.Options{Catalog: s.Catalog, Primprocs: s.Primprocs})
+	return physical.Build(q, physical.Options{Catalog: s.Catalog, Primprocs: s.Primprocs, Pushdown: s.Pushdown})
 }
 
 // Run runs every statement of a script and returns the output of its last query.

@@ -108,7 +108,7 @@ func TestSF1Timings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Q%d: %v", n, err)
 		}
-		if exp, err := answers.ReadFile(filepath.Join(answersDir, "sf1", fmt.Sprintf("q%02d.csv", n))); err == nil {
+		if exp, err := answers.ReadFile(filepath.Join(answersDir(), "sf1", fmt.Sprintf("q%02d.csv", n))); err == nil {
 			if err := answers.Compare(out.Table, exp); err != nil {
 				t.Errorf("Q%d: %v", n, err)
 			}

@@ -12,14 +12,18 @@ import (
 
 	"github.com/colinkdb/colink/dbt3/answers"
 	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/internal/testref"
 	"github.com/colinkdb/colink/primproc/fragment"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/physical"
 	"github.com/colinkdb/colink/storage"
 )
 
-// answersDir is where the TPC-H reference answers live, relative to this package.
-var answersDir = filepath.Join("..", "..", "..", "shared", "tpch", "answers")
+// answersDir is where the TPC-H reference answers live ("" if absent: see testref).
+func answersDir() string {
+	dir, _ := testref.Path("answers")
+	return dir
+}
 
 // testStores are loaded stores shared by the tests of one scale factor.
 type testStores struct {
@@ -122,22 +126,21 @@ func expectedFile(sf float64, n int) string {
 	if n == 11 {
 		name = "q11-fraction-0.0001.csv"
 	}
-	return filepath.Join(answersDir, fmt.Sprintf("sf%g", sf), name)
+	return filepath.Join(answersDir(), fmt.Sprintf("sf%g", sf), name)
 }
 
 func runTPCH(t *testing.T, sf float64) {
-	if _, err := os.Stat(filepath.Join(answersDir, fmt.Sprintf("sf%g", sf))); err != nil {
-		t.Skipf("TPC-H answers for SF %g not found: %v", sf, err)
-	}
+	testref.TPCH(t, "answers", fmt.Sprintf("sf%g", sf))
 	ts := stores(t, sf)
 	for _, layout := range []struct {
 		name   string
 		stores []*storage.Store
 	}{{"one-primproc", ts.one}, {"two-primprocs", ts.two}} {
-		t.Run(layout.name, func(t *testing.T) {
+		for _, pushdown := range []physical.Pushdown{physical.PushdownFull, physical.PushdownFilter, physical.PushdownScan} {
 			s := newSession(t, sf, layout.stores)
+			s.Pushdown = pushdown
 			for n := 1; n <= queries.Count; n++ {
-				t.Run(fmt.Sprintf("q%02d", n), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%s/q%02d", layout.name, pushdown, n), func(t *testing.T) {
 					text, err := queries.Get(n)
 					if err != nil {
 						t.Fatal(err)
@@ -155,12 +158,12 @@ func runTPCH(t *testing.T, sf float64) {
 					}
 				})
 			}
-		})
+		}
 	}
 }
 
-// TestTPCH runs the 22 validation queries at SF 0.01 with one primproc and with two, and
-// compares every result with the reference answers.
+// TestTPCH runs the 22 validation queries at SF 0.01 with one primproc and with two, at
+// every pushdown level, and compares every result with the reference answers.
 func TestTPCH(t *testing.T) { runTPCH(t, 0.01) }
 
 // TestTPCHSF01 does the same at SF 0.1 (COLINK_SF01=1).

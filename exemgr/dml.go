@@ -149,7 +149,7 @@ func (e *Engine) write(ctx context.Context, ev env, view *catView, stmt sql.Stat
 	if err != nil {
 		return nil, err
 	}
-	d, err := physical.BuildDML(q, physical.Options{Catalog: view, Primprocs: len(e.cl)})
+	d, err := physical.BuildDML(q, physical.Options{Catalog: view, Primprocs: len(e.cl), Pushdown: e.pushdown(ev.st)})
 	if err != nil {
 		return nil, err
 	}

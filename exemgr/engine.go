@@ -50,6 +50,9 @@ type EngineConfig struct {
 	// primprocs for a PM join (ColumnStore's PmMaxMemorySmallSide); larger ones make a UM
 	// join in exemgr. 0: the planner's default.
 	PmMaxMemorySmallSide int64
+	// Pushdown is how much of each query the primprocs run (full, the zero value: all
+	// they can; filter; scan). A session may change it with SET colink_pushdown = '…'.
+	Pushdown physical.Pushdown
 	// Threads is how many build sides of one fragment exemgr computes at once per query
 	// (physical.ExecOptions.Threads): sibling broadcasts, each usually another fragment's
 	// rows gathered from the primprocs, overlap instead of running one after the other.
@@ -114,6 +117,7 @@ const (
 const (
 	varQueryMemory = "colink_query_memory"
 	varSmallSide   = "colink_pm_max_memory_small_side"
+	varPushdown    = "colink_pushdown"
 )
 
 // Engine runs SQL for the MySQL front end (it implements frontend.Engine, FieldLister and
@@ -151,8 +155,9 @@ type Engine struct {
 type session struct {
 	parser   *sql.Parser
 	userVars map[string]types.Value // @name, lower case
-	// Session settings; 0 means the daemon's.
+	// Session settings; 0 (nil) means the daemon's.
 	queryMemory, smallSide int64
+	pushdown               *physical.Pushdown
 }
 
 // NewEngine returns the engine of em's primprocs. With cfg.DataDir it locks the directory
@@ -273,7 +278,7 @@ func (e *Engine) Query(ctx context.Context, s *frontend.Session, text string) (_
 			return recordResult(queryStatsRecord(qs)), nil
 		}
 	}
-	r := e.newRecorder(text)
+	r := e.newRecorder(text, st)
 	if err != nil {
 		s.SetQueryStats(r.finish(0, nil, err))
 		return nil, mysqlError(err)
@@ -349,6 +354,11 @@ func (v env) SystemVariable(name string, global bool) (types.Value, bool) {
 			return types.IntValue(v.e.smallSide(nil)), true
 		}
 		return types.IntValue(v.st.smallSide), true
+	case varPushdown:
+		if global {
+			return types.StringValue(v.e.cfg.Pushdown.String()), true
+		}
+		return types.StringValue(v.e.pushdown(v.st).String()), true
 	}
 	if global {
 		return types.Value{}, false
@@ -358,6 +368,19 @@ func (v env) SystemVariable(name string, global bool) (types.Value, bool) {
 		return types.Value{}, false
 	}
 	return types.StringValue(val), true
+}
+
+// Variables implements frontend.VariableSource: the engine's settings as s sees them (or
+// the daemon's), for SELECT @@… and SHOW VARIABLES.
+func (e *Engine) Variables(s *frontend.Session, global bool) []frontend.Variable {
+	ev := env{e: e, s: s, st: e.session(s)}
+	var out []frontend.Variable
+	for _, name := range []string{varPushdown, varQueryMemory, varSmallSide} {
+		v, _ := ev.SystemVariable(name, global)
+		numeric := v.Type.Kind == types.Int64 || v.Type.Kind == types.Int32
+		out = append(out, frontend.Variable{Name: name, Value: valueText(v), Numeric: numeric})
+	}
+	return out
 }
 
 func (v env) UserVariable(name string) (types.Value, bool) {
@@ -371,6 +394,14 @@ func (e *Engine) queryMemory(st *session) int64 {
 		return st.queryMemory
 	}
 	return e.cfg.QueryMemory
+}
+
+// pushdown is the pushdown level of st's queries (the daemon's if st is nil).
+func (e *Engine) pushdown(st *session) physical.Pushdown {
+	if st != nil && st.pushdown != nil {
+		return *st.pushdown
+	}
+	return e.cfg.Pushdown
 }
 
 // smallSide is the PM join threshold of st's queries (the daemon's if st is nil).
@@ -449,7 +480,7 @@ func (e *Engine) plan(ctx context.Context, ev env, view *catView, stmt sql.State
 	if err != nil {
 		return nil, nil, err
 	}
-	pl, err := physical.Build(q, physical.Options{Catalog: view, Primprocs: len(e.cl)})
+	pl, err := physical.Build(q, physical.Options{Catalog: view, Primprocs: len(e.cl), Pushdown: e.pushdown(ev.st)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -570,6 +601,12 @@ func (e *Engine) set(ev env, x *sql.Set) error {
 		case sql.SetGlobal:
 			return sqlerr.Unsupported("SET GLOBAL " + v.Name)
 		case sql.SetSession:
+			if v.Name == varPushdown {
+				if err := ev.st.setPushdown(v); err != nil {
+					return err
+				}
+				continue
+			}
 			var dst *int64
 			switch v.Name {
 			case varQueryMemory:
@@ -590,6 +627,24 @@ func (e *Engine) set(ev env, x *sql.Set) error {
 			*dst = n
 		}
 	}
+	return nil
+}
+
+// setPushdown sets the session's pushdown level from SET colink_pushdown = 'full' | 'filter'
+// | 'scan' | DEFAULT.
+func (st *session) setPushdown(v sql.SetValue) error {
+	if v.Default {
+		st.pushdown = nil
+		return nil
+	}
+	if v.Value.Null || (v.Value.Type.Kind != types.Char && v.Value.Type.Kind != types.Varchar) {
+		return sqlerr.New(sqlerr.ErWrongValueForVar, "Variable '%s' can't be set to the value of '%s': it takes full, filter or scan", v.Name, valueText(v.Value))
+	}
+	p, err := physical.ParsePushdown(v.Value.Str)
+	if err != nil {
+		return sqlerr.New(sqlerr.ErWrongValueForVar, "Variable '%s' can't be set to the value of '%s': it takes full, filter or scan", v.Name, valueText(v.Value))
+	}
+	st.pushdown = &p
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 // exemgr, then one per primproc in configuration order.
 type QueryStats struct {
 	Statement string
+	Pushdown  string // the pushdown level the statement was planned at (physical.Pushdown)
 	Elapsed   time.Duration
 	Rows      int64 // rows returned to the client
 	Error     string
@@ -56,17 +57,18 @@ const statsTimeout = 5 * time.Second
 
 // recorder takes the snapshots a statement's statistics are the difference of.
 type recorder struct {
-	e     *Engine
-	text  string
-	start time.Time
-	ru0   rusage.Usage
-	pm0   []*link.Stats // per primproc; nil until begin has run
-	link0 []ipc.ClientStats
+	e        *Engine
+	text     string
+	pushdown physical.Pushdown
+	start    time.Time
+	ru0      rusage.Usage
+	pm0      []*link.Stats // per primproc; nil until begin has run
+	link0    []ipc.ClientStats
 }
 
-// newRecorder starts recording a statement: exemgr's own usage now.
-func (e *Engine) newRecorder(text string) *recorder {
-	r := &recorder{e: e, text: text, start: time.Now()}
+// newRecorder starts recording a statement of st's: exemgr's own usage now.
+func (e *Engine) newRecorder(text string, st *session) *recorder {
+	r := &recorder{e: e, text: text, pushdown: e.pushdown(st), start: time.Now()}
 	r.ru0, _ = rusage.Self()
 	return r
 }
@@ -165,7 +167,7 @@ func (e *Engine) linkSnapshots() []ipc.ClientStats {
 func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *QueryStats {
 	elapsed := time.Since(r.start)
 	ru1, _ := rusage.Self()
-	out := &QueryStats{Statement: r.text, Elapsed: elapsed, Rows: rows}
+	out := &QueryStats{Statement: r.text, Pushdown: r.pushdown.String(), Elapsed: elapsed, Rows: rows}
 	if failure != nil {
 		_, _, out.Error = frontend.AsMySQL(failure)
 	}
@@ -258,7 +260,7 @@ func linkDelta(p *ProcessStats, before, after ipc.ClientStats) {
 // queryStatsColumns are SHOW QUERY STATS' columns, in order: the contract's, then the
 // statement's first characters and its error, if any.
 var queryStatsColumns = []string{
-	"process", "peer", "transport", "elapsed_us", "user_us", "sys_us", "nvcsw", "nivcsw",
+	"process", "peer", "transport", "pushdown", "elapsed_us", "user_us", "sys_us", "nvcsw", "nivcsw",
 	"bytes_out", "bytes_in", "batches_out", "batches_in", "frames", "syscalls", "fragments",
 	"rows_scanned", "row_groups_total", "row_groups_eliminated", "cache_bytes", "disk_bytes",
 	"mem_query_peak", "mem_query_limit", "mem_heap", "mem_heap_held", "mem_soft_limit", "mem_off_heap",
@@ -275,7 +277,7 @@ func queryStatsRecord(qs *QueryStats) arrow.RecordBatch {
 	for i, name := range queryStatsColumns {
 		t := arrow.DataType(arrow.PrimitiveTypes.Int64)
 		switch name {
-		case "process", "peer", "transport", "statement", "error":
+		case "process", "peer", "transport", "pushdown", "statement", "error":
 			t = arrow.BinaryTypes.String
 		}
 		fields[i] = arrow.Field{Name: name, Type: t}
@@ -293,7 +295,7 @@ func queryStatsRecord(qs *QueryStats) arrow.RecordBatch {
 				rows = qs.Rows
 			}
 			vals := map[string]any{
-				"process": p.Process, "peer": p.Peer, "transport": p.Transport,
+				"process": p.Process, "peer": p.Peer, "transport": p.Transport, "pushdown": qs.Pushdown,
 				"elapsed_us": qs.Elapsed.Microseconds(), "user_us": p.Usage.User.Microseconds(),
 				"sys_us": p.Usage.Sys.Microseconds(), "nvcsw": p.Usage.Voluntary, "nivcsw": p.Usage.Involuntary,
 				"bytes_out": p.BytesOut, "bytes_in": p.BytesIn, "batches_out": p.BatchesOut,

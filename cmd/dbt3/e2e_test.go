@@ -21,11 +21,11 @@ import (
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/dbt3/report"
 	"github.com/colinkdb/colink/internal/testbin"
+	"github.com/colinkdb/colink/internal/testref"
 )
 
-// answersSF001 is the reference answers' directory at SF 0.01 (../shared, relative to the
-// repository root).
-const answersSF001 = "../../../shared/tpch/answers/sf0.01"
+// answersSF001 is the reference answers' directory at SF 0.01 (testref), "" if absent.
+var answersSF001, _ = testref.Path("answers", "sf0.01")
 
 // daemonBins builds primproc and exemgr into dir.
 func daemonBins(t *testing.T, dir string) daemons.Binaries {

@@ -21,6 +21,7 @@ import (
 	daemons "github.com/colinkdb/colink/dbt3/cluster"
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/internal/testbin"
+	"github.com/colinkdb/colink/internal/testref"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/tpch"
@@ -259,9 +260,9 @@ func refreshFixture(t *testing.T, dir string) string {
 		t.Fatalf("gen: exit %d: %s", code, errs)
 	}
 	// They are the official sets: the same bytes as dbgen's.
-	ref := "../../../shared/tpch/reference-sf0.01"
-	if _, err := os.Stat(ref); err != nil {
-		t.Logf("%s is missing: the generated refresh sets are not compared with dbgen's", ref)
+	ref, err := testref.Path("reference-sf0.01")
+	if err != nil {
+		t.Logf("%v: the generated refresh sets are not compared with dbgen's", err)
 		return gen
 	}
 	for k := 1; k <= 2; k++ {

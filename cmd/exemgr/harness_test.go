@@ -18,6 +18,7 @@ import (
 	"github.com/colinkdb/colink/dbt3/answers"
 	"github.com/colinkdb/colink/dbt3/queries"
 	"github.com/colinkdb/colink/internal/testbin"
+	"github.com/colinkdb/colink/internal/testref"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/tpch"
@@ -380,8 +381,11 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-// answersDir is where the TPC-H reference answers live, relative to this package.
-var answersDir = filepath.Join("..", "..", "..", "shared", "tpch", "answers")
+// answersDir is where the TPC-H reference answers live ("" if absent: see testref).
+func answersDir() string {
+	dir, _ := testref.Path("answers")
+	return dir
+}
 
 // expectedFile names the answer file of query n at sf: Q11's script keeps the fraction
 // 0.0001 whatever the scale factor, which q11-fraction-0.0001.csv answers.
@@ -390,14 +394,12 @@ func expectedFile(sf string, n int) string {
 	if n == 11 {
 		name = "q11-fraction-0.0001.csv"
 	}
-	return filepath.Join(answersDir, "sf"+sf, name)
+	return filepath.Join(answersDir(), "sf"+sf, name)
 }
 
 // needAnswers skips the test if the reference answers for sf are missing.
 func needAnswers(t testing.TB, sf string) {
-	if _, err := os.Stat(filepath.Join(answersDir, "sf"+sf)); err != nil {
-		t.Skipf("TPC-H answers for SF %s not found (../shared/tpch/answers): %v", sf, err)
-	}
+	testref.TPCH(t, "answers", "sf"+sf)
 }
 
 // needDaemons skips in -short mode.

@@ -57,6 +57,7 @@ func run(args []string) int {
 		"memory all queries may hold in exemgr together; over it a query fails with error 1041")
 	daemon.ByteSizeVar(fs, &ecfg.PmMaxMemorySmallSide, "pm-max-memory-small-side", opt.DefaultPmMaxMemorySmallSide, "",
 		"largest estimated join build side broadcast to the primprocs (PM join); larger ones join in exemgr (UM join)")
+	fs.Var(&ecfg.Pushdown, "pushdown", "how much of each query the primprocs run: full (every filter, projection, join probe, partial aggregate and top-N they can), filter (scan, filter and project; joins, aggregation and sorts in exemgr) or scan (scan and project only; filters in exemgr too); a session may SET colink_pushdown")
 	fs.IntVar(&ecfg.Threads, "threads", runtime.GOMAXPROCS(0), "build sides of one fragment exemgr computes at once (sibling broadcasts overlap); 1 computes them one after the other")
 	fs.StringVar(&ecfg.SecureFilePriv, "secure-file-priv", "",
 		"directory LOAD DATA INFILE (not LOCAL) may read server-side files from, like mysqld's; empty (the default, unlike mysqld's) refuses them all, and LOAD DATA LOCAL INFILE still works")

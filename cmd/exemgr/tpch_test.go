@@ -5,6 +5,8 @@ import (
 	dsql "database/sql"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +16,12 @@ import (
 )
 
 // TestTPCH runs the 22 validation queries at SF 0.01 through go-sql-driver/mysql against
-// exemgr with one primproc and with two, over the link's tcp and unix transports, and
-// compares every result with the reference answers (strings and counts exactly, sums to the
-// printed digit, averages within 1e-6 relative).
+// exemgr with one primproc and with two, over the link's tcp and unix transports, at each
+// pushdown level (SET colink_pushdown), and compares every result with the reference
+// answers (strings and counts exactly, sums to the printed digit, averages within 1e-6
+// relative). SHOW QUERY STATS must name the transport and the level, and the levels must
+// move Q6's traffic as they say: its rows cross the link only when the aggregate (filter)
+// and the filter too (scan) stay in exemgr.
 func TestTPCH(t *testing.T) {
 	needDaemons(t)
 	runTPCH(t, "0.01")
@@ -29,6 +34,9 @@ func TestTPCHSF01(t *testing.T) {
 	}
 	runTPCH(t, "0.1")
 }
+
+// pushdownLevels are the values of colink_pushdown, in order of the traffic they move.
+var pushdownLevels = []string{"full", "filter", "scan"}
 
 func runTPCH(t *testing.T, sf string) {
 	needAnswers(t, sf)
@@ -57,25 +65,44 @@ func runTPCH(t *testing.T, sf string) {
 						t.Fatal(err)
 					}
 					defer conn.Close()
-					start := time.Now()
-					for n := 1; n <= queries.Count; n++ {
-						text, err := queries.Get(n)
-						if err != nil {
-							t.Fatal(err)
+					q6Bytes := map[string]int64{}
+					for _, level := range pushdownLevels {
+						if _, err := conn.ExecContext(context.Background(), "SET colink_pushdown = '"+level+"'"); err != nil {
+							t.Fatalf("SET colink_pushdown = '%s': %s", level, errorText(err))
 						}
-						ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-						got, err := runScript(ctx, conn, text, "")
-						cancel()
-						if err != nil {
-							t.Errorf("Q%d: %s", n, errorText(err))
-							continue
+						start := time.Now()
+						for n := 1; n <= queries.Count; n++ {
+							text, err := queries.Get(n)
+							if err != nil {
+								t.Fatal(err)
+							}
+							ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+							got, err := runScript(ctx, conn, text, "")
+							cancel()
+							if err != nil {
+								t.Errorf("pushdown=%s Q%d: %s", level, n, errorText(err))
+								continue
+							}
+							if err := answers.Compare(got, want[n]); err != nil {
+								t.Errorf("pushdown=%s Q%d: %v", level, n, err)
+							}
+							if n == 6 {
+								stats := queryStats(t, conn)
+								if stats[0]["pushdown"] != level {
+									t.Errorf("pushdown=%s: SHOW QUERY STATS says pushdown %q", level, stats[0]["pushdown"])
+								}
+								q6Bytes[level], _ = strconv.ParseInt(stats[0]["bytes_in"], 10, 64)
+							}
 						}
-						if err := answers.Compare(got, want[n]); err != nil {
-							t.Errorf("Q%d: %v", n, err)
-						}
+						t.Logf("pushdown=%s: 22 queries in %v", level, time.Since(start).Round(time.Millisecond))
 					}
-					t.Logf("22 queries in %v", time.Since(start).Round(time.Millisecond))
 					checkTransport(t, conn, transport)
+					t.Logf("Q6's link bytes in: %v", q6Bytes)
+					// Full pushdown sends each primproc's partial sum; filter its filtered
+					// rows' two columns; scan the four columns of every row in the zones.
+					if !(q6Bytes["full"]*10 < q6Bytes["filter"] && q6Bytes["filter"] < q6Bytes["scan"]) {
+						t.Errorf("Q6's link bytes do not grow with the pushdown levels: %v", q6Bytes)
+					}
 				})
 			}
 			wg.Wait()
@@ -141,5 +168,75 @@ func TestConcurrentSessions(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestPushdownVariable checks colink_pushdown as a client sees it: the daemon's level by
+// default, a session's own after SET (names in any case), DEFAULT back to the daemon's,
+// EXPLAIN's closing line, and error 1231 naming the values for anything else, the session
+// going on at its level.
+func TestPushdownVariable(t *testing.T) {
+	needDaemons(t)
+	c := shared.cluster(t, "one-primproc", 1, "0.01")
+	conn, err := shared.exemgr(t, c, "tcp").db(t, false).Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	level := func() string {
+		t.Helper()
+		var v string
+		if err := conn.QueryRowContext(ctx, "SELECT @@colink_pushdown").Scan(&v); err != nil {
+			t.Fatalf("SELECT @@colink_pushdown: %s", errorText(err))
+		}
+		return v
+	}
+	explainTail := func() string {
+		t.Helper()
+		rows, err := conn.QueryContext(ctx, "EXPLAIN SELECT count(*) FROM lineitem WHERE l_quantity < 3")
+		if err != nil {
+			t.Fatalf("EXPLAIN: %s", errorText(err))
+		}
+		defer rows.Close()
+		var last string
+		for rows.Next() {
+			if err := rows.Scan(&last); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return last
+	}
+	if got := level(); got != "full" {
+		t.Fatalf("default level %q, want full", got)
+	}
+	if tail := explainTail(); strings.Contains(tail, "pushdown=") {
+		t.Errorf("EXPLAIN at full names a level: %q", tail)
+	}
+	if _, err := conn.ExecContext(ctx, "SET colink_pushdown = 'SCAN'"); err != nil {
+		t.Fatal(errorText(err))
+	}
+	if got := level(); got != "scan" {
+		t.Errorf("after SET 'SCAN': %q", got)
+	}
+	if tail := explainTail(); !strings.Contains(tail, "pushdown=scan") {
+		t.Errorf("EXPLAIN at scan ends %q", tail)
+	}
+	_, err = conn.ExecContext(ctx, "SET colink_pushdown = 'everything'")
+	if got := errorText(err); !strings.Contains(got, "ERROR 1231") || !strings.Contains(got, "full, filter or scan") {
+		t.Errorf("SET to a bad level: %s", got)
+	}
+	_, err = conn.ExecContext(ctx, "SET colink_pushdown = 2")
+	if got := errorText(err); !strings.Contains(got, "ERROR 1231") {
+		t.Errorf("SET to a number: %s", got)
+	}
+	if got := level(); got != "scan" {
+		t.Errorf("after failed SETs: %q, want scan still", got)
+	}
+	if _, err := conn.ExecContext(ctx, "SET colink_pushdown = DEFAULT"); err != nil {
+		t.Fatal(errorText(err))
+	}
+	if got := level(); got != "full" {
+		t.Errorf("after SET DEFAULT: %q", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/internal/testref"
 )
 
 func mustParse(t *testing.T, s string) *Table {
@@ -144,10 +146,10 @@ func TestFromRecords(t *testing.T) {
 
 // TestReferenceFiles parses every answer file at SF 0.01 and compares each with itself.
 func TestReferenceFiles(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "tpch", "answers", "sf0.01")
+	dir := testref.TPCH(t, "answers", "sf0.01")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
 	if len(files) == 0 {
-		t.Skipf("no TPC-H answers at %s", dir)
+		t.Fatalf("no TPC-H answers at %s", dir)
 	}
 	for _, f := range files {
 		tb, err := ReadFile(f)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/colinkdb/colink/internal/testref"
 	"github.com/colinkdb/colink/sql"
 )
 
@@ -90,10 +91,7 @@ var q15Note = []string{
 // output) and template by the rules of tpch's TestTemplatesAreTheOfficialOnes, and compares
 // byte for byte with what Get renders.
 func TestMatchesReference(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "tpch")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("TPC-H reference material not found at %s: %v", dir, err)
-	}
+	dir := testref.TPCH(t)
 	directive := regexp.MustCompile(`^:[xon]( -?\d+)?$`)
 	blankRuns := regexp.MustCompile(`\n\n+`)
 	for n := 1; n <= Count; n++ {

@@ -35,6 +35,21 @@ type FieldLister interface {
 	FieldList(ctx context.Context, s *Session, table, wildcard string) ([]Column, error)
 }
 
+// VariableSource is implemented by an Engine with system variables of its own (colink's
+// settings), which the front end then answers in SELECT @@name and SHOW VARIABLES like its
+// own. SET of them reaches the engine as a statement.
+type VariableSource interface {
+	// Variables are the engine's variables as s sees them, or the daemon's (global).
+	Variables(s *Session, global bool) []Variable
+}
+
+// Variable is one of an engine's system variables.
+type Variable struct {
+	Name    string // lower case
+	Value   string
+	Numeric bool
+}
+
 // SessionEnder is implemented by an Engine that keeps per-session state; EndSession is called
 // once, after the session's connection has closed.
 type SessionEnder interface {

@@ -263,6 +263,9 @@ func (c *conn) systemItem(p *parser) (eval func() (cell, bool), err error, ok bo
 		scope, name := splitVarName(strings.TrimPrefix(t.text, "@@"))
 		v, known := c.srv.vars[name]
 		if !known {
+			if ev, ok := c.engineVariable(name, scope == "global"); ok {
+				return func() (cell, bool) { return textCell(ev.Value), ev.Numeric }, nil, true
+			}
 			return nil, Errorf(ErrUnknownSystemVar, "Unknown system variable '%s'", name), true
 		}
 		return func() (cell, bool) {
@@ -634,8 +637,20 @@ func (c *conn) show(p *parser) (*textResult, error, bool) {
 	if !p.done() {
 		return nil, nil, false
 	}
-	names := make([]string, 0, len(c.srv.vars))
-	for name := range c.srv.vars {
+	values := map[string]string{}
+	for name, v := range c.srv.vars {
+		values[name] = v.value
+		if !global {
+			if sv, ok := c.sess.Var(name); ok {
+				values[name] = sv
+			}
+		}
+	}
+	for _, v := range c.engineVariables(global) {
+		values[v.Name] = v.Value
+	}
+	names := make([]string, 0, len(values))
+	for name := range values {
 		if pattern == "" || likeMatch(pattern, name) {
 			names = append(names, name)
 		}
@@ -646,15 +661,27 @@ func (c *conn) show(p *parser) (*textResult, error, bool) {
 		{Name: "Value", Type: TypeVarString, Length: 2048},
 	}}
 	for _, name := range names {
-		v := c.srv.vars[name].value
-		if !global {
-			if sv, ok := c.sess.Var(name); ok {
-				v = sv
-			}
-		}
-		res.rows = append(res.rows, []cell{textCell(name), textCell(v)})
+		res.rows = append(res.rows, []cell{textCell(name), textCell(values[name])})
 	}
 	return res, nil, true
+}
+
+// engineVariables are the engine's own system variables (VariableSource), if it has any.
+func (c *conn) engineVariables(global bool) []Variable {
+	if vs, ok := c.srv.engine.(VariableSource); ok {
+		return vs.Variables(c.sess, global)
+	}
+	return nil
+}
+
+// engineVariable is the engine's variable name, if it has one.
+func (c *conn) engineVariable(name string, global bool) (Variable, bool) {
+	for _, v := range c.engineVariables(global) {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variable{}, false
 }
 
 func (c *conn) processList(full bool) *textResult {

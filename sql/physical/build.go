@@ -29,12 +29,103 @@ type Options struct {
 	// (HAVING, projections, further aggregates) stays in the fragment, so only the final
 	// rows cross the link instead of every partial group.
 	Primprocs int
+	// Pushdown is how much of the query the primprocs run (the zero value: all they can).
+	Pushdown Pushdown
+}
+
+// Pushdown is the cut between the primprocs' fragments and exemgr's operators: the dial
+// that moves work, and with it traffic, onto the link.
+type Pushdown uint8
+
+const (
+	// PushdownFull puts next to the data every step that can run there: filters,
+	// projections, probes of broadcast joins, partial aggregates, top-N and limits.
+	PushdownFull Pushdown = iota
+	// PushdownFilter keeps scans, filters and projections on the primprocs; joins,
+	// aggregation, DISTINCT, sort, top-N and limits run in exemgr (ColumnStore's shape
+	// before PM joins and PM aggregation).
+	PushdownFilter
+	// PushdownScan has the primprocs only scan, with zone-map elimination, and ship the
+	// columns the query reads; every filter and computation runs in exemgr.
+	PushdownScan
+)
+
+// pushdownNames are the levels' names, in order.
+var pushdownNames = [...]string{"full", "filter", "scan"}
+
+// String is the level's name: full, filter or scan.
+func (p Pushdown) String() string {
+	if int(p) < len(pushdownNames) {
+		return pushdownNames[p]
+	}
+	return fmt.Sprintf("pushdown(%d)", p)
+}
+
+// cut says, for EXPLAIN, what the level keeps off the primprocs.
+func (p Pushdown) cut() string {
+	switch p {
+	case PushdownFilter:
+		return "joins, aggregation, DISTINCT, sort, top-N and limits run in exemgr"
+	case PushdownScan:
+		return "primprocs only scan (with zone maps); every filter and computation runs in exemgr"
+	}
+	return "primprocs run every step they can"
+}
+
+// Set reads a level's name (Pushdown is a flag value: pflag.Value).
+func (p *Pushdown) Set(s string) error {
+	v, err := ParsePushdown(s)
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// Type names the flag value's kind in help text.
+func (*Pushdown) Type() string { return "full|filter|scan" }
+
+// ParsePushdown reads a level's name.
+func ParsePushdown(s string) (Pushdown, error) {
+	for i, n := range pushdownNames {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return Pushdown(i), nil
+		}
+	}
+	return 0, fmt.Errorf("pushdown %q: want full, filter or scan", s)
+}
+
+// stepKind is what a fragment step does, for the pushdown level's say.
+type stepKind uint8
+
+const (
+	stepFilter   stepKind = iota
+	stepCompute           // a projection that computes (not only picks columns)
+	stepOperator          // a join probe, aggregate, DISTINCT, top-N or limit
+)
+
+// allows reports whether the level lets a step of kind k run on the primprocs.
+func (p Pushdown) allows(k stepKind) bool {
+	switch p {
+	case PushdownFilter:
+		return k != stepOperator
+	case PushdownScan:
+		return false
+	}
+	return true
+}
+
+// cutFor moves r to exemgr if the pushdown level keeps a step of kind k off the primprocs.
+func (b *builder) cutFor(r *rel, k stepKind) {
+	if r.frag != nil && !b.opts.Pushdown.allows(k) {
+		b.gatherAll(r)
+	}
 }
 
 // Build cuts an optimised query into its physical plan. It adds the columns it computes
 // (join keys, row numbers) to q.MD.
 func Build(q *plan.Query, opts Options) (*Plan, error) {
-	b := &builder{md: q.MD, opts: opts, params: map[plan.ColumnID]*expr.Expr{}, p: &Plan{},
+	b := &builder{md: q.MD, opts: opts, params: map[plan.ColumnID]*expr.Expr{}, p: &Plan{Pushdown: opts.Pushdown},
 		names: plan.NewNamer(q.Root, q.MD)}
 	want := q.Root.Output()
 	r, err := b.build(q.Root, plan.MakeColSet(want...))
@@ -311,6 +402,7 @@ func (b *builder) filter(r *rel, conds []plan.Expr) error {
 	if len(conds) == 0 {
 		return nil
 	}
+	b.cutFor(r, stepFilter)
 	if r.frag != nil && anyVolatile(conds) {
 		// SLEEP and its kind run in exemgr, once per row in order (plan.Func.Volatile).
 		// All the conditions stay together, so that those before it still narrow the
@@ -332,6 +424,16 @@ func (b *builder) filter(r *rel, conds []plan.Expr) error {
 	return nil
 }
 
+// onlyColumns reports whether es only picks columns (a projection the scan level allows).
+func onlyColumns(es []plan.Expr) bool {
+	for _, e := range es {
+		if _, ok := e.(*plan.ColumnRef); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // anyVolatile reports whether one of es calls a volatile function (SLEEP).
 func anyVolatile(es []plan.Expr) bool {
 	return slices.ContainsFunc(es, plan.HasVolatile)
@@ -339,6 +441,9 @@ func anyVolatile(es []plan.Expr) bool {
 
 // project replaces r's columns by exprs (named ids).
 func (b *builder) project(r *rel, exprs []plan.Expr, ids []plan.ColumnID) error {
+	if !onlyColumns(exprs) {
+		b.cutFor(r, stepCompute)
+	}
 	if r.frag != nil && anyVolatile(exprs) {
 		b.gatherAll(r) // computed in exemgr, as filter says
 	}
@@ -522,6 +627,7 @@ func (b *builder) aggregate(a *plan.Aggregate) (*rel, error) {
 	}
 	label := strings.Join(desc, " ")
 	out := a.Output()
+	b.cutFor(r, stepOperator)
 	raw := r.types
 	result, err := spec.ResultTypes(raw)
 	if err != nil {
@@ -607,6 +713,7 @@ func (b *builder) distinct(d *plan.Distinct) (*rel, error) {
 	if err := b.projectCols(r, want); err != nil {
 		return nil, err
 	}
+	b.cutFor(r, stepOperator)
 	if r.frag != nil {
 		spec := exec.AggSpec{}
 		for i := range want {
@@ -693,6 +800,7 @@ func (b *builder) limit(l *plan.Limit, need plan.ColSet) (*rel, error) {
 			return nil, err
 		}
 		text := b.sortText(s.Keys)
+		b.cutFor(r, stepOperator)
 		if r.frag != nil {
 			// Each primproc keeps its first Count+Offset rows; exemgr takes the final ones.
 			step := &exec.TopNStep{Keys: keys, Limit: l.Count + l.Offset}
@@ -709,6 +817,7 @@ func (b *builder) limit(l *plan.Limit, need plan.ColSet) (*rel, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.cutFor(r, stepOperator)
 	if r.frag != nil && l.Count >= 0 {
 		step := &exec.LimitStep{Limit: l.Count + l.Offset}
 		if err := b.addStep(r, exec.Step{Limit: step},

@@ -21,6 +21,9 @@ func (p *Plan) Explain() string {
 		pr.node(pg.node, 1)
 	}
 	pr.node(p.Root, 0)
+	if p.Pushdown != PushdownFull {
+		pr.line("", 0, "pushdown="+p.Pushdown.String()+": "+p.Pushdown.cut())
+	}
 	return pr.b.String()
 }
 

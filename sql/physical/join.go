@@ -102,7 +102,7 @@ func (b *builder) join(j *plan.Join, need plan.ColSet) (*rel, error) {
 	if j.Kind == plan.SingleJoin {
 		bc.uniqueKeys = bpos
 	}
-	pm := j.Strategy == plan.PMJoin && probe.frag != nil
+	pm := j.Strategy == plan.PMJoin && probe.frag != nil && b.opts.Pushdown.allows(stepOperator)
 	if !pm {
 		b.gatherAll(probe)
 	}

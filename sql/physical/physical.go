@@ -90,6 +90,8 @@ type Plan struct {
 	// Schema names the result columns (the query's names) with their Arrow types and, in
 	// field metadata colink.sql_type, their SQL types.
 	Schema *arrow.Schema
+	// Pushdown is the level the plan was cut at (Options.Pushdown).
+	Pushdown Pushdown
 
 	params     []*paramGroup
 	fragments  []*Fragment

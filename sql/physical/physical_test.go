@@ -23,7 +23,7 @@ func (env) UserVariable(string) (types.Value, bool)         { return types.Value
 
 // explain plans a script's statements (views are created, the last query explained) for
 // the given number of primprocs (0: unknown).
-func explain(ctx context.Context, cat *catalog.Memory, sf float64, primprocs int, script string) (string, error) {
+func explain(ctx context.Context, cat *catalog.Memory, sf float64, primprocs int, pushdown physical.Pushdown, script string) (string, error) {
 	// At SF 1 the planner sees what the engine measures from dbgen's data, elsewhere TPC-H's
 	// specified distributions.
 	var stats catalog.Stats = catalog.TPCHStats{SF: sf}
@@ -55,7 +55,7 @@ func explain(ctx context.Context, cat *catalog.Memory, sf float64, primprocs int
 			if err != nil {
 				return "", err
 			}
-			p, err := physical.Build(q, physical.Options{Catalog: cat, Primprocs: primprocs})
+			p, err := physical.Build(q, physical.Options{Catalog: cat, Primprocs: primprocs, Pushdown: pushdown})
 			if err != nil {
 				return "", err
 			}
@@ -66,8 +66,8 @@ func explain(ctx context.Context, cat *catalog.Memory, sf float64, primprocs int
 }
 
 // TestExplain prints the physical plans of testdata/explain: the 22 TPC-H queries planned
-// with the statistics of SF 1 (tpch q=N [sf=F] [primprocs=N]) and other queries (explain
-// [sf=F] [primprocs=N]).
+// with the statistics of SF 1 (tpch q=N [sf=F] [primprocs=N] [pushdown=L]) and other queries
+// (explain [sf=F] [primprocs=N] [pushdown=L]).
 func TestExplain(t *testing.T) {
 	datadriven.RunTest(t, "testdata/explain", func(t *testing.T, c *datadriven.TestData) string {
 		sf := 1.0
@@ -86,6 +86,14 @@ func TestExplain(t *testing.T) {
 			}
 			primprocs = n
 		}
+		var pushdown physical.Pushdown
+		if v, ok := c.Arg("pushdown"); ok {
+			p, err := physical.ParsePushdown(v)
+			if err != nil {
+				t.Fatalf("%s: %v", c.Pos, err)
+			}
+			pushdown = p
+		}
 		script := c.Input
 		if c.Cmd == "tpch" {
 			v, _ := c.Arg("q")
@@ -97,7 +105,7 @@ func TestExplain(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		out, err := explain(context.Background(), catalog.TPCH("tpch"), sf, primprocs, script)
+		out, err := explain(context.Background(), catalog.TPCH("tpch"), sf, primprocs, pushdown, script)
 		if err != nil {
 			return fmt.Sprintf("error: %v\n", err)
 		}

@@ -29,6 +29,7 @@ const (
 	ErNoSuchTable           Code = 1146 // ER_NO_SUCH_TABLE
 	ErUnknownSystemVariable Code = 1193 // ER_UNKNOWN_SYSTEM_VARIABLE
 	ErWrongArguments        Code = 1210 // ER_WRONG_ARGUMENTS
+	ErWrongValueForVar      Code = 1231 // ER_WRONG_VALUE_FOR_VAR
 	ErNotSupportedYet       Code = 1235 // ER_NOT_SUPPORTED_YET
 	ErOperandColumns        Code = 1241 // ER_OPERAND_COLUMNS
 	ErSubqueryNo1Row        Code = 1242 // ER_SUBQUERY_NO_1_ROW
@@ -54,7 +55,7 @@ func sqlState(c Code) string {
 	case ErNoDBError:
 		return "3D000"
 	case ErBadDB, ErNonUniqTable, ErWrongFieldWithGroup, ErWrongGroupField, ErDupFieldName,
-		ErParse, ErNonUniq, ErNotSupportedYet, ErWrongParamcountToFunc, ErFieldNotInGroupBy:
+		ErParse, ErNonUniq, ErNotSupportedYet, ErWrongValueForVar, ErWrongParamcountToFunc, ErFieldNotInGroupBy:
 		return "42000"
 	case ErBadField, ErIllegalReference:
 		return "42S22"
