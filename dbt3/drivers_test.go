@@ -197,7 +197,10 @@ func TestSelectQueries(t *testing.T) {
 		{"1,3,5-7,cs2,Q3", "Q1 Q3 Q5 Q6 Q7 CS2", ""},
 		{"q20-q22", "Q20 Q21 Q22", ""},
 		{"cs", "CS1 CS2 CS3", ""},
+		{"scan", "SCAN1 SCAN2 SCAN4 SCAN8 CS1 CS2 CS3", ""},
+		{"6,scan,scan4", "Q6 SCAN1 SCAN2 SCAN4 SCAN8", ""},
 		{"23", "", "want a TPC-H query"},
+		{"SCAN3", "", "SCAN1, SCAN2, SCAN4, SCAN8"},
 		{"CS4", "", "CS1 … CS3"},
 		{"5-3", "", "want a TPC-H query"},
 	}
@@ -331,46 +334,75 @@ func TestThroughputWithFakeEngine(t *testing.T) {
 	}
 }
 
-// fakeTarget switches the fake engine's reported transport, as restarting exemgr would.
+// fakeTarget serves a fake engine per transport, each reporting it (or, if stuck, tcp
+// whatever is asked), as one exemgr per transport would.
 type fakeTarget struct {
-	e       *dbt3test.Engine
-	addr    string
-	uses    []string
-	switch_ bool // false: keeps reporting tcp whatever is asked
+	t       *testing.T
+	engines map[string]*dbt3test.Engine
+	addrs   map[string]string
+	stuck   bool
+	serves  int
 	dead    error
 }
 
-func (f *fakeTarget) Use(ctx context.Context, tr string) (Endpoint, error) {
-	f.uses = append(f.uses, tr)
-	if f.switch_ {
-		f.e.SetTransport(tr)
+func newFakeTarget(t *testing.T, stuck bool, transports ...string) *fakeTarget {
+	f := &fakeTarget{t: t, engines: map[string]*dbt3test.Engine{}, addrs: map[string]string{}, stuck: stuck}
+	for _, tr := range transports {
+		e := dbt3test.NewEngine()
+		e.SetDefault(oneRow)
+		if !stuck {
+			e.SetTransport(tr)
+		}
+		f.engines[tr], f.addrs[tr] = e, dbt3test.Serve(t, e)
 	}
-	return Endpoint{Addr: f.addr, PIDs: map[string]int{"exemgr": os.Getpid()}}, nil
+	return f
+}
+
+func (f *fakeTarget) Serve(ctx context.Context, transports []string) (map[string]Endpoint, error) {
+	f.serves++
+	out := map[string]Endpoint{}
+	for _, tr := range transports {
+		out[tr] = Endpoint{Addr: f.addrs[tr], PIDs: map[string]int{"exemgr": os.Getpid()}}
+	}
+	return out, nil
 }
 
 func (f *fakeTarget) Check() error { return f.dead }
 
 func TestCompareWithFakeTarget(t *testing.T) {
-	e := dbt3test.NewEngine()
-	e.SetDefault(oneRow)
-	target := &fakeTarget{e: e, addr: dbt3test.Serve(t, e), switch_: true}
-	qs, err := SelectQueries("1,6,CS3")
+	target := newFakeTarget(t, false, "tcp", "unix")
+	qs, err := SelectQueries("1,6,CS3,SCAN2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := Compare(context.Background(), CompareConfig{Target: target, Transports: []string{"tcp", "unix"}, Runs: 3, Queries: qs, Primprocs: 1})
+	run, err := Compare(context.Background(), CompareConfig{Target: target, Transports: []string{"tcp", "unix"}, Pushdowns: []string{"full", "filter"}, Runs: 3, Queries: qs, Primprocs: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"tcp", "unix", "unix", "tcp", "tcp", "unix"}; !slices.Equal(target.uses, want) {
-		t.Errorf("transport order %v, want %v", target.uses, want)
+	// Per round: three queries at two levels and SCAN2 at its own, over two transports.
+	const perRound = (3*2 + 1) * 2
+	if len(run.Samples) != 3*perRound {
+		t.Fatalf("%d samples, want %d", len(run.Samples), 3*perRound)
 	}
-	if got := e.Flushes(); got != 2*len(qs) {
-		t.Errorf("%d cache drops, want one before each query of round 1 on each transport (%d)", got, 2*len(qs))
+	for tr, e := range target.engines {
+		if got := e.Flushes(); got != perRound/2 {
+			t.Errorf("%s: %d cache drops, want one before each execution of round 1 (%d)", tr, got, perRound/2)
+		}
 	}
-	if len(run.Samples) != 3*2*len(qs) {
-		t.Fatalf("%d samples", len(run.Samples))
+	// The transports take turns execution by execution, the order reversed each time.
+	for i := 0; i+1 < len(run.Samples); i += 2 {
+		a, b := run.Samples[i], run.Samples[i+1]
+		if a.Query != b.Query || a.Pushdown != b.Pushdown || a.Round != b.Round || a.Transport == b.Transport {
+			t.Fatalf("samples %d and %d are not one execution over both transports: %+v / %+v", i, i+1, a, b)
+		}
+		if i%perRound >= 2 && a.Transport == run.Samples[i-2].Transport {
+			t.Errorf("samples %d and %d start with the same transport %s", i-2, i, a.Transport)
+		}
+		if i >= perRound && a.Transport == run.Samples[i-perRound].Transport {
+			t.Errorf("sample %d starts with %s as in the round before", i, a.Transport)
+		}
 	}
+	levels := map[string]int{}
 	for _, s := range run.Samples {
 		if s.Error != "" || s.Cold != (s.Round == 1) || s.Primprocs != 1 || s.System != "colink" || s.Verified != VerifiedConsistent {
 			t.Errorf("sample %+v", s)
@@ -378,11 +410,19 @@ func TestCompareWithFakeTarget(t *testing.T) {
 		if s.Procs["primproc0"].User <= 0 || s.Link == nil || s.ProcStat == nil {
 			t.Errorf("sample without stats: %+v", s)
 		}
+		if s.Query == "SCAN2" && s.Pushdown != "scan" {
+			t.Errorf("SCAN2 ran at %q, want its own level scan", s.Pushdown)
+		}
+		levels[s.Pushdown]++
 	}
-	// A target that does not switch: unix samples fail, the run goes on.
-	e2 := dbt3test.NewEngine()
-	e2.SetDefault(oneRow)
-	stuck := &fakeTarget{e: e2, addr: dbt3test.Serve(t, e2)}
+	if levels["full"] != 3*3*2 || levels["filter"] != 3*3*2 || levels["scan"] != 3*2 {
+		t.Errorf("samples by level %v", levels)
+	}
+	if target.serves != 1 {
+		t.Errorf("Serve called %d times, want once", target.serves)
+	}
+	// A target whose unix exemgr reports tcp: unix samples fail, the run goes on.
+	stuck := newFakeTarget(t, true, "tcp", "unix")
 	run, err = Compare(context.Background(), CompareConfig{Target: stuck, Transports: []string{"tcp", "unix"}, Runs: 1, Queries: qs[:1]})
 	if err != nil {
 		t.Fatal(err)
@@ -392,13 +432,16 @@ func TestCompareWithFakeTarget(t *testing.T) {
 	}
 	// A dead daemon ends the run with its error.
 	stuck.dead = errors.New("primproc0 exited: boom")
-	e2.Set(dbt3test.Normalize("select 1"), dbt3test.Canned{Err: "lost primproc0"})
+	stuck.engines["tcp"].Set(dbt3test.Normalize("select 1"), dbt3test.Canned{Err: "lost primproc0"})
 	_, err = Compare(context.Background(), CompareConfig{Target: stuck, Transports: []string{"tcp"}, Runs: 1, Queries: []Query{{Name: "X", Script: "select 1;"}}})
 	if err == nil || !strings.Contains(err.Error(), "primproc0 exited: boom") {
 		t.Errorf("err %v", err)
 	}
-	if _, err := Compare(context.Background(), CompareConfig{Target: stuck, Transports: []string{"shm"}, Runs: 1, Queries: qs}); err == nil || !strings.Contains(err.Error(), `unknown transport "shm"`) {
+	if _, err := Compare(context.Background(), CompareConfig{Target: stuck, Transports: []string{"carrier-pigeon"}, Runs: 1, Queries: qs}); err == nil || !strings.Contains(err.Error(), `unknown transport "carrier-pigeon"`) {
 		t.Errorf("unknown transport: %v", err)
+	}
+	if _, err := Compare(context.Background(), CompareConfig{Target: stuck, Transports: []string{"tcp"}, Pushdowns: []string{"most"}, Runs: 1, Queries: qs}); err == nil || !strings.Contains(err.Error(), `unknown pushdown level "most"`) {
+		t.Errorf("unknown level: %v", err)
 	}
 }
 

@@ -22,6 +22,9 @@ type Measurer struct {
 	// report; a different one makes the sample an error (exemgr did not use the transport
 	// the run is about).
 	Transport string
+	// Pushdown, if set, is the pushdown level SHOW QUERY STATS must report for every
+	// statement; the sample records the level reported.
+	Pushdown string
 	// PIDs are the local daemons by process name ("exemgr", "primproc0", …). Their
 	// /proc/PID/stat CPU is read around every statement and compared with Stats' figures.
 	PIDs map[string]int
@@ -112,6 +115,12 @@ func (m *Measurer) Run(ctx context.Context, q Query) (*Execution, error) {
 		}
 		if err := m.checkTransport(stats); err != nil {
 			return fail(i, fmt.Errorf("%s statement %d: %w", q.Name, i+1, err))
+		}
+		if len(stats) > 0 && stats[0].Pushdown != "" {
+			if m.Pushdown != "" && stats[0].Pushdown != m.Pushdown {
+				return fail(i, fmt.Errorf("%s statement %d: exemgr ran it at pushdown %s, but this sample is about %s", q.Name, i+1, stats[0].Pushdown, m.Pushdown))
+			}
+			s.Pushdown = stats[0].Pushdown
 		}
 		addStats(s, stats)
 	}

@@ -15,6 +15,7 @@ type ProcStats struct {
 	Process   string // "exemgr", "primproc0", "primproc1", …
 	Peer      string // the primproc's endpoint URL as exemgr was configured; "" for exemgr
 	Transport string // the transport exemgr used to that primproc: "tcp" or "unix"
+	Pushdown  string // the statement's pushdown level (the same in every row)
 
 	ElapsedUS                           int64 // the statement's wall time in exemgr
 	UserUS, SysUS                       int64 // the process's CPU during the statement
@@ -83,7 +84,7 @@ func ParseQueryStats(res *Result) ([]ProcStats, error) {
 	var out []ProcStats
 	seen := map[string]bool{}
 	for r, row := range res.Rows {
-		p := ProcStats{Process: text(row, "process"), Peer: text(row, "peer"), Transport: text(row, "transport")}
+		p := ProcStats{Process: text(row, "process"), Peer: text(row, "peer"), Transport: text(row, "transport"), Pushdown: text(row, "pushdown")}
 		if p.Process == "" {
 			return nil, fmt.Errorf("query stats: row %d names no process", r+1)
 		}

@@ -26,6 +26,7 @@ import (
 // compareOptions are the flags of "dbt3 compare" (and, with other defaults, "dbt3 bench").
 type compareOptions struct {
 	transports   []string
+	pushdowns    []string
 	runs         int
 	sf           string
 	primprocs    int
@@ -41,11 +42,13 @@ type compareOptions struct {
 	duckdb       string
 	primprocArgs []string
 	exemgrArgs   []string
+	streamRounds int
 	verbose      bool
 }
 
 func (o *compareOptions) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.transports, "transports", []string{"tcp", "unix"}, "link transports to compare, in round 1's order")
+	fs.StringSliceVar(&o.pushdowns, "pushdown", []string{"full"}, "exemgr pushdown levels to run every query at (full, filter, scan); the scan family always runs at scan")
 	fs.IntVar(&o.runs, "runs", 3, "rounds: round 1 cold (caches dropped before each query), the others warm")
 	fs.StringVar(&o.sf, "sf", "1", "scale factor")
 	fs.IntVar(&o.primprocs, "primprocs", 1, "primprocs, each holding a share of every table")
@@ -61,6 +64,7 @@ func (o *compareOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.duckdb, "duckdb", "", "a DuckDB run's JSON (bench/duckdb) to put beside colink in the report")
 	fs.StringArrayVar(&o.primprocArgs, "primproc-arg", nil, "extra primproc flag, repeatable (e.g. --primproc-arg=--cache-size=2GiB)")
 	fs.StringArrayVar(&o.exemgrArgs, "exemgr-arg", nil, "extra exemgr flag, repeatable")
+	fs.IntVar(&o.streamRounds, "ipcbench-rounds", 3, "after the queries, rounds of ipcbench's stream mode (1 GB per transport each) against the same primproc, to check the fitted CPU per GB; 0 skips it")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "log each step and sample on stderr")
 }
 
@@ -68,15 +72,17 @@ func (o *compareOptions) register(fs *pflag.FlagSet) {
 func runCompare(ctx context.Context, e *env, args []string) error {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: dbt3 compare [--transports tcp,unix] [--runs R] [--sf F] [--primprocs N] [--data DIR] [--answers DIR] [--out DIR]")
+		fmt.Fprintln(e.stderr, "usage: dbt3 compare [--transports tcp,unix] [--pushdown full,filter,scan] [--queries all|tpch|cs|scan|LIST] [--runs R] [--sf F] [--primprocs N] [--data DIR] [--answers DIR] [--out DIR]")
 		fmt.Fprintln(e.stderr, `
 The transport comparison. Starts N primprocs (each listening on TCP and a unix socket at
-once) as child processes, loads the data unless --data already holds it, then for each of R
-rounds and each transport — in the given order in odd rounds, reversed in even ones —
-restarts exemgr with that --transport and runs the queries one by one, reading SHOW QUERY
-STATS after every statement and /proc/PID/stat around it. Round 1 drops the caches before
-each query. Writes results/<run-id>/ (compare.json, report.md, SVG plots), prints the
-elapsed table, and stops every daemon, on Ctrl-C too.`)
+once) and one exemgr per transport over them as child processes, loads the data unless
+--data already holds it, then for each of R rounds runs each query at each pushdown level
+over every transport in turn — the order reversed from one execution to the next and from
+one round to the next — reading SHOW QUERY STATS after every statement and /proc/PID/stat
+around it. Round 1 drops the caches before each execution. Writes results/<run-id>/
+(compare.json, report.md, SVG plots: elapsed and CPU per query, the paired differences
+against tcp over link bytes, the fitted cost per GB), prints the elapsed table, and stops
+every daemon, on Ctrl-C too.`)
 		fs.PrintDefaults()
 	}
 	var o compareOptions
@@ -91,6 +97,7 @@ elapsed table, and stops every daemon, on Ctrl-C too.`)
 type preparedCompare struct {
 	scale      tpch.Scale
 	transports []string
+	pushdowns  []string
 	queries    []dbt3.Query
 	verifier   *dbt3.Verifier
 	duckdb     *measure.Run
@@ -103,6 +110,9 @@ func (o *compareOptions) validate() (*preparedCompare, error) {
 	if p.transports, err = dbt3.ParseTransports(o.transports); err != nil {
 		return nil, usagef("--transports: %v", err)
 	}
+	if p.pushdowns, err = dbt3.ParsePushdowns(o.pushdowns); err != nil {
+		return nil, usagef("--pushdown: %v", err)
+	}
 	if p.scale, err = tpch.ParseScale(o.sf); err != nil {
 		return nil, usagef("--sf: %v", err)
 	}
@@ -111,6 +121,8 @@ func (o *compareOptions) validate() (*preparedCompare, error) {
 		return nil, usagef("--runs %d: need at least one", o.runs)
 	case o.primprocs < 1:
 		return nil, usagef("--primprocs %d: need at least one", o.primprocs)
+	case o.streamRounds < 0:
+		return nil, usagef("--ipcbench-rounds %d: must not be negative", o.streamRounds)
 	case o.threads < 0:
 		return nil, usagef("--threads %d: must not be negative", o.threads)
 	case o.port < 0 || o.port+o.primprocs > 65536:
@@ -225,21 +237,29 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 		return err
 	}
 
-	total := o.runs * len(p.transports) * len(p.queries)
+	executions := 0
+	for _, q := range p.queries {
+		if q.Pushdown != "" {
+			executions++
+		} else {
+			executions += len(p.pushdowns)
+		}
+	}
+	total := o.runs * len(p.transports) * executions
 	bar := e.progressBar(int64(total), "running queries", "")
 	failed := 0
 	run, cerr := dbt3.Compare(ctx, dbt3.CompareConfig{
-		Target: cl, Transports: p.transports, Runs: o.runs, Queries: p.queries, Primprocs: o.primprocs, Database: dbt3.DefaultDatabase,
+		Target: cl, Transports: p.transports, Pushdowns: p.pushdowns, Runs: o.runs, Queries: p.queries, Primprocs: o.primprocs, Database: dbt3.DefaultDatabase,
 		Verifier: p.verifier, Log: log,
 		OnSample: func(s measure.Sample) {
 			if s.Error != "" {
 				failed++
 			}
 			if bar != nil {
-				bar.Describe(fmt.Sprintf("round %d %-4s %-4s", s.Round, s.Transport, s.Query))
+				bar.Describe(fmt.Sprintf("round %d %-4s %-6s %-5s", s.Round, s.Transport, s.Pushdown, s.Query))
 				_ = bar.Add(1)
 			}
-			log.Info("sample", "round", s.Round, "transport", s.Transport, "query", s.Query, "elapsed_s", s.Elapsed, "error", s.Error)
+			log.Info("sample", "round", s.Round, "transport", s.Transport, "pushdown", s.Pushdown, "query", s.Query, "elapsed_s", s.Elapsed, "error", s.Error)
 		},
 	})
 	if bar != nil {
@@ -257,6 +277,24 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 		return cerr
 	}
 
+	if len(p.transports) > 1 && o.streamRounds > 0 {
+		switch {
+		case bins.IPCBench == "":
+			run.Notes = append(run.Notes, "no ipcbench binary found beside the daemons: the fitted CPU per GB is not checked against the link's stream figures")
+		default:
+			log.Info("compare: ipcbench stream check", "rounds", o.streamRounds)
+			costs, command, err := streamCosts(ctx, bins.IPCBench, cl.LinkEndpoints()[0], runDir, p.transports, o.streamRounds, 1e9)
+			if err != nil {
+				run.Notes = append(run.Notes, fmt.Sprintf("the ipcbench stream check failed: %v", err))
+				break
+			}
+			for tr, sc := range costs {
+				report.SetStreamCost(run, tr, sc)
+			}
+			run.Notes = append(run.Notes, fmt.Sprintf("after the queries, `%s` measured the link's stream against primproc0 (synthetic batches of 65,536 rows × 4 int64 + 1 string of 40 bytes; CPU of both ends per GB)", command))
+		}
+	}
+
 	run.ID = measure.RunID("compare", p.scale.SF(), started)
 	run.Command = command
 	run.Started = started
@@ -267,7 +305,7 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 	}
 	run.Host = measure.LocalHost()
 	run.Notes = append(run.Notes,
-		"transports are switched by restarting exemgr alone with --transport; the primprocs keep running (listening on TCP and a unix socket at once), so exemgr is fresh at the start of every transport's share of every round and the primprocs' caches carry over from the previous share: hence the cache drop before every query of the cold round",
+		"one exemgr per transport runs throughout, each started with its --transport, over the same primprocs (listening on TCP and a unix socket at once); the idle exemgrs wait while one runs a query, and the primprocs' caches carry over from one execution to the next: hence the cache drop before every execution of the cold round",
 		fmt.Sprintf("the client talks to exemgr over a unix socket (the same in every configuration); answers checked %s", answerNote(o.answers)),
 		loadNote,
 		fmt.Sprintf("daemons: %s, %s", bins.PrimProc, bins.ExeMgr),

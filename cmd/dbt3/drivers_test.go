@@ -15,7 +15,7 @@ func TestDriverUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"query"}, "give exactly one of -f FILE and -e SQL"},
+		{[]string{"query"}, "give exactly one of -q N, -f FILE and -e SQL"},
 		{[]string{"query", "-e", "select 1", "--format", "csv"}, `--format "csv"`},
 		{[]string{"query", "-e", "select 1", "--mysql", "localhost"}, "want host:port"},
 		{[]string{"query", "-f", missing}, "no such file"},

@@ -33,34 +33,6 @@ func daemonBins(t *testing.T, dir string) daemons.Binaries {
 	return daemons.Binaries{PrimProc: testbin.Build(t, dir, "./cmd/primproc"), ExeMgr: testbin.Build(t, dir, "./cmd/exemgr")}
 }
 
-// requireEngine skips the test unless exemgr answers SELECT 1 and SHOW QUERY STATS, i.e.
-// unless the SQL engine is wired into it.
-func requireEngine(t *testing.T, bins daemons.Binaries) {
-	t.Helper()
-	run := testbin.TempDir(t)
-	ctx := context.Background()
-	cl, err := daemons.Start(ctx, daemons.Config{Binaries: bins, RunDir: run, DataDirs: []string{filepath.Join(run, "pm0")}, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Stop()
-	addr, err := cl.UseTransport(ctx, "tcp")
-	if err != nil {
-		t.Skipf("exemgr does not take MySQL clients yet (the SQL engine is not wired in): %v", err)
-	}
-	conn, err := dbt3.Dial(ctx, addr, dbt3.DefaultDatabase)
-	if err != nil {
-		t.Skipf("exemgr does not take MySQL clients yet: %v", err)
-	}
-	defer conn.Close()
-	if _, _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
-		t.Skipf("exemgr does not answer SELECT 1 yet (the SQL engine is not wired in): %v", err)
-	}
-	if _, err := conn.QueryStats(ctx); err != nil {
-		t.Skipf("exemgr does not answer SHOW QUERY STATS yet: %v", err)
-	}
-}
-
 // processesUsing returns the pids of processes whose command line contains s.
 func processesUsing(s string) []int {
 	var out []int
@@ -137,13 +109,12 @@ func TestDaemons(t *testing.T) {
 	t.Run("exemgr fails after the primprocs started", func(t *testing.T) {
 		sockets := testbin.TempDir(t)
 		code, _, errs := runArgs(t, "compare", "--bin", binDir, "--sf", "0.01", "--primprocs", "2", "--socket-dir", sockets, "--exemgr-arg=--no-such-flag")
-		if code != exitUsage || !strings.Contains(errs, "exemgr did not start") || !strings.Contains(errs, "no-such-flag") {
+		if code != exitUsage || !strings.Contains(errs, "exemgr-tcp did not start") || !strings.Contains(errs, "no-such-flag") {
 			t.Errorf("exit %d, stderr:\n%s\nwant exit 2 with exemgr's own message", code, errs)
 		}
 		noDaemonsLeft(t, sockets)
 	})
 
-	requireEngine(t, bins)
 	self := testbin.Build(t, binDir, "./cmd/dbt3") // for the scripts and the interrupt test
 
 	t.Run("compare", func(t *testing.T) {
@@ -215,6 +186,50 @@ func TestDaemons(t *testing.T) {
 		svgFileWellFormed(t, filepath.Join(again, report.TransportsSVG))
 	})
 
+	// The pushdown dial and the cost per GB: Q6 at full and scan, the scan family at its
+	// own level, and ipcbench's stream beside them, over both transports.
+	testbin.Build(t, binDir, "./cmd/ipcbench")
+	t.Run("compare pushdown and cost", func(t *testing.T) {
+		out := t.TempDir()
+		code, stdout, errs := runArgs(t, "compare", "--bin", binDir, "--sf", "0.01", "--runs", "2", "--pushdown", "full,scan",
+			"--queries", "6,SCAN1,SCAN8", "--ipcbench-rounds", "1", "--out", out, "--threads", "2")
+		if code != exitOK {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
+		}
+		run, err := measure.ReadFile(filepath.Join(out, report.ComparisonJSON))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Per round and transport: Q6 at two levels, SCAN1 and SCAN8 at scan.
+		if len(run.Samples) != 2*2*4 {
+			t.Fatalf("%d samples", len(run.Samples))
+		}
+		bytes := map[string]int64{}
+		for _, s := range run.Samples {
+			if s.Error != "" || s.Pushdown == "" || (strings.HasPrefix(s.Query, "SCAN") && s.Pushdown != "scan") {
+				t.Errorf("%s %s at %q: %s", s.Transport, s.Query, s.Pushdown, s.Error)
+			}
+			if s.Link != nil {
+				bytes[s.Query+" "+s.Pushdown] = s.Link.BytesIn
+			}
+		}
+		if !(bytes["Q6 full"]*100 < bytes["Q6 scan"] && bytes["SCAN1 scan"] < bytes["SCAN8 scan"]) {
+			t.Errorf("link bytes by execution %v", bytes)
+		}
+		md, err := os.ReadFile(filepath.Join(out, report.MarkdownFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"**Against tcp, unix ", "| Q6 | scan |", "## Cost per GB moved, against tcp", "ipcbench's stream: unix"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("report.md lacks %q:\n%s", want, md)
+			}
+		}
+		for _, f := range []string{report.CostElapsedSVG, report.CostCPUSVG} {
+			svgFileWellFormed(t, filepath.Join(out, f))
+		}
+	})
+
 	t.Run("query power throughput", func(t *testing.T) {
 		ctx := context.Background()
 		run := testbin.TempDir(t)
@@ -230,10 +245,11 @@ func TestDaemons(t *testing.T) {
 		if code, _, errs := runArgs(t, loadArgs...); code != exitOK {
 			t.Fatalf("load: exit %d: %s", code, errs)
 		}
-		addr, err := cl.UseTransport(ctx, "unix")
+		eps, err := cl.Serve(ctx, []string{"unix"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		addr := eps["unix"].Addr
 		code, stdout, errs := runArgs(t, "query", "--mysql", addr, "-q", "15")
 		if code != exitOK {
 			t.Fatalf("query: exit %d: %s", code, errs)
@@ -252,7 +268,7 @@ func TestDaemons(t *testing.T) {
 			t.Errorf("query table: exit %d:\n%s", code, stdout)
 		}
 
-		pids := cl.PIDs()
+		pids := eps["unix"].PIDs
 		powerOut := filepath.Join(t.TempDir(), "power.json")
 		args := []string{"power", "--mysql", addr, "--sf", "0.01", "--validation", "--out", powerOut,
 			"--pid", "exemgr=" + strconv.Itoa(pids["exemgr"]), "--pid", "primproc0=" + strconv.Itoa(pids["primproc0"])}
@@ -345,7 +361,7 @@ func TestDaemons(t *testing.T) {
 		p := testbin.Start(t, self, "compare", "--bin", binDir, "--sf", "0.01", "--runs", "5", "--socket-dir", sockets, "--out", t.TempDir())
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			if _, err := os.Stat(filepath.Join(sockets, "exemgr-mysql.sock")); err == nil {
+			if _, err := os.Stat(filepath.Join(sockets, "exemgr-tcp.sock")); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {

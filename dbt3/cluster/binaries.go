@@ -12,8 +12,9 @@ import (
 	"strings"
 )
 
-// Binaries are the daemons' executables.
-type Binaries struct{ PrimProc, ExeMgr string }
+// Binaries are the daemons' executables, and ipcbench's if it was found ("" if not): dbt3
+// compare runs its stream mode beside the queries, to check the fitted cost per GB.
+type Binaries struct{ PrimProc, ExeMgr, IPCBench string }
 
 // modulePath is colink's Go module, recognised to build the daemons from source.
 const modulePath = "github.com/colinkdb/colink"
@@ -28,12 +29,13 @@ func FindBinaries(ctx context.Context, dir string, log *slog.Logger) (Binaries, 
 		log = slog.New(slog.DiscardHandler)
 	}
 	if dir != "" {
-		b := Binaries{filepath.Join(dir, "primproc"), filepath.Join(dir, "exemgr")}
+		b := Binaries{PrimProc: filepath.Join(dir, "primproc"), ExeMgr: filepath.Join(dir, "exemgr")}
 		for _, p := range []string{b.PrimProc, b.ExeMgr} {
 			if !executable(p) {
 				return Binaries{}, fmt.Errorf("no executable %s", p)
 			}
 		}
+		b.IPCBench = optional(filepath.Join(dir, "ipcbench"))
 		return b, nil
 	}
 	if root, ok := moduleRoot(); ok {
@@ -43,7 +45,7 @@ func FindBinaries(ctx context.Context, dir string, log *slog.Logger) (Binaries, 
 	}
 	if self, err := os.Executable(); err == nil {
 		d := filepath.Dir(self)
-		b := Binaries{filepath.Join(d, "primproc"), filepath.Join(d, "exemgr")}
+		b := Binaries{PrimProc: filepath.Join(d, "primproc"), ExeMgr: filepath.Join(d, "exemgr"), IPCBench: optional(filepath.Join(d, "ipcbench"))}
 		if executable(b.PrimProc) && executable(b.ExeMgr) {
 			return b, nil
 		}
@@ -51,23 +53,24 @@ func FindBinaries(ctx context.Context, dir string, log *slog.Logger) (Binaries, 
 	pp, err1 := exec.LookPath("primproc")
 	em, err2 := exec.LookPath("exemgr")
 	if err1 == nil && err2 == nil {
-		return Binaries{pp, em}, nil
+		ib, _ := exec.LookPath("ipcbench")
+		return Binaries{PrimProc: pp, ExeMgr: em, IPCBench: ib}, nil
 	}
 	return Binaries{}, errors.New("cannot find primproc and exemgr: not in colink's source tree, not beside this executable, not on PATH (give --bin DIR)")
 }
 
-// Build compiles ./cmd/primproc and ./cmd/exemgr of the module at root into dir.
+// Build compiles ./cmd/primproc, ./cmd/exemgr and ./cmd/ipcbench of the module at root into dir.
 func Build(ctx context.Context, root, dir string, log *slog.Logger) (Binaries, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Binaries{}, err
 	}
 	log.Info("cluster: building the daemons", "root", root, "into", dir)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/primproc", "./cmd/exemgr")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/primproc", "./cmd/exemgr", "./cmd/ipcbench")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return Binaries{}, fmt.Errorf("go build ./cmd/primproc ./cmd/exemgr in %s: %w\n%s", root, err, out)
+		return Binaries{}, fmt.Errorf("go build ./cmd/primproc ./cmd/exemgr ./cmd/ipcbench in %s: %w\n%s", root, err, out)
 	}
-	return Binaries{filepath.Join(dir, "primproc"), filepath.Join(dir, "exemgr")}, nil
+	return Binaries{PrimProc: filepath.Join(dir, "primproc"), ExeMgr: filepath.Join(dir, "exemgr"), IPCBench: filepath.Join(dir, "ipcbench")}, nil
 }
 
 // moduleRoot finds colink's module root at or above the working directory.
@@ -95,6 +98,14 @@ func moduleRoot() (string, bool) {
 		}
 		d = parent
 	}
+}
+
+// optional is path if it is an executable, else "".
+func optional(path string) string {
+	if executable(path) {
+		return path
+	}
+	return ""
 }
 
 func executable(path string) bool {

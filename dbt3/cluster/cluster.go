@@ -1,8 +1,9 @@
 // Package cluster owns colink's daemons as children of a dbt3 driver. It finds (or builds)
 // the primproc and exemgr binaries; starts N primprocs, each over its own data directory and
-// listening on loopback TCP and on a unix socket at once; starts exemgr with the link
-// transport a measurement asks for, and restarts only exemgr to switch transports (a
-// primproc's data and cache do not depend on how exemgr reaches it); waits until each daemon
+// listening on loopback TCP and on a unix socket at once; starts one exemgr per link
+// transport a measurement asks for, all at once over the same primprocs (a primproc's data
+// and cache do not depend on how exemgr reaches it), each on its own MySQL socket; waits
+// until each daemon
 // is ready; and stops them all — SIGTERM to each child's own process group, SIGKILL after a
 // grace period — leaving no process and no socket file behind. A daemon that fails to start
 // is reported with its own last log lines (StartError); one that dies later, likewise
@@ -46,15 +47,14 @@ type Config struct {
 	Log       *slog.Logger
 }
 
-// Cluster is running primprocs and, once UseTransport was called, an exemgr.
+// Cluster is running primprocs and, once Serve was called, an exemgr per transport.
 type Cluster struct {
 	cfg       Config
 	log       *slog.Logger
 	primprocs []*proc
 	endpoints []string // the primprocs' TCP link URLs
-	exemgr    *proc
-	transport string
-	mysqlSock string
+	exemgrs   map[string]*proc
+	order     []string // the exemgrs' transports, in the order they started
 
 	stopOnce sync.Once
 	stopErr  error
@@ -78,7 +78,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if st, err := os.Stat(cfg.RunDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("cluster: run directory %q is not a directory", cfg.RunDir)
 	}
-	c := &Cluster{cfg: cfg, log: cfg.Log, mysqlSock: filepath.Join(cfg.SocketDir, "exemgr-mysql.sock")}
+	c := &Cluster{cfg: cfg, log: cfg.Log, exemgrs: map[string]*proc{}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -162,65 +162,80 @@ func (c *Cluster) waitLog(ctx context.Context, p *proc, w string, n int) error {
 // LinkEndpoints returns the primprocs' TCP link URLs, in order (for dbt3 load).
 func (c *Cluster) LinkEndpoints() []string { return append([]string(nil), c.endpoints...) }
 
-// UseTransport (re)starts exemgr so that it reaches every primproc over transport ("tcp"
-// or "unix": exemgr dials the TCP endpoint and, for unix, switches to the socket the
-// primproc announces), and waits until it takes MySQL clients and has its links up. The
-// primprocs keep running.
-func (c *Cluster) UseTransport(ctx context.Context, transport string) (string, error) {
-	if c.exemgr != nil {
-		if err := c.exemgr.stop(c.cfg.StopGrace); err != nil {
-			c.log.Warn("cluster: exemgr stop", "err", err)
+// Serve starts an exemgr for each transport ("tcp" or "unix": exemgr dials the TCP
+// endpoint and, for unix, switches to the socket the primproc announces) that is not
+// running yet, all over the same primprocs, and waits until each takes MySQL clients and
+// has its links up; it returns their endpoints by transport. The primprocs keep running.
+func (c *Cluster) Serve(ctx context.Context, transports []string) (map[string]dbt3.Endpoint, error) {
+	out := map[string]dbt3.Endpoint{}
+	for _, tr := range transports {
+		if _, ok := c.exemgrs[tr]; !ok {
+			if err := c.startExeMgr(ctx, tr); err != nil {
+				return nil, err
+			}
 		}
-		c.exemgr = nil
+		out[tr] = dbt3.Endpoint{Addr: c.MySQLSocket(tr), PIDs: c.PIDs(tr)}
 	}
+	return out, nil
+}
+
+// MySQLSocket is where the exemgr of transport takes MySQL clients.
+func (c *Cluster) MySQLSocket(transport string) string {
+	return filepath.Join(c.cfg.SocketDir, "exemgr-"+transport+".sock")
+}
+
+// startExeMgr starts the exemgr of transport and waits until it serves.
+func (c *Cluster) startExeMgr(ctx context.Context, transport string) error {
 	if err := c.Check(); err != nil {
-		return "", err
+		return err
 	}
-	args := []string{"--transport", transport, "--mysql-listen", "unix://" + c.mysqlSock, "--name", "exemgr-" + transport}
+	sock := c.MySQLSocket(transport)
+	args := []string{"--transport", transport, "--mysql-listen", "unix://" + sock, "--name", "exemgr-" + transport}
 	for _, ep := range c.endpoints {
 		args = append(args, "--primproc", ep)
 	}
 	args = append(args, c.cfg.ExeMgrArgs...)
 	const linkUp, serving = "exemgr: primproc up", "exemgr: serving"
-	p, err := startProc("exemgr", c.cfg.Binaries.ExeMgr, args, filepath.Join(c.cfg.RunDir, "exemgr-"+transport+".log"), linkUp, serving)
+	p, err := startProc("exemgr-"+transport, c.cfg.Binaries.ExeMgr, args, filepath.Join(c.cfg.RunDir, "exemgr-"+transport+".log"), linkUp, serving)
 	if err != nil {
-		return "", err
+		return err
 	}
-	p.files = []string{c.mysqlSock}
-	c.exemgr, c.transport = p, transport
+	p.files = []string{sock}
+	c.exemgrs[transport] = p
+	c.order = append(c.order, transport)
 	// exemgr logs its ready line once it accepts on every listener; until then the socket
 	// file may exist (bound) and yet refuse connections (not yet listening). The ping then
 	// checks that it answers MySQL.
 	if err := c.waitLog(ctx, p, serving, 1); err != nil {
-		return "", err
+		return err
 	}
-	if err := c.waitMySQL(ctx, p); err != nil {
-		return "", err
+	if err := c.waitMySQL(ctx, p, sock); err != nil {
+		return err
 	}
 	// The front end may answer before the links are up; the first query would then wait
 	// for them inside its measurement. exemgr logs each link as it comes up.
 	if err := c.waitLog(ctx, p, linkUp, len(c.endpoints)); err != nil {
 		var se *StartError
 		if !errors.As(err, &se) || p.exitErr() != nil {
-			return "", err
+			return err
 		}
-		c.log.Warn("cluster: exemgr did not log every link up; going on", "want", len(c.endpoints), "seen", p.count(linkUp))
+		c.log.Warn("cluster: exemgr did not log every link up; going on", "transport", transport, "want", len(c.endpoints), "seen", p.count(linkUp))
 	}
-	c.log.Info("cluster: exemgr ready", "transport", transport, "pid", p.pid(), "mysql", c.mysqlSock)
-	return c.mysqlSock, nil
+	c.log.Info("cluster: exemgr ready", "transport", transport, "pid", p.pid(), "mysql", sock)
+	return nil
 }
 
 // waitMySQL waits until exemgr answers a MySQL ping.
-func (c *Cluster) waitMySQL(ctx context.Context, p *proc) error {
+func (c *Cluster) waitMySQL(ctx context.Context, p *proc, sock string) error {
 	deadline := time.Now().Add(c.cfg.StartTimeout)
 	var lastErr error
 	for time.Now().Before(deadline) {
 		if err := p.exitErr(); err != nil {
 			return p.startError(err.Error())
 		}
-		if _, err := os.Stat(c.mysqlSock); err == nil {
+		if _, err := os.Stat(sock); err == nil {
 			dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			conn, err := dbt3.Dial(dctx, c.mysqlSock, "")
+			conn, err := dbt3.Dial(dctx, sock, "")
 			cancel()
 			if err == nil {
 				conn.Close()
@@ -235,36 +250,25 @@ func (c *Cluster) waitMySQL(ctx context.Context, p *proc) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	reason := fmt.Sprintf("no MySQL answer on %s within %v", c.mysqlSock, c.cfg.StartTimeout)
+	reason := fmt.Sprintf("no MySQL answer on %s within %v", sock, c.cfg.StartTimeout)
 	if lastErr != nil {
 		reason += " (" + lastErr.Error() + ")"
 	}
 	return p.startError(reason)
 }
 
-// Use implements dbt3.Target.
-func (c *Cluster) Use(ctx context.Context, transport string) (dbt3.Endpoint, error) {
-	addr, err := c.UseTransport(ctx, transport)
-	if err != nil {
-		return dbt3.Endpoint{}, err
-	}
-	return dbt3.Endpoint{Addr: addr, PIDs: c.PIDs()}, nil
-}
-
-// PIDs returns the running daemons' pids by process name: "exemgr", "primproc0", ….
-func (c *Cluster) PIDs() map[string]int {
+// PIDs returns the pids by process name of the primprocs and, as "exemgr", of the
+// exemgr of transport (if it runs).
+func (c *Cluster) PIDs(transport string) map[string]int {
 	out := map[string]int{}
 	for _, p := range c.primprocs {
 		out[p.name] = p.pid()
 	}
-	if c.exemgr != nil {
-		out["exemgr"] = c.exemgr.pid()
+	if p := c.exemgrs[transport]; p != nil {
+		out["exemgr"] = p.pid()
 	}
 	return out
 }
-
-// Transport is the transport the current exemgr uses ("" before UseTransport).
-func (c *Cluster) Transport() string { return c.transport }
 
 // RunDir is where the daemons' logs are.
 func (c *Cluster) RunDir() string { return c.cfg.RunDir }
@@ -272,8 +276,8 @@ func (c *Cluster) RunDir() string { return c.cfg.RunDir }
 // Check returns a DiedError for the first daemon found to have exited.
 func (c *Cluster) Check() error {
 	procs := append([]*proc(nil), c.primprocs...)
-	if c.exemgr != nil {
-		procs = append(procs, c.exemgr)
+	for _, tr := range c.order {
+		procs = append(procs, c.exemgrs[tr])
 	}
 	for _, p := range procs {
 		if err := p.exitErr(); err != nil {
@@ -283,13 +287,13 @@ func (c *Cluster) Check() error {
 	return nil
 }
 
-// Stop stops exemgr, then the primprocs, and removes their socket files. It is safe to call
+// Stop stops the exemgrs, then the primprocs, and removes their socket files. It is safe to call
 // more than once; later calls return the first's result.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		var errs []error
-		if c.exemgr != nil {
-			errs = append(errs, c.exemgr.stop(c.cfg.StopGrace))
+		for _, tr := range c.order {
+			errs = append(errs, c.exemgrs[tr].stop(c.cfg.StopGrace))
 		}
 		var wg sync.WaitGroup
 		perr := make([]error, len(c.primprocs))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colinkdb/colink/dbt3"
 	"github.com/colinkdb/colink/internal/testbin"
 )
 
@@ -47,7 +48,7 @@ func TestCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pids := c.PIDs()
+		pids := c.PIDs("")
 		if len(pids) != 2 || len(c.LinkEndpoints()) != 2 || !strings.HasPrefix(c.LinkEndpoints()[1], "tcp://127.0.0.1:") {
 			t.Fatalf("pids %v endpoints %v", pids, c.LinkEndpoints())
 		}
@@ -105,33 +106,38 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Stop()
-		addr, err := c.UseTransport(ctx, "unix")
+		eps, err := c.Serve(ctx, []string{"unix", "tcp"})
 		if err != nil {
-			if strings.Contains(err.Error(), "unknown flag: --mysql-listen") {
-				t.Skip("exemgr has no MySQL front end yet (--mysql-listen unknown); the engine is not wired in")
+			t.Fatal(err)
+		}
+		// One exemgr per transport, both running, each on its own MySQL socket.
+		unix, tcp := eps["unix"], eps["tcp"]
+		if unix.Addr == "" || unix.Addr == tcp.Addr || unix.PIDs["exemgr"] == 0 || unix.PIDs["exemgr"] == tcp.PIDs["exemgr"] || unix.PIDs["primproc0"] != tcp.PIDs["primproc0"] {
+			t.Fatalf("endpoints %+v", eps)
+		}
+		for tr, ep := range eps {
+			conn, err := dbt3.Dial(ctx, ep.Addr, "")
+			if err != nil {
+				t.Fatalf("%s exemgr: %v", tr, err)
 			}
-			t.Fatal(err)
+			conn.Close()
 		}
-		first := c.PIDs()["exemgr"]
-		if addr == "" || first == 0 || c.Transport() != "unix" {
-			t.Fatalf("addr %q pids %v", addr, c.PIDs())
+		// Serving again starts nothing new.
+		again, err := c.Serve(ctx, []string{"tcp"})
+		if err != nil || again["tcp"].PIDs["exemgr"] != tcp.PIDs["exemgr"] {
+			t.Fatalf("second Serve: %+v, %v", again, err)
 		}
-		if _, err := c.UseTransport(ctx, "tcp"); err != nil {
-			t.Fatal(err)
-		}
-		waitGone(t, first)
-		if c.PIDs()["exemgr"] == first {
-			t.Error("exemgr was not restarted")
-		}
-		pids := c.PIDs()
+		pids := []int{unix.PIDs["exemgr"], tcp.PIDs["exemgr"], tcp.PIDs["primproc0"]}
 		if err := c.Stop(); err != nil {
 			t.Error(err)
 		}
 		for _, pid := range pids {
 			waitGone(t, pid)
 		}
-		if _, err := os.Stat(addr); !os.IsNotExist(err) {
-			t.Errorf("MySQL socket %s left behind: %v", addr, err)
+		for _, ep := range eps {
+			if _, err := os.Stat(ep.Addr); !os.IsNotExist(err) {
+				t.Errorf("MySQL socket %s left behind: %v", ep.Addr, err)
+			}
 		}
 	})
 
@@ -141,7 +147,7 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Stop()
-		syscall.Kill(c.PIDs()["primproc0"], syscall.SIGKILL)
+		syscall.Kill(c.PIDs("")["primproc0"], syscall.SIGKILL)
 		var err2 error
 		for i := 0; i < 100 && err2 == nil; i++ {
 			time.Sleep(20 * time.Millisecond)

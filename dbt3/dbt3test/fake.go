@@ -50,13 +50,14 @@ type Engine struct {
 	statements []string
 	bySession  map[uint32][]string // session id → its statements, as statements
 	lastStats  map[uint32]int      // session id → statements' count at its last statement
+	pushdown   map[uint32]string   // session id → its SET colink_pushdown
 	flushes    int
 }
 
 // NewEngine returns an engine with no canned results, one primproc and transport tcp.
 func NewEngine() *Engine {
 	return &Engine{results: map[string]Canned{}, transport: "tcp", primprocs: 1, lastStats: map[uint32]int{},
-		bySession: map[uint32][]string{}}
+		bySession: map[uint32][]string{}, pushdown: map[uint32]string{}}
 }
 
 // SessionStatements returns each session's statements (normalised), by session id; ids
@@ -118,8 +119,9 @@ func (e *Engine) Flushes() int {
 }
 
 var (
-	ddlRE   = regexp.MustCompile(`^(create|drop) view `)
-	flushRE = regexp.MustCompile(`^select calflushcache\(\)$`)
+	pushdownRE = regexp.MustCompile(`^set colink_pushdown = '(full|filter|scan)'$`)
+	ddlRE      = regexp.MustCompile(`^(create|drop) view `)
+	flushRE    = regexp.MustCompile(`^select calflushcache\(\)$`)
 )
 
 // Query implements frontend.Engine.
@@ -134,6 +136,11 @@ func (e *Engine) Query(ctx context.Context, s *frontend.Session, query string) (
 		return res, nil
 	}
 	e.lastStats[s.ID()] = len(e.statements)
+	if m := pushdownRE.FindStringSubmatch(q); m != nil {
+		e.pushdown[s.ID()] = m[1]
+		e.mu.Unlock()
+		return nil, nil
+	}
 	c, ok := e.results[q]
 	if !ok && e.fallback != nil {
 		c, ok = *e.fallback, true
@@ -164,19 +171,24 @@ func (e *Engine) Query(ctx context.Context, s *frontend.Session, query string) (
 }
 
 // statsLocked answers SHOW QUERY STATS: one exemgr row and one row per primproc, with
-// figures derived from the number of statements so far so that every statement's differ.
+// figures derived from the number of statements so far so that every statement's differ,
+// and the session's pushdown level (SET colink_pushdown; full by default).
 func (e *Engine) statsLocked(s *frontend.Session) *frontend.Result {
 	n := e.lastStats[s.ID()]
+	level := e.pushdown[s.ID()]
+	if level == "" {
+		level = "full"
+	}
 	cols := []Column{
-		{"process", "string"}, {"peer", "string"}, {"transport", "string"}, {"elapsed_us", "int64"},
+		{"process", "string"}, {"peer", "string"}, {"transport", "string"}, {"pushdown", "string"}, {"elapsed_us", "int64"},
 		{"user_us", "int64"}, {"sys_us", "int64"}, {"nvcsw", "int64"}, {"nivcsw", "int64"},
 		{"bytes_out", "int64"}, {"bytes_in", "int64"}, {"batches_out", "int64"}, {"batches_in", "int64"},
 		{"frames", "int64"}, {"syscalls", "int64"}, {"row_groups_eliminated", "int64"}, {"rows", "int64"},
 	}
 	itoa := func(v int) string { return strconv.Itoa(v) }
-	rows := [][]string{{"exemgr", "", "", itoa(1000 * n), itoa(100 * n), itoa(10 * n), itoa(n), "1", "0", "0", "0", "0", "0", "0", "0", "1"}}
+	rows := [][]string{{"exemgr", "", "", level, itoa(1000 * n), itoa(100 * n), itoa(10 * n), itoa(n), "1", "0", "0", "0", "0", "0", "0", "0", "1"}}
 	for i := range e.primprocs {
-		rows = append(rows, []string{"primproc" + itoa(i), "tcp://127.0.0.1:" + itoa(8620+i), e.transport, itoa(1000 * n),
+		rows = append(rows, []string{"primproc" + itoa(i), "tcp://127.0.0.1:" + itoa(8620+i), e.transport, level, itoa(1000 * n),
 			itoa(200 * n), itoa(20 * n), itoa(2 * n), "2", itoa(64 * n), itoa(4096 * n), "1", itoa(3 * n), itoa(5 * n), itoa(7 * n), "4", "0"})
 	}
 	res, _ := textResult(cols, rows)

@@ -46,6 +46,9 @@ type Host struct {
 type Sample struct {
 	System    string `json:"system"`              // "colink" or "duckdb"
 	Transport string `json:"transport,omitempty"` // colink's link: "tcp", "unix"
+	// Pushdown is colink's pushdown level the query ran at ("full", "filter", "scan"), as
+	// SHOW QUERY STATS reported it; "" for DuckDB and for records from before the dial.
+	Pushdown  string `json:"pushdown,omitempty"`
 	Primprocs int    `json:"primprocs,omitempty"`
 	Query     string `json:"query"` // "Q1".."Q22", "RF1", "RF2", or a named extra query
 	Stream    int    `json:"stream"`

@@ -109,9 +109,10 @@ func table(w io.Writer, header []string, rows [][]string) {
 func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 	w := bufio.NewWriter(out)
 	run := c.Run
-	fmt.Fprintf(w, "# colink: tcp against unix on the link — %s\n\n", run.ID)
-	fmt.Fprintf(w, "SF %g, %d primproc(s), %d primproc threads, %d round(s) (round 1 cold, caches dropped before each query; %s summarized as warm), transports %s.  \n",
-		run.SF, primprocs(run), run.Threads, c.Rounds, roundsText(c.WarmRounds), strings.Join(c.Transports, ", "))
+	fmt.Fprintf(w, "# colink: the link's transports, %s — %s\n\n", strings.Join(c.Transports, " against "), run.ID)
+	fmt.Fprintf(w, "**%s**\n\n", c.Answer())
+	fmt.Fprintf(w, "SF %g, %d primproc(s), %d primproc threads, %d round(s) (round 1 cold, caches dropped before each execution; %s summarized as warm), transports %s, pushdown %s.  \n",
+		run.SF, primprocs(run), run.Threads, c.Rounds, roundsText(c.WarmRounds), strings.Join(c.Transports, ", "), strings.Join(c.Pushdowns, ", "))
 	fmt.Fprintf(w, "Host: %d CPUs, %d MiB, %s, %s. Started %s.  \n", run.Host.CPUs, run.Host.MemoryMiB, run.Host.Kernel, run.Host.GoVersion, run.Started.UTC().Format("2006-01-02 15:04 UTC"))
 	if run.Command != "" {
 		fmt.Fprintf(w, "Command: `%s`\n", run.Command)
@@ -122,7 +123,7 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 
 	fmt.Fprintf(w, "## CPU milliseconds, user / sys, median over the warm rounds\n\n")
 	fmt.Fprintf(w, "Each process's own getrusage delta over the query's statements (SHOW QUERY STATS); /proc is the client's /proc/PID/stat reading of user+sys over the same statements, summed over the daemons, at clock-tick resolution.\n\n")
-	header := []string{"query", "transport"}
+	header := append(c.keyHeader(), "transport")
 	for _, p := range c.Processes {
 		header = append(header, p)
 	}
@@ -131,7 +132,7 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 	for _, r := range c.Rows {
 		for _, tr := range c.Transports {
 			cell := cellOf(r, tr)
-			line := []string{r.Query, tr}
+			line := append(c.keyCells(r), tr)
 			var total, procTotal, vol, invol float64
 			for _, p := range c.Processes {
 				ps, ok := cell.Procs[p]
@@ -162,10 +163,12 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 	for _, r := range c.Rows {
 		for _, tr := range c.Transports {
 			l := cellOf(r, tr).Link
-			rows = append(rows, []string{r.Query, tr, bytesText(l.BytesOut), bytesText(l.BytesIn), count(l.BatchesOut), count(l.BatchesIn), count(l.Frames), count(l.Syscalls)})
+			rows = append(rows, append(append(c.keyCells(r), tr), bytesText(l.BytesOut), bytesText(l.BytesIn), count(l.BatchesOut), count(l.BatchesIn), count(l.Frames), count(l.Syscalls)))
 		}
 	}
-	table(w, []string{"query", "transport", "bytes to primprocs", "bytes from primprocs", "batches to", "batches from", "frames", "syscalls"}, rows)
+	table(w, append(append(c.keyHeader(), "transport"), "bytes to primprocs", "bytes from primprocs", "batches to", "batches from", "frames", "syscalls"), rows)
+
+	writeCosts(w, c)
 
 	if d != nil {
 		writeDuckDB(w, c, d)
@@ -226,7 +229,7 @@ func writeDuckDB(w io.Writer, c *Comparison, d *DuckDB) {
 		header = append(header, "colink "+tr+" / DuckDB")
 	}
 	var rows [][]string
-	for _, r := range c.Rows {
+	for _, r := range c.fullRows() {
 		dd, ok := d.Elapsed[r.Query]
 		line := []string{r.Query}
 		for _, tr := range c.Transports {
@@ -247,6 +250,22 @@ func writeDuckDB(w io.Writer, c *Comparison, d *DuckDB) {
 	if d.Run.SF != c.Run.SF {
 		fmt.Fprintf(w, "**The runs' scale factors differ (colink %g, DuckDB %g): the ratios compare different data.**\n\n", c.Run.SF, d.Run.SF)
 	}
+}
+
+// fullRows are the rows at full pushdown (what DuckDB is compared with), or at the run's
+// first level if it has no full one.
+func (c *Comparison) fullRows() []*Row {
+	level := "full"
+	if !slices.Contains(c.Pushdowns, level) && len(c.Pushdowns) > 0 {
+		level = c.Pushdowns[0]
+	}
+	var out []*Row
+	for _, r := range c.Rows {
+		if r.Pushdown == level {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 var emptyCell = &Cell{}
@@ -275,30 +294,47 @@ func roundsText(rs []int) string {
 	return fmt.Sprintf("rounds %d–%d", rs[0], rs[len(rs)-1])
 }
 
-// writeElapsed writes the elapsed table: per query and total, each transport's warm median
-// [min–max], the paired unix/tcp ratio, the cold round, and how the answers checked out.
+// keyHeader is the columns that name a row: the query, and its level if the run has several.
+func (c *Comparison) keyHeader() []string {
+	if c.levelsShown() {
+		return []string{"query", "pushdown"}
+	}
+	return []string{"query"}
+}
+
+// keyCells are a row's cells under keyHeader.
+func (c *Comparison) keyCells(r *Row) []string {
+	if c.levelsShown() {
+		return []string{r.Query, r.Pushdown}
+	}
+	return []string{r.Query}
+}
+
+// writeElapsed writes the elapsed table: per query (and level) and total, each
+// transport's warm median [min–max], the paired ratio of each other transport against the
+// baseline, the cold round, and how the answers checked out.
 func writeElapsed(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "## Elapsed seconds, median [min–max] over the warm rounds\n\n")
-	fmt.Fprintf(w, "Client-side wall time from sending each statement to reading its last row. The unix/tcp ratio is taken per round (the two transports of a round ran back to back) and then summarized.\n\n")
-	header := []string{"query"}
+	fmt.Fprintf(w, "Client-side wall time from sending each statement to reading its last row. A ratio against %s is taken per round (the transports ran the execution back to back) and then summarized.\n\n", c.Baseline)
+	header := c.keyHeader()
 	for _, tr := range c.Transports {
 		header = append(header, tr)
 	}
-	if len(c.Transports) == 2 {
-		header = append(header, "unix/tcp")
+	for _, tr := range c.Others() {
+		header = append(header, tr+"/"+c.Baseline)
 	}
 	for _, tr := range c.Transports {
 		header = append(header, tr+" cold")
 	}
 	header = append(header, "answers")
 	var rows [][]string
-	for _, r := range append(slices.Clone(c.Rows), c.Totals...) {
-		line := []string{r.Query}
+	for _, r := range c.rowsWithTotals() {
+		line := c.keyCells(r)
 		for _, tr := range c.Transports {
 			line = append(line, seconds(cellOf(r, tr).Elapsed))
 		}
-		if len(c.Transports) == 2 {
-			line = append(line, ratio(r.Ratio))
+		for _, tr := range c.Others() {
+			line = append(line, ratio(r.Ratio(tr)))
 		}
 		for _, tr := range c.Transports {
 			line = append(line, seconds(cellOf(r, tr).Cold))
@@ -312,6 +348,56 @@ func writeElapsed(w io.Writer, c *Comparison) {
 		rows = append(rows, line)
 	}
 	table(w, header, rows)
+}
+
+// rowsWithTotals is every row, each level's totals after its queries.
+func (c *Comparison) rowsWithTotals() []*Row {
+	var out []*Row
+	for _, level := range c.Pushdowns {
+		for _, r := range c.Rows {
+			if r.Pushdown == level {
+				out = append(out, r)
+			}
+		}
+		for _, r := range c.Totals {
+			if r.Pushdown == level {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// writeCosts writes the fitted costs per GB, each with its check against ipcbench.
+func writeCosts(w io.Writer, c *Comparison) {
+	if len(c.Costs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Cost per GB moved, against %s\n\n", c.Baseline)
+	fmt.Fprintf(w, "Each warm execution over a transport is paired with the same execution over %s in the same round; the paired differences (transport − %s) in elapsed and in each daemon's CPU are fitted by least squares against the GB (1e9 bytes, both ways) the execution moved on the link. The slope is the cost of a GB (negative: the transport saves), the intercept the cost of a query whatever it moves. The 95 %% interval of a slope is Student's t over the slopes fitted to each warm round alone (the run's drift between rounds included); with a single round it is the pooled fit's own. Plots: `%s`, `%s` (log x).\n\n", c.Baseline, c.Baseline, CostElapsedSVG, CostCPUSVG)
+	header := []string{"transport", "measure", "per GB [95 % CI]", "per query", "pairs", "GB per execution", "rounds' slopes"}
+	var rows [][]string
+	for _, cost := range c.Costs {
+		add := func(what string, f Fit) {
+			var slopes []string
+			for _, s := range f.RoundSlopes {
+				slopes = append(slopes, fmt.Sprintf("%+.0f", s*1000))
+			}
+			rows = append(rows, []string{cost.Transport, what, f.String(), fmt.Sprintf("%+.2f ms", f.Intercept*1000), fmt.Sprint(f.N),
+				gbText(f.MinGB) + " – " + gbText(f.MaxGB), strings.Join(slopes, ", ")})
+		}
+		add("elapsed", cost.Elapsed)
+		add("CPU, all daemons", cost.CPU)
+		for _, p := range c.Processes {
+			add("CPU, "+p, cost.Procs[p])
+		}
+	}
+	table(w, header, rows)
+	for _, cost := range c.Costs {
+		text, _, _ := c.StreamCheck(cost)
+		fmt.Fprintf(w, "- %s against %s, CPU per GB: %s.\n", cost.Transport, c.Baseline, text)
+	}
+	fmt.Fprintln(w)
 }
 
 // WriteSummary writes the elapsed table and a line on failures and checks: what a

@@ -65,22 +65,22 @@ func TestSummarize(t *testing.T) {
 	statIs(t, "Q1 tcp", q1.By["tcp"].Elapsed, 2, 0.6, 0.5, 0.7)
 	statIs(t, "Q1 unix", q1.By["unix"].Elapsed, 2, 0.55, 0.4, 0.7)
 	statIs(t, "Q1 tcp cold", q1.By["tcp"].Cold, 1, 1.0, 1.0, 1.0)
-	statIs(t, "Q1 ratio", q1.Ratio, 2, 0.9, 0.8, 1.0)
+	statIs(t, "Q1 ratio", q1.Ratio("unix"), 2, 0.9, 0.8, 1.0)
 	statIs(t, "Q2 unix", q2.By["unix"].Elapsed, 1, 0.2, 0.2, 0.2)
-	statIs(t, "Q2 ratio", q2.Ratio, 1, 2, 2, 2)
+	statIs(t, "Q2 ratio", q2.Ratio("unix"), 1, 2, 2, 2)
 	if len(q2.By["unix"].Errors) != 1 || !strings.Contains(q2.By["unix"].Errors[0], "round 3: Q2 statement 1") {
 		t.Errorf("Q2 unix errors %v", q2.By["unix"].Errors)
 	}
 	// primproc0 user = elapsed/2 over tcp's warm rounds 0.5, 0.7: 0.25, 0.35: median 0.3.
 	statIs(t, "Q1 tcp primproc0 user", q1.By["tcp"].Procs["primproc0"].User, 2, 0.3, 0.25, 0.35)
 	statIs(t, "Q1 tcp bytes in", q1.By["tcp"].Link.BytesIn, 2, 3<<20, 3<<20, 3<<20)
-	if len(c.Totals) != 2 || c.Totals[0].Query != "Q1–Q22" || c.Totals[1].Query != "CS1–CS3" {
+	if len(c.Totals) != 2 || c.Totals[0].Query != "TPC-H (2 of 22)" || c.Totals[1].Query != "CS (1 of 3)" {
 		t.Fatalf("totals %v", c.Totals)
 	}
 	tot := c.Totals[0]
 	statIs(t, "total tcp", tot.By["tcp"].Elapsed, 2, 0.8, 0.6, 1.0)
 	statIs(t, "total unix", tot.By["unix"].Elapsed, 1, 0.6, 0.6, 0.6)
-	statIs(t, "total ratio", tot.Ratio, 1, 1, 1, 1)
+	statIs(t, "total ratio", tot.Ratio("unix"), 1, 1, 1, 1)
 	// Cold total: the members' round-1 times, 1.0 + 0.2.
 	statIs(t, "total tcp cold", tot.By["tcp"].Cold, 1, 1.2, 1.2, 1.2)
 	errs, checks := c.Problems()
@@ -93,9 +93,9 @@ func TestSummarize(t *testing.T) {
 func TestSummarizeOneRound(t *testing.T) {
 	r := &measure.Run{ID: "x", Driver: "compare", Samples: []measure.Sample{sample("Q6", "tcp", 1, 0.4, ""), sample("Q6", "unix", 1, 0.3, "")}}
 	c := Summarize(r)
-	statIs(t, "ratio", c.Rows[0].Ratio, 1, 0.75, 0.75, 0.75)
+	statIs(t, "ratio", c.Rows[0].Ratio("unix"), 1, 0.75, 0.75, 0.75)
 	if len(c.Totals) != 1 {
-		t.Errorf("totals %d, want Q1–Q22 only", len(c.Totals))
+		t.Errorf("totals %d, want the TPC-H one only", len(c.Totals))
 	}
 }
 
@@ -121,7 +121,7 @@ func TestMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"| Q1 | 0.600 [0.500–0.700] | 0.550 [0.400–0.700] | 0.900 [0.800–1.000] | 1.000 | 1.200 | expected answer |",
 		"| Q2 | 0.200 [0.100–0.300] | 0.200 | 2.000 | 0.200 | 0.200 | **1 failed** |",
-		"| **Q1–Q22** | 0.800 [0.600–1.000] | 0.600 | 1.000 | 1.200 | 1.400 |  |",
+		"| **TPC-H (2 of 22)** | 0.800 [0.600–1.000] | 0.600 | 1.000 | 1.200 | 1.400 |  |",
 		// exemgr: user elapsed/10 = 60 ms, sys elapsed/20 = 30 ms; primproc0 300 / 150; total 540.
 		"| Q1 | tcp | 60.0 / 30.0 | 300.0 / 150.0 | 540.0 | 360 | 30 / 3 |",
 		"| Q1 | tcp | 100 B | 3.00 MiB | 0 | 12 | 30 | 40 |",
@@ -154,7 +154,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 4 || !bytes.Contains(md, []byte("colink against DuckDB")) {
+	if len(files) != 6 || !bytes.Contains(md, []byte("colink against DuckDB")) {
 		t.Fatalf("files %v", files)
 	}
 	for _, f := range files {
@@ -171,5 +171,106 @@ func TestWrite(t *testing.T) {
 	}
 	if _, err := ReadRuns([]string{cmpPath, cmpPath}); err == nil || !strings.Contains(err.Error(), "second comparison") {
 		t.Errorf("two comparisons: %v", err)
+	}
+}
+
+// costRun is a run with a known cost: over unix every execution takes 50 ms less per GB
+// moved than over tcp and 2 ms more whatever it moves, and its CPU 80 ms less per GB (all
+// in exemgr), with a per-round disturbance that leaves the slope alone.
+func costRun() *measure.Run {
+	r := &measure.Run{ID: "cost", Driver: "compare", SF: 1,
+		Metrics: map[string]float64{}}
+	SetStreamCost(r, "tcp", StreamCost{CPU: 0.36, Wall: 0.23})
+	SetStreamCost(r, "unix", StreamCost{CPU: 0.28, Wall: 0.19})
+	queries := []struct {
+		name, level string
+		gb          float64
+	}{{"Q1", "full", 0.0001}, {"Q6", "full", 0.001}, {"Q1", "scan", 0.2}, {"SCAN1", "scan", 0.5}, {"SCAN8", "scan", 4}}
+	for round := 1; round <= 4; round++ {
+		jitter := 0.001 * float64(round%3) // the same for both transports of a round
+		for i, q := range queries {
+			bytes := int64(q.gb * 1e9)
+			for _, tr := range []string{"tcp", "unix"} {
+				el := 0.1 + q.gb*0.3 + jitter
+				cpu := 0.05 + q.gb*0.4
+				if tr == "unix" {
+					el += -0.05*q.gb + 0.002 + 0.0001*float64((round+i)%2)
+					cpu += -0.08 * q.gb
+				}
+				s := measure.Sample{System: "colink", Transport: tr, Pushdown: q.level, Query: q.name, Round: round, Cold: round == 1,
+					Elapsed: el, Verified: "consistent",
+					Procs: map[string]measure.Usage{"exemgr": {User: cpu}, "primproc0": {User: 0.01}},
+					Link:  &measure.Link{BytesIn: bytes}}
+				r.Samples = append(r.Samples, s)
+			}
+		}
+	}
+	return r
+}
+
+func TestCostPerGB(t *testing.T) {
+	c := Summarize(costRun())
+	if strings.Join(c.Pushdowns, ",") != "full,scan" || !c.levelsShown() || c.Baseline != "tcp" {
+		t.Fatalf("levels %v baseline %s", c.Pushdowns, c.Baseline)
+	}
+	// Rows by level, then first seen: Q1 full, Q6 full, Q1 scan, SCAN1, SCAN8.
+	var labels []string
+	for _, r := range c.Rows {
+		labels = append(labels, c.Label(r))
+	}
+	if got := strings.Join(labels, ","); got != "Q1 full,Q6 full,Q1 scan,SCAN1 scan,SCAN8 scan" {
+		t.Errorf("rows %s", got)
+	}
+	if len(c.Costs) != 1 {
+		t.Fatalf("%d costs", len(c.Costs))
+	}
+	cost := c.Costs[0]
+	// Warm rounds 2–4, five executions each.
+	if cost.Transport != "unix" || len(cost.Pairs) != 15 || cost.Elapsed.N != 15 || len(cost.Elapsed.RoundSlopes) != 3 || !cost.Elapsed.FromRounds {
+		t.Fatalf("cost %+v", cost.Elapsed)
+	}
+	if math.Abs(cost.Elapsed.Slope+0.05) > 1e-4 || math.Abs(cost.Elapsed.Intercept-0.00205) > 1e-4 {
+		t.Errorf("elapsed fit %+v, want slope −0.05 s/GB, intercept 2 ms", cost.Elapsed)
+	}
+	if !(cost.Elapsed.Lo <= -0.05 && -0.05 <= cost.Elapsed.Hi) || !cost.Elapsed.Significant() {
+		t.Errorf("elapsed interval [%v, %v]", cost.Elapsed.Lo, cost.Elapsed.Hi)
+	}
+	if math.Abs(cost.CPU.Slope+0.08) > 1e-9 || math.Abs(cost.Procs["exemgr"].Slope+0.08) > 1e-9 || math.Abs(cost.Procs["primproc0"].Slope) > 1e-9 {
+		t.Errorf("CPU fits %+v / %+v", cost.CPU, cost.Procs)
+	}
+	// ipcbench: 0.28 − 0.36 = −0.08 s/GB, what the fit found.
+	if text, ok, known := c.StreamCheck(cost); !known || !ok || !strings.Contains(text, "agree") {
+		t.Errorf("stream check %q %v %v", text, ok, known)
+	}
+	ans := c.Answer()
+	if !strings.Contains(ans, "Against tcp, unix saves 50 ms of elapsed per GB moved") || !strings.Contains(ans, "saves 80 ms of CPU") {
+		t.Errorf("answer %q", ans)
+	}
+	// No Q1–Q22 total at full with all 22 queries is needed: the mix is the Q total at full.
+	if !strings.Contains(ans, "at this run's TPC-H (2 of 22) queries at full pushdown") {
+		t.Errorf("answer without the mix: %q", ans)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{"**Against tcp, unix saves 50 ms", "| query | pushdown | tcp | unix | unix/tcp |", "| SCAN8 | scan |",
+		"## Cost per GB moved, against tcp", "| unix | elapsed | -50.0 ms/GB [", "they agree"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	for _, cpu := range []bool{false, true} {
+		data, err := PlotCosts(c, cpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dbt3test.WellFormedSVG(t, "costs", data)
+	}
+	// A stream figure that the fit does not match is called a disagreement.
+	SetStreamCost(c.Run, "unix", StreamCost{CPU: 0.6, Wall: 0.19})
+	if text, ok, _ := c.StreamCheck(cost); ok || !strings.Contains(text, "disagree") {
+		t.Errorf("stream check %q", text)
 	}
 }

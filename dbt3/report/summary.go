@@ -1,8 +1,10 @@
 // Package report owns what people and eyes read of dbt3's runs: it summarizes measure.Run
-// records (a colink transport comparison, a DuckDB run of the same queries) into per-query
-// medians with min–max and paired ratios, and writes them as Markdown tables and SVG plots
-// (gonum/plot): each query's elapsed time over tcp and unix with each daemon's CPU stacked
-// beside it, the unix/tcp ratios with their spread, and colink against DuckDB.
+// records (a colink transport comparison, a DuckDB run of the same queries) into medians
+// with min–max and paired ratios per query and pushdown level, fits each transport's cost
+// per GB moved on the link against tcp's (cost.go), and writes them as Markdown tables and
+// SVG plots (gonum/plot): each query's elapsed time per transport with each daemon's CPU
+// stacked beside it, the ratios against tcp with their spread, the paired differences over
+// link bytes with the fitted lines, and colink against DuckDB.
 package report
 
 import (
@@ -16,15 +18,24 @@ import (
 	"github.com/colinkdb/colink/dbt3/measure"
 )
 
-// Comparison is a colink comparison run summarized per query and transport.
+// Comparison is a colink comparison run summarized per query, pushdown level and
+// transport.
 type Comparison struct {
 	Run        *measure.Run
 	Transports []string // in the order the run first used them
+	// Baseline is the transport the others are compared with: tcp if the run has it.
+	Baseline string
+	// Pushdowns are the pushdown levels in the run, in the order full, filter, scan (a
+	// record from before the dial counts as full).
+	Pushdowns  []string
 	Processes  []string // "exemgr", "primproc0", … as SHOW QUERY STATS named them
 	Rounds     int
-	WarmRounds []int // the rounds summarized as warm: 2…R, or 1 when the run has one round
-	Rows       []*Row
-	Totals     []*Row // "Q1–Q22" and "CS1–CS3" when every member query ran without error
+	WarmRounds []int  // the rounds summarized as warm: 2…R, or 1 when the run has one round
+	Rows       []*Row // by pushdown level, then in the order the run first ran the queries
+	// Totals are "Q1–Q22" and "CS1–CS3" per pushdown level, when the members ran.
+	Totals []*Row
+	// Costs are each transport's fitted cost per GB moved against the baseline (cost.go).
+	Costs []*Cost
 	// PeakRSS is each daemon's largest resident size over the run's samples, by transport
 	// then process, with the query during which it was reached.
 	PeakRSS map[string]map[string]Peak
@@ -37,13 +48,53 @@ type Peak struct {
 	Round int
 }
 
-// Row is one query (or a total) summarized.
+// Row is one query (or a total) at one pushdown level, summarized.
 type Row struct {
-	Query string
-	By    map[string]*Cell // by transport
-	// Ratio is unix/tcp elapsed, taken per warm round (same round, alternating order) and
-	// summarized; N is 0 when the run lacks either transport.
-	Ratio measure.Stat
+	Query    string
+	Pushdown string
+	By       map[string]*Cell // by transport
+	// Ratios are each other transport's elapsed over the baseline's, taken per warm round
+	// (the same execution, back to back) and summarized, by transport.
+	Ratios map[string]measure.Stat
+}
+
+// Ratio is transport tr's ratio against the baseline (N 0 if there is none).
+func (r *Row) Ratio(tr string) measure.Stat { return r.Ratios[tr] }
+
+// Label names the row: the query, and its pushdown level when the run has several.
+func (c *Comparison) Label(r *Row) string {
+	if c.levelsShown() {
+		return r.Query + " " + r.Pushdown
+	}
+	return r.Query
+}
+
+// levelsShown reports whether tables need a pushdown column: more than one level, or one
+// that is not full.
+func (c *Comparison) levelsShown() bool {
+	return len(c.Pushdowns) > 1 || (len(c.Pushdowns) == 1 && c.Pushdowns[0] != "full")
+}
+
+// Others are the transports compared with the baseline.
+func (c *Comparison) Others() []string {
+	var out []string
+	for _, tr := range c.Transports {
+		if tr != c.Baseline {
+			out = append(out, tr)
+		}
+	}
+	return out
+}
+
+// pushdownOrder is the levels' order in tables.
+var pushdownOrder = []string{"full", "filter", "scan"}
+
+// samplePushdown is the level a sample ran at; records from before the dial ran at full.
+func samplePushdown(s *measure.Sample) string {
+	if s.Pushdown == "" {
+		return "full"
+	}
+	return s.Pushdown
 }
 
 // Cell is one query over one transport.
@@ -56,7 +107,8 @@ type Cell struct {
 	Errors   []string // "round N: error"
 	Checks   []string // "round N: disagreement"
 	Verified map[string]int
-	elapsed  map[int]float64 // round → elapsed, successful samples only
+	elapsed  map[int]float64         // round → elapsed, successful samples only
+	samples  map[int]*measure.Sample // round → the successful warm sample
 }
 
 // ProcSummary is one process's CPU and context switches over the warm rounds.
@@ -73,8 +125,9 @@ type LinkSummary struct {
 func Summarize(run *measure.Run) *Comparison {
 	c := &Comparison{Run: run}
 	procs := map[string]bool{}
-	var order []string // query names in first-seen order
-	byQuery := map[string][]*measure.Sample{}
+	type key struct{ query, pushdown string }
+	var order []key // (query, level) in first-seen order
+	byKey := map[key][]*measure.Sample{}
 	for i := range run.Samples {
 		s := &run.Samples[i]
 		if s.System != "colink" {
@@ -83,10 +136,14 @@ func Summarize(run *measure.Run) *Comparison {
 		if !slices.Contains(c.Transports, s.Transport) {
 			c.Transports = append(c.Transports, s.Transport)
 		}
-		if _, ok := byQuery[s.Query]; !ok {
-			order = append(order, s.Query)
+		k := key{s.Query, samplePushdown(s)}
+		if !slices.Contains(c.Pushdowns, k.pushdown) {
+			c.Pushdowns = append(c.Pushdowns, k.pushdown)
 		}
-		byQuery[s.Query] = append(byQuery[s.Query], s)
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], s)
 		c.Rounds = max(c.Rounds, s.Round)
 		for p := range s.Procs {
 			procs[p] = true
@@ -99,10 +156,22 @@ func Summarize(run *measure.Run) *Comparison {
 				c.PeakRSS[s.Transport] = map[string]Peak{}
 			}
 			if b > c.PeakRSS[s.Transport][p].Bytes {
-				c.PeakRSS[s.Transport][p] = Peak{Bytes: b, Query: s.Query, Round: s.Round}
+				c.PeakRSS[s.Transport][p] = Peak{Bytes: b, Query: s.Query + " " + k.pushdown, Round: s.Round}
 			}
 		}
 	}
+	c.Baseline = "tcp"
+	if !slices.Contains(c.Transports, "tcp") && len(c.Transports) > 0 {
+		c.Baseline = c.Transports[0]
+	}
+	levelRank := func(l string) int {
+		if i := slices.Index(pushdownOrder, l); i >= 0 {
+			return i
+		}
+		return len(pushdownOrder)
+	}
+	slices.SortStableFunc(c.Pushdowns, func(a, b string) int { return cmp.Compare(levelRank(a), levelRank(b)) })
+	slices.SortStableFunc(order, func(a, b key) int { return cmp.Compare(levelRank(a.pushdown), levelRank(b.pushdown)) })
 	c.Processes = slices.SortedFunc(maps.Keys(procs), processOrder)
 	if c.Rounds >= 2 {
 		for r := 2; r <= c.Rounds; r++ {
@@ -111,12 +180,15 @@ func Summarize(run *measure.Run) *Comparison {
 	} else {
 		c.WarmRounds = []int{1}
 	}
-	for _, q := range order {
-		c.Rows = append(c.Rows, c.summarizeQuery(q, byQuery[q]))
+	for _, k := range order {
+		c.Rows = append(c.Rows, c.summarizeQuery(k.query, k.pushdown, byKey[k]))
 	}
-	c.Totals = append(c.Totals, c.total("Q1–Q22", func(q string) bool { return strings.HasPrefix(q, "Q") }))
-	c.Totals = append(c.Totals, c.total("CS1–CS3", func(q string) bool { return strings.HasPrefix(q, "CS") }))
+	for _, level := range c.Pushdowns {
+		c.Totals = append(c.Totals, c.total("Q1–Q22", 22, level, func(q string) bool { return strings.HasPrefix(q, "Q") }))
+		c.Totals = append(c.Totals, c.total("CS1–CS3", 3, level, func(q string) bool { return strings.HasPrefix(q, "CS") }))
+	}
 	c.Totals = slices.DeleteFunc(c.Totals, func(r *Row) bool { return r == nil })
+	c.Costs = c.fitCosts()
 	return c
 }
 
@@ -144,8 +216,8 @@ func processOrder(a, b string) int {
 
 func (c *Comparison) warm(round int) bool { return slices.Contains(c.WarmRounds, round) }
 
-func (c *Comparison) summarizeQuery(q string, samples []*measure.Sample) *Row {
-	row := &Row{Query: q, By: map[string]*Cell{}}
+func (c *Comparison) summarizeQuery(q, pushdown string, samples []*measure.Sample) *Row {
+	row := &Row{Query: q, Pushdown: pushdown, By: map[string]*Cell{}}
 	type acc struct {
 		elapsed, cold                               []float64
 		user, sys, vol, invol                       map[string][]float64
@@ -159,7 +231,7 @@ func (c *Comparison) summarizeQuery(q string, samples []*measure.Sample) *Row {
 		if a == nil {
 			a = &acc{user: map[string][]float64{}, sys: map[string][]float64{}, vol: map[string][]float64{}, invol: map[string][]float64{}, procStat: map[string][]float64{}}
 			accs[s.Transport] = a
-			cell = &Cell{Verified: map[string]int{}, elapsed: map[int]float64{}}
+			cell = &Cell{Verified: map[string]int{}, elapsed: map[int]float64{}, samples: map[int]*measure.Sample{}}
 			row.By[s.Transport] = cell
 		}
 		for _, ch := range s.Checks {
@@ -177,6 +249,7 @@ func (c *Comparison) summarizeQuery(q string, samples []*measure.Sample) *Row {
 			continue
 		}
 		cell.elapsed[s.Round] = s.Elapsed
+		cell.samples[s.Round] = s
 		a.elapsed = append(a.elapsed, s.Elapsed)
 		for p, u := range s.Procs {
 			a.user[p] = append(a.user[p], u.User)
@@ -211,8 +284,16 @@ func (c *Comparison) summarizeQuery(q string, samples []*measure.Sample) *Row {
 		cell.Link = LinkSummary{measure.Summarize(a.bout), measure.Summarize(a.bin), measure.Summarize(a.batchOut),
 			measure.Summarize(a.batchIn), measure.Summarize(a.frames), measure.Summarize(a.calls)}
 	}
-	row.Ratio = pairedRatio(row.By["unix"], row.By["tcp"])
+	c.setRatios(row)
 	return row
+}
+
+// setRatios sets each other transport's ratio against the baseline.
+func (c *Comparison) setRatios(row *Row) {
+	row.Ratios = map[string]measure.Stat{}
+	for _, tr := range c.Others() {
+		row.Ratios[tr] = pairedRatio(row.By[tr], row.By[c.Baseline])
+	}
 }
 
 // pairedRatio is num/den elapsed over the rounds both have.
@@ -230,19 +311,28 @@ func pairedRatio(num, den *Cell) measure.Stat {
 	return measure.Ratio(ns, ds)
 }
 
-// total sums the member queries' elapsed times per round and transport. A round counts
-// only if every member query succeeded in it; with no member query, total is nil.
-func (c *Comparison) total(name string, member func(string) bool) *Row {
+// total sums the member queries' elapsed times at level per round and transport. A round
+// counts only if every member query succeeded in it; with no member query, total is nil.
+// It is called name if all of the family's size queries ran, else "TPC-H (n of size)" or
+// "CS (n of size)".
+func (c *Comparison) total(name string, size int, level string, member func(string) bool) *Row {
 	var members []*Row
 	for _, r := range c.Rows {
-		if member(r.Query) {
+		if r.Pushdown == level && member(r.Query) {
 			members = append(members, r)
 		}
 	}
 	if len(members) == 0 {
 		return nil
 	}
-	row := &Row{Query: name, By: map[string]*Cell{}}
+	if len(members) != size {
+		family := "TPC-H"
+		if size == 3 {
+			family = "CS"
+		}
+		name = fmt.Sprintf("%s (%d of %d)", family, len(members), size)
+	}
+	row := &Row{Query: name, Pushdown: level, By: map[string]*Cell{}}
 	for _, tr := range c.Transports {
 		cell := &Cell{elapsed: map[int]float64{}}
 		var sums []float64
@@ -281,7 +371,7 @@ func (c *Comparison) total(name string, member func(string) bool) *Row {
 		}
 		row.By[tr] = cell
 	}
-	row.Ratio = pairedRatio(row.By["unix"], row.By["tcp"])
+	c.setRatios(row)
 	return row
 }
 
@@ -294,10 +384,10 @@ func (c *Comparison) Problems() (errs, checks []string) {
 				continue
 			}
 			for _, e := range cell.Errors {
-				errs = append(errs, fmt.Sprintf("%s %s %s", r.Query, tr, e))
+				errs = append(errs, fmt.Sprintf("%s %s %s", c.Label(r), tr, e))
 			}
 			for _, ch := range cell.Checks {
-				checks = append(checks, fmt.Sprintf("%s %s %s", r.Query, tr, ch))
+				checks = append(checks, fmt.Sprintf("%s %s %s", c.Label(r), tr, ch))
 			}
 		}
 	}

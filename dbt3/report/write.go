@@ -14,6 +14,8 @@ const (
 	MarkdownFile   = "report.md"
 	TransportsSVG  = "transports.svg"
 	RatiosSVG      = "ratios.svg"
+	CostElapsedSVG = "cost-elapsed.svg"
+	CostCPUSVG     = "cost-cpu.svg"
 	DuckDBSVG      = "colink-vs-duckdb.svg"
 	ComparisonJSON = "compare.json"
 )
@@ -73,6 +75,15 @@ func Write(dir string, rs Runs) (markdown []byte, files []string, err error) {
 		{MarkdownFile, func() ([]byte, error) { return md.Bytes(), nil }},
 		{TransportsSVG, func() ([]byte, error) { return PlotTransports(c) }},
 		{RatiosSVG, func() ([]byte, error) { return PlotRatios(c) }},
+	}
+	if len(c.Costs) > 0 {
+		outputs = append(outputs, []struct {
+			name string
+			make func() ([]byte, error)
+		}{
+			{CostElapsedSVG, func() ([]byte, error) { return PlotCosts(c, false) }},
+			{CostCPUSVG, func() ([]byte, error) { return PlotCosts(c, true) }},
+		}...)
 	}
 	if d != nil {
 		outputs = append(outputs, struct {
