@@ -124,7 +124,13 @@ func (s *linkStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		s.sent = nil
 	}
+	// Recv waits under the stream's own context, the statement's; ctx may end first (a
+	// merge of the primprocs' streams whose other stream failed): the stream is cancelled
+	// then, so that the wait, and the primproc's work, end at once rather than when this
+	// primproc finishes the fragment.
+	stop := context.AfterFunc(ctx, func() { s.cancel(context.Cause(ctx)) })
 	rec, err := s.fs.Recv()
+	stop()
 	if err == io.EOF {
 		s.ended = true
 		if end := s.fs.End(); end != nil {
