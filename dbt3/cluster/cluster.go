@@ -391,7 +391,10 @@ func (c *Cluster) Kill(name string, timeout time.Duration) error {
 			return fmt.Errorf("cluster: kill %s: %w", name, err)
 		}
 	}
-	return c.WaitExit(name, timeout)
+	if err := c.WaitExit(name, timeout); err != nil {
+		return fmt.Errorf("%w after SIGKILL", err)
+	}
+	return nil
 }
 
 // WaitExit waits, up to timeout, until the daemon has exited.
@@ -404,7 +407,7 @@ func (c *Cluster) WaitExit(name string, timeout time.Duration) error {
 	case <-p.exited:
 		return nil
 	case <-time.After(timeout):
-		return fmt.Errorf("cluster: %s (pid %d) has not exited %v after SIGKILL", name, p.pid(), timeout)
+		return fmt.Errorf("cluster: %s (pid %d) has not exited within %v", name, p.pid(), timeout)
 	}
 }
 
