@@ -308,8 +308,11 @@ func (e *Engine) Query(ctx context.Context, s *frontend.Session, text string) (_
 // Reclaim returns the service that sweeps the result pool every interval and gives an
 // idle exemgr's free memory back to the OS (daemon.Reclaimer).
 func (e *Engine) Reclaim(interval time.Duration) Service {
-	return func(ctx context.Context, _ *ExeMgr) error {
-		r := &daemon.Reclaimer{Busy: func() bool { return e.active.Load() > 0 }, Sweeps: []func() int64{e.pool.Sweep},
+	return func(ctx context.Context, em *ExeMgr) error {
+		// The link's receive pool ages its buffers out on its own; what it lets go counts
+		// as released too, so that it is collected and returned once idle.
+		linkReleased := daemon.Released(func() int64 { return em.linkPool.Stats().Released })
+		r := &daemon.Reclaimer{Busy: func() bool { return e.active.Load() > 0 }, Sweeps: []func() int64{e.pool.Sweep, linkReleased},
 			MinFree: daemon.DefaultReclaimMinFree, Log: e.log}
 		t := time.NewTicker(interval)
 		defer t.Stop()

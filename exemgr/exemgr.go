@@ -56,6 +56,8 @@ type ExeMgr struct {
 	cfg   Config
 	log   *slog.Logger
 	peers []*ipc.Client
+	// linkPool holds every link connection's receive buffers; it ages them out itself.
+	linkPool *ipc.BufferPool
 
 	mu   sync.Mutex
 	down map[string]error // peers without a live connection, and why
@@ -90,6 +92,7 @@ func New(cfg Config) (*ExeMgr, error) {
 	if cfg.PoolIdle > 0 {
 		pool.SetIdleTime(cfg.PoolIdle)
 	}
+	em.linkPool = pool
 	for _, p := range cfg.PrimProcs {
 		em.down[p] = errors.New("not connected yet")
 		cl, err := ipc.NewClient(p, ipc.ClientConfig{

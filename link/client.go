@@ -434,7 +434,13 @@ func (f *FragmentStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, f.uploadErr
 		}
 	}
+	// Recv waits under the stream's own context, the statement's; ctx may end first (a
+	// merge of the primprocs' streams whose other stream failed): the stream is cancelled
+	// then, so that the wait, and the primproc's work, end at once rather than when this
+	// primproc finishes the fragment.
+	stop := context.AfterFunc(ctx, func() { f.cancel(context.Cause(ctx)) })
 	rec, err := f.Recv()
+	stop()
 	if err == io.EOF {
 		f.ended = true
 		return nil, nil

@@ -127,8 +127,9 @@ type Daemon struct {
 
 	pins *pins // snapshots pinned for queries
 
-	pool   *vec.Pool    // the fragments' recycling pool, shared by all
-	budget *exec.Budget // all queries' memory, shared: every fragment's budget is its child
+	pool     *vec.Pool       // the fragments' recycling pool, shared by all
+	linkPool *ipc.BufferPool // the link connections' receive buffers; it ages them out itself
+	budget   *exec.Budget    // all queries' memory, shared: every fragment's budget is its child
 
 	// bg is canceled when the daemon stops: background work (compaction) ends.
 	bg       context.Context
@@ -206,6 +207,7 @@ func New(cfg Config) (*Daemon, error) {
 	d.bg, d.bgCancel = context.WithCancel(context.Background())
 	linkPool := ipc.NewBufferPool(0) // the link's receive buffers age out as the fragments' pool does
 	linkPool.SetIdleTime(cfg.PoolIdle)
+	d.linkPool = linkPool
 	d.srv = ipc.NewServer(ipc.ServerConfig{
 		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger, Pool: linkPool,
 	})
@@ -372,7 +374,10 @@ func newPool(size int64) *vec.Pool {
 // reclaimer sweeps the fragments' pool every PoolIdle and returns an idle daemon's free
 // memory to the OS.
 func (d *Daemon) reclaimer() *daemon.Reclaimer {
-	return &daemon.Reclaimer{Busy: d.busy, Sweeps: []func() int64{d.pool.Sweep}, MinFree: daemon.DefaultReclaimMinFree, Log: d.log}
+	// The link's receive pool ages its buffers out on its own; what it lets go counts as
+	// released too, so that it is collected and returned once idle.
+	linkReleased := daemon.Released(func() int64 { return d.linkPool.Stats().Released })
+	return &daemon.Reclaimer{Busy: d.busy, Sweeps: []func() int64{d.pool.Sweep, linkReleased}, MinFree: daemon.DefaultReclaimMinFree, Log: d.log}
 }
 
 // busy reports whether a request is running.

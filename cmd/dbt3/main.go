@@ -46,6 +46,7 @@ func commands() []command {
 		{"compare", "the transport comparison: daemons started per transport, queries measured, results written", runCompare},
 		{"bench", "generate, start, load, compare tcp and unix, write results/ — the main job", runBench},
 		{"report", "Markdown and SVG plots from run records (colink and DuckDB)", runReport},
+		{"faults", "the fault suite: kills, freezes, bad input, idle and stalled clients against the daemons; results/faults.md", runFaults},
 	}
 }
 

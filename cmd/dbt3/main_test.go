@@ -38,6 +38,11 @@ func TestDispatch(t *testing.T) {
 		{[]string{"qgen"}, exitUsage, "--seed is required"},
 		{[]string{"qgen", "--seed", "1", "--stream", "-2"}, exitUsage, "--stream"},
 		{[]string{"qgen", "--seed", "1", "--sf", "0"}, exitUsage, "--sf"},
+		{[]string{"faults", "--tries", "0"}, exitUsage, "tries 0"},
+		{[]string{"faults", "--transports", "tcp,shm"}, exitUsage, `transport "shm"`},
+		{[]string{"faults", "--faults", "kill-everything"}, exitUsage, `unknown fault "kill-everything"`},
+		{[]string{"faults", "--sf", "abc"}, exitUsage, "scale factor"},
+		{[]string{"faults", "--list"}, exitOK, "slow-consumer\n  does:"},
 	}
 	for _, c := range cases {
 		code, out, errs := runArgs(t, c.args...)

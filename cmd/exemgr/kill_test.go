@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,4 +127,71 @@ func TestKillCancelsPrimprocWork(t *testing.T) {
 		<-done
 		stopped(t)
 	})
+}
+
+// TestPrimprocDeathFailsQueryAtOnce: with two primprocs running a query's fragment, the
+// kill -9 of one fails the query within a second, naming it, and the other stops its share.
+// exemgr had waited for the survivor to finish its share of the fragment (as long as the
+// query had left to run, 2.6 to 7.8 s in the fault suite) before it answered the error: the
+// merge of the primprocs' streams cancelled its own context, which the survivor's stream,
+// waiting under the statement's, did not see.
+func TestPrimprocDeathFailsQueryAtOnce(t *testing.T) {
+	needDaemons(t)
+	dir := shared.tempDir(t)
+	var pms []*primproc
+	var urls []string
+	for i := range 2 {
+		name := fmt.Sprintf("death-pm%d", i)
+		p := shared.startPrimproc(t, name, filepath.Join(dir, name), "0.01")
+		t.Cleanup(p.Kill)
+		pms, urls = append(pms, p), append(urls, p.tcp)
+	}
+	ctx := context.Background()
+	if err := loadTPCH(ctx, urls, "0.01", 1024, "lineitem"); err != nil {
+		t.Fatal(err)
+	}
+	survivor, err := link.Dial(pms[1].tcp, ipc.ClientConfig{Transport: ipc.TransportTCP, Name: "death test", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer survivor.Close()
+	running := func() int64 {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		st, err := survivor.Stats(sctx)
+		if err != nil {
+			t.Fatalf("the surviving primproc's stats: %v", err)
+		}
+		return st.Methods[link.MethodFragment].Active
+	}
+	em := shared.startExemgr(t, urls, "tcp")
+	t.Cleanup(em.Kill)
+	conn := em.conn(t)
+	done := make(chan error, 1)
+	go func() {
+		var n int64
+		done <- conn.QueryRowContext(ctx, longQuery).Scan(&n)
+	}()
+	if !waitFor(10*time.Second, func() bool { return running() > 0 }) {
+		t.Fatal("the long query never reached the primprocs")
+	}
+	time.Sleep(300 * time.Millisecond) // well into the join
+	pms[0].Kill()
+	killed := time.Now()
+	select {
+	case err := <-done:
+		took := time.Since(killed)
+		t.Logf("failed %v after the kill: %s", took.Round(time.Millisecond), errorText(err))
+		if got := errorText(err); err == nil || !strings.Contains(got, pms[0].tcp) {
+			t.Errorf("the query returned %s, want an error naming %s", got, pms[0].tcp)
+		}
+		if took > time.Second {
+			t.Errorf("the query failed %v after its primproc's kill -9, want within 1s", took.Round(time.Millisecond))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the query did not end within 30s of its primproc's kill -9")
+	}
+	if !waitFor(3*time.Second, func() bool { return running() == 0 }) {
+		t.Errorf("the surviving primproc still runs %d fragments 3s after the error", running())
+	}
 }

@@ -112,3 +112,37 @@ func executable(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }
+
+// TestHooksTag is the build tag of primproc's test hooks (primproc/testhook.go).
+const TestHooksTag = "colink_testhooks"
+
+// TestHookPrimproc finds primproc built with the test hooks: in dir as
+// primproc-colink_testhooks when dir is set, else built fresh into the source tree's bin/
+// (found as FindBinaries finds it). It returns "" and no error when there is none to be had.
+func TestHookPrimproc(ctx context.Context, dir string, log *slog.Logger) (string, error) {
+	name := "primproc-" + TestHooksTag
+	if dir != "" {
+		if p := filepath.Join(dir, name); executable(p) {
+			return p, nil
+		}
+		return "", nil
+	}
+	root, ok := moduleRoot()
+	if !ok {
+		return "", nil
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return "", nil
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	out := filepath.Join(root, "bin", name)
+	log.Info("cluster: building primproc with test hooks", "into", out)
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", TestHooksTag, "-o", out, "./cmd/primproc")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build -tags %s ./cmd/primproc in %s: %w\n%s", TestHooksTag, root, err, b)
+	}
+	return out, nil
+}

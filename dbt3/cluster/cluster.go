@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/colinkdb/colink/dbt3"
@@ -40,6 +41,9 @@ type Config struct {
 	Threads      int
 	PrimProcArgs []string // extra primproc flags
 	ExeMgrArgs   []string // extra exemgr flags
+	// MySQLTCP has exemgr take MySQL clients on a loopback TCP port too (picked free at
+	// Start and kept across exemgr's restarts), besides its unix socket.
+	MySQLTCP bool
 	// StartTimeout bounds each daemon's start (default 30 s).
 	StartTimeout time.Duration
 	// StopGrace is how long a daemon may take to stop after SIGTERM (default 10 s).
@@ -47,14 +51,17 @@ type Config struct {
 	Log       *slog.Logger
 }
 
-// Cluster is running primprocs and, once Serve was called, an exemgr per transport.
+// Cluster is running primprocs and, once Serve (or UseTransport) was called, an exemgr per
+// transport. One goroutine drives it: its methods are not safe for concurrent use.
 type Cluster struct {
 	cfg       Config
 	log       *slog.Logger
 	primprocs []*proc
-	endpoints []string // the primprocs' TCP link URLs
+	primArgs  [][]string // each primproc's arguments, for a restart
+	endpoints []string   // the primprocs' TCP link URLs
 	exemgrs   map[string]*proc
 	order     []string // the exemgrs' transports, in the order they started
+	mysqlTCP  string   // "127.0.0.1:port" with Config.MySQLTCP, else ""; the first exemgr (order[0]) has it
 
 	stopOnce sync.Once
 	stopErr  error
@@ -82,9 +89,19 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	ports, err := c.ports(len(cfg.DataDirs))
+	// The free ports are picked together, so that exemgr's cannot be a primproc's.
+	free, err := freePorts(len(cfg.DataDirs) + 1)
 	if err != nil {
 		return nil, err
+	}
+	ports := free[:len(cfg.DataDirs)]
+	if cfg.BasePort > 0 {
+		for i := range ports {
+			ports[i] = cfg.BasePort + i
+		}
+	}
+	if cfg.MySQLTCP {
+		c.mysqlTCP = "127.0.0.1:" + strconv.Itoa(free[len(cfg.DataDirs)])
 	}
 	for i, dir := range cfg.DataDirs {
 		name := "primproc" + strconv.Itoa(i)
@@ -95,13 +112,14 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			args = append(args, "--threads", strconv.Itoa(cfg.Threads))
 		}
 		args = append(args, cfg.PrimProcArgs...)
-		p, err := startProc(name, cfg.Binaries.PrimProc, args, filepath.Join(cfg.RunDir, name+".log"), "primproc: serving")
+		p, err := startProc(name, cfg.Binaries.PrimProc, args, nil, filepath.Join(cfg.RunDir, name+".log"), "primproc: serving")
 		if err != nil {
 			c.Stop()
 			return nil, err
 		}
 		p.files = []string{sock}
 		c.primprocs = append(c.primprocs, p)
+		c.primArgs = append(c.primArgs, args)
 		c.endpoints = append(c.endpoints, tcp)
 	}
 	for _, p := range c.primprocs {
@@ -114,15 +132,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
-// ports returns n loopback ports: BasePort, BasePort+1, … or free ones.
-func (c *Cluster) ports(n int) ([]int, error) {
+// freePorts returns n loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
 	out := make([]int, n)
-	if c.cfg.BasePort > 0 {
-		for i := range out {
-			out[i] = c.cfg.BasePort + i
-		}
-		return out, nil
-	}
 	var lns []net.Listener
 	defer func() {
 		for _, l := range lns {
@@ -190,13 +202,17 @@ func (c *Cluster) startExeMgr(ctx context.Context, transport string) error {
 		return err
 	}
 	sock := c.MySQLSocket(transport)
-	args := []string{"--transport", transport, "--mysql-listen", "unix://" + sock, "--name", "exemgr-" + transport}
+	listen := "unix://" + sock
+	if c.mysqlTCP != "" && len(c.exemgrs) == 0 {
+		listen += "," + c.mysqlTCP // the first exemgr of a set holds the one TCP address
+	}
+	args := []string{"--transport", transport, "--mysql-listen", listen, "--name", "exemgr-" + transport}
 	for _, ep := range c.endpoints {
 		args = append(args, "--primproc", ep)
 	}
 	args = append(args, c.cfg.ExeMgrArgs...)
 	const linkUp, serving = "exemgr: primproc up", "exemgr: serving"
-	p, err := startProc("exemgr-"+transport, c.cfg.Binaries.ExeMgr, args, filepath.Join(c.cfg.RunDir, "exemgr-"+transport+".log"), linkUp, serving)
+	p, err := startProc("exemgr-"+transport, c.cfg.Binaries.ExeMgr, args, nil, filepath.Join(c.cfg.RunDir, "exemgr-"+transport+".log"), linkUp, serving)
 	if err != nil {
 		return err
 	}
@@ -270,6 +286,30 @@ func (c *Cluster) PIDs(transport string) map[string]int {
 	return out
 }
 
+// UseTransport stops every exemgr running and starts the one of transport alone (as
+// Serve does), returning its MySQL socket: a fault injector works on one exemgr at a time.
+func (c *Cluster) UseTransport(ctx context.Context, transport string) (string, error) {
+	for _, tr := range c.order {
+		if err := c.exemgrs[tr].stop(c.cfg.StopGrace); err != nil {
+			c.log.Warn("cluster: exemgr stop", "transport", tr, "err", err)
+		}
+		delete(c.exemgrs, tr)
+	}
+	c.order = nil
+	if err := c.startExeMgr(ctx, transport); err != nil {
+		return "", err
+	}
+	return c.MySQLSocket(transport), nil
+}
+
+// Transport is the transport of the one running exemgr ("" with none or several).
+func (c *Cluster) Transport() string {
+	if len(c.order) != 1 {
+		return ""
+	}
+	return c.order[0]
+}
+
 // RunDir is where the daemons' logs are.
 func (c *Cluster) RunDir() string { return c.cfg.RunDir }
 
@@ -309,4 +349,135 @@ func (c *Cluster) Stop() error {
 		c.log.Info("cluster: stopped", "err", c.stopErr)
 	})
 	return c.stopErr
+}
+
+// MySQLAddr is where the one running exemgr (UseTransport) takes MySQL clients: its unix
+// socket for "unix", its loopback TCP address for "tcp" ("" without Config.MySQLTCP).
+func (c *Cluster) MySQLAddr(kind string) string {
+	if kind == "tcp" {
+		return c.mysqlTCP
+	}
+	if tr := c.Transport(); tr != "" {
+		return c.MySQLSocket(tr)
+	}
+	return ""
+}
+
+// Primprocs is the number of primprocs.
+func (c *Cluster) Primprocs() int { return len(c.primprocs) }
+
+// PrimprocName is primproc i's name ("primproc0", …), as PIDs and Signal know it.
+func (c *Cluster) PrimprocName(i int) string { return c.primprocs[i].name }
+
+// UnixEndpoint is the unix socket primproc i listens on besides its TCP endpoint.
+func (c *Cluster) UnixEndpoint(i int) string { return "unix://" + c.primprocs[i].files[0] }
+
+// byName finds a running or exited daemon: "exemgr", "primproc0", ….
+func (c *Cluster) byName(name string) (*proc, error) {
+	if name == "exemgr" {
+		if len(c.order) != 1 {
+			return nil, fmt.Errorf("cluster: %d exemgrs run; name one by transport (exemgr-tcp, …)", len(c.order))
+		}
+		return c.exemgrs[c.order[0]], nil
+	}
+	for _, tr := range c.order {
+		if p := c.exemgrs[tr]; p.name == name {
+			return p, nil
+		}
+	}
+	for _, p := range c.primprocs {
+		if p.name == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster: no daemon %q", name)
+}
+
+// LogPath is the file holding a daemon's log (all its lives: a restart appends).
+func (c *Cluster) LogPath(name string) (string, error) {
+	p, err := c.byName(name)
+	if err != nil {
+		return "", err
+	}
+	return p.logPath, nil
+}
+
+// Signal sends sig to the daemon's process alone (a fault injection: SIGSTOP, SIGCONT,
+// SIGKILL). Check reports a daemon it killed as dead until it is restarted.
+func (c *Cluster) Signal(name string, sig syscall.Signal) error {
+	p, err := c.byName(name)
+	if err != nil {
+		return err
+	}
+	if err := p.exitErr(); err != nil {
+		return fmt.Errorf("cluster: %s is not running (%v)", name, err)
+	}
+	if err := syscall.Kill(p.pid(), sig); err != nil {
+		return fmt.Errorf("cluster: signal %v to %s: %w", sig, name, err)
+	}
+	return nil
+}
+
+// Kill kills the daemon with SIGKILL and waits, up to timeout, until it has exited.
+func (c *Cluster) Kill(name string, timeout time.Duration) error {
+	p, err := c.byName(name)
+	if err != nil {
+		return err
+	}
+	if p.exitErr() == nil {
+		// A stopped process dies of SIGKILL too.
+		if err := syscall.Kill(p.pid(), syscall.SIGKILL); err != nil {
+			return fmt.Errorf("cluster: kill %s: %w", name, err)
+		}
+	}
+	if err := c.WaitExit(name, timeout); err != nil {
+		return fmt.Errorf("%w after SIGKILL", err)
+	}
+	return nil
+}
+
+// WaitExit waits, up to timeout, until the daemon has exited.
+func (c *Cluster) WaitExit(name string, timeout time.Duration) error {
+	p, err := c.byName(name)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("cluster: %s (pid %d) has not exited within %v", name, p.pid(), timeout)
+	}
+}
+
+// RestartPrimproc starts primproc i again, on the same data directory, endpoints and flags,
+// and waits until it serves. Its previous process must have exited (Kill). bin, if set,
+// replaces the primproc binary for this life (a build with test hooks), and env is added to
+// its environment.
+func (c *Cluster) RestartPrimproc(ctx context.Context, i int, bin string, env []string) error {
+	old := c.primprocs[i]
+	if old.exitErr() == nil {
+		return fmt.Errorf("cluster: restart %s: it is still running", old.name)
+	}
+	old.stop(0) // removes its socket files; the process is gone
+	if bin == "" {
+		bin = c.cfg.Binaries.PrimProc
+	}
+	p, err := startProc(old.name, bin, c.primArgs[i], env, old.logPath, "primproc: serving")
+	if err != nil {
+		return err
+	}
+	p.files = old.files
+	c.primprocs[i] = p
+	if err := c.waitLog(ctx, p, "primproc: serving", 1); err != nil {
+		return err
+	}
+	c.log.Info("cluster: primproc restarted", "name", p.name, "pid", p.pid(), "bin", bin)
+	return nil
+}
+
+// Running reports whether the named daemon's process has not exited.
+func (c *Cluster) Running(name string) bool {
+	p, err := c.byName(name)
+	return err == nil && p.exitErr() == nil
 }

@@ -101,7 +101,7 @@ func TestCluster(t *testing.T) {
 	t.Run("exemgr", func(t *testing.T) {
 		bins := bins
 		bins.ExeMgr = testbin.Build(t, filepath.Dir(bins.ExeMgr), "./cmd/exemgr")
-		c, err := Start(ctx, Config{Binaries: bins, RunDir: run, DataDirs: []string{filepath.Join(data, "pm0")}, Threads: 1})
+		c, err := Start(ctx, Config{Binaries: bins, RunDir: run, DataDirs: []string{filepath.Join(data, "pm0")}, Threads: 1, MySQLTCP: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,6 +128,22 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("second Serve: %+v, %v", again, err)
 		}
 		pids := []int{unix.PIDs["exemgr"], tcp.PIDs["exemgr"], tcp.PIDs["primproc0"]}
+		// UseTransport leaves the one exemgr, which also takes MySQL clients on TCP.
+		addr, err := c.UseTransport(ctx, "unix")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, pids[0])
+		waitGone(t, pids[1])
+		if c.Transport() != "unix" || c.MySQLAddr("unix") != addr || c.PIDs("unix")["exemgr"] == pids[0] {
+			t.Fatalf("after UseTransport: transport %q addr %q pids %v", c.Transport(), addr, c.PIDs("unix"))
+		}
+		conn, err := dbt3.Dial(ctx, c.MySQLAddr("tcp"), "")
+		if err != nil {
+			t.Fatalf("exemgr's MySQL TCP address %q: %v", c.MySQLAddr("tcp"), err)
+		}
+		conn.Close()
+		pids = append(pids, c.PIDs("unix")["exemgr"])
 		if err := c.Stop(); err != nil {
 			t.Error(err)
 		}
@@ -158,6 +174,53 @@ func TestCluster(t *testing.T) {
 			t.Errorf("Check after kill -9: %v", err2)
 		}
 	})
+}
+
+// TestRestart: a primproc killed (or stopped) by a fault injection is reported dead, and
+// comes back on the same endpoints and log.
+func TestRestart(t *testing.T) {
+	bins := binaries(t)
+	ctx := context.Background()
+	run := testbin.TempDir(t)
+	c, err := Start(ctx, Config{Binaries: bins, RunDir: run, DataDirs: []string{filepath.Join(t.TempDir(), "pm0")}, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	if c.Primprocs() != 1 || c.PrimprocName(0) != "primproc0" || !strings.HasPrefix(c.UnixEndpoint(0), "unix://"+run) {
+		t.Fatalf("primprocs %d, name %q, unix %q", c.Primprocs(), c.PrimprocName(0), c.UnixEndpoint(0))
+	}
+	first := c.PIDs("")["primproc0"]
+	if err := c.Signal("primproc0", syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill("primproc0", 5*time.Second); err != nil { // a stopped process dies too
+		t.Fatal(err)
+	}
+	var de *DiedError
+	if c.Running("primproc0") || !errors.As(c.Check(), &de) {
+		t.Fatalf("after Kill: running %v, Check %v", c.Running("primproc0"), c.Check())
+	}
+	if err := c.Signal("primproc0", syscall.SIGCONT); err == nil {
+		t.Error("Signal to a dead primproc succeeded")
+	}
+	if err := c.RestartPrimproc(ctx, 0, "", []string{"COLINK_TEST_ENV=1"}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Running("primproc0") || c.PIDs("")["primproc0"] == first || c.Check() != nil {
+		t.Fatalf("after the restart: running %v, pids %v (first %d), Check %v", c.Running("primproc0"), c.PIDs(""), first, c.Check())
+	}
+	if err := c.RestartPrimproc(ctx, 0, "", nil); err == nil {
+		t.Error("RestartPrimproc of a running primproc succeeded")
+	}
+	path, err := c.LogPath("primproc0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(path)
+	if n := strings.Count(string(log), "primproc: serving"); n != 2 {
+		t.Errorf("primproc0's log has %d ready lines, want both lives':\n%s", n, log)
+	}
 }
 
 func TestFindBinariesDir(t *testing.T) {

@@ -32,10 +32,12 @@ type proc struct {
 	logDone chan struct{}
 }
 
-// startProc starts bin with args in a new process group. watch lists substrings whose
-// occurrences in the log are counted (see count).
-func startProc(name, bin string, args []string, logPath string, watch ...string) (*proc, error) {
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// startProc starts bin with args in a new process group, with env (NAME=value entries)
+// added to the driver's environment. watch lists substrings whose occurrences in the log are
+// counted (see count). The log file is appended to, so a daemon started again on the same
+// log keeps its earlier lives' lines (each start begins with a "# command" line).
+func startProc(name, bin string, args, env []string, logPath string, watch ...string) (*proc, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s: log file: %w", name, err)
 	}
@@ -45,6 +47,9 @@ func startProc(name, bin string, args []string, logPath string, watch ...string)
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	// A process group of its own keeps the terminal's Ctrl-C away from the daemon (the
 	// driver stops it in order); Pdeathsig kills it if the driver dies without doing so.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -35,6 +37,9 @@ type capabilityPatchConn struct {
 	// connection's goroutine.
 	login  loginSniffer
 	authed bool
+	// ioErr is the socket's last read or write error, to tell a client that hung up
+	// from one that sent what the protocol does not allow (hungUp).
+	ioErr error
 }
 
 func newCapabilityPatchConn(nc net.Conn) *capabilityPatchConn {
@@ -52,6 +57,9 @@ func (c *capabilityPatchConn) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := c.budget.read(c.Conn, p)
+	if err != nil {
+		c.ioErr = err
+	}
 	if !c.authed {
 		c.login.observe(p[:n])
 	}
@@ -77,12 +85,27 @@ func (c *capabilityPatchConn) Write(p []byte) (int, error) {
 	if !c.authed {
 		if q, ok := rewriteAccessDenied(p, &c.login, mysqlHost(c.Conn.RemoteAddr())); ok {
 			if _, err := c.Conn.Write(q); err != nil {
+				c.ioErr = err
 				return 0, err
 			}
 			return len(p), nil // the caller wrote p, as far as it knows
 		}
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.ioErr = err
+	}
+	return n, err
+}
+
+// hungUp reports whether the connection's last socket error was the client going away
+// (end of stream, a reset, a broken pipe) or the server closing it, rather than something
+// the client sent: go-mysql reports both alike (ErrBadConn with the cause as text), and only
+// the second is worth a line in the log. Not safe for concurrent use with Read and Write.
+func (c *capabilityPatchConn) hungUp() bool {
+	err := c.ioErr
+	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed))
 }
 
 // patchHandshakeCapabilities adds extraCapabilities to a HandshakeV10 packet (with its

@@ -93,6 +93,11 @@ func (c *conn) readPacket(command bool) ([]byte, error) {
 			c.w.flush()
 			return nil, errPacketTooBig
 		}
+		if !c.pc.hungUp() {
+			// A packet out of sequence or otherwise malformed, not a client that hung up:
+			// mysqld logs these as aborted connections.
+			c.srv.log.Info("client protocol error: connection closed", "id", c.sess.id, "user", c.sess.user, "err", err)
+		}
 		return nil, err
 	}
 	t.packetRead(len(in.buf))

@@ -251,10 +251,16 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	pc := newCapabilityPatchConn(nc)
 	mc, err := s.proto.NewCustomizedConn(pc, credentialProvider{users: s.users, remote: remote}, hs)
 	if err != nil {
-		if errors.Is(err, server.ErrAccessDenied) {
+		switch {
+		case errors.Is(err, server.ErrAccessDenied):
 			s.log.Info("login refused", "remote", remote.String(), "user", pc.login.user, "using_password", pc.login.password)
-		} else {
+		case pc.hungUp():
+			// A client that went away (a port probe, one that gave up) did nothing wrong.
 			s.log.Debug("handshake failed", "remote", remote.String(), "err", err)
+		default:
+			// Garbage, a packet over the connection phase's budget, a silent client past the
+			// handshake timeout: mysqld counts these as aborted connects.
+			s.log.Info("client handshake failed: connection closed", "remote", remote.String(), "err", err)
 		}
 		return
 	}

@@ -144,8 +144,9 @@ func GoHeap() (live, held int64) {
 
 // Reclaimer gives an idle daemon's memory back to the operating system: on each Tick it
 // sweeps the pools (releasing what lay unused since the last tick) and, when nothing is
-// running and the sweeps released, or the Go runtime holds beyond its live heap, at least
-// MinFree bytes, returns
+// running and the sweeps released since it last collected (over however many ticks), or
+// the Go runtime holds beyond its live heap, or the heap allocated since it last
+// collected, at least MinFree bytes, collects and returns
 // the free memory at once (debug.FreeOSMemory) instead of whenever the runtime's scavenger
 // gets to it. Ticked every pool-idle interval, an idle daemon is back near its idle size
 // within two intervals of its last query.
@@ -154,6 +155,32 @@ type Reclaimer struct {
 	Sweeps  []func() int64
 	MinFree int64
 	Log     *slog.Logger
+	// allocatedAt is heapAllocated at the last collection Tick made, and pending what the
+	// sweeps released since (Tick runs on one goroutine).
+	allocatedAt, pending int64
+}
+
+// Released turns a cumulative count of bytes a pool gave back (such as an ipc.BufferPool's
+// Stats().Released, which ages its buffers out on its own) into a Reclaimer sweep: each call
+// returns what was released since the last.
+func Released(total func() int64) func() int64 {
+	last := total()
+	return func() int64 {
+		now := total()
+		d := now - last
+		last = now
+		return d
+	}
+}
+
+// heapAllocated is the bytes the Go heap has allocated since the process started.
+func heapAllocated() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // Tick sweeps and reclaims once; it reports the pool bytes released and whether memory was
@@ -162,15 +189,21 @@ func (r *Reclaimer) Tick() (released int64, returned bool) {
 	for _, s := range r.Sweeps {
 		released += s()
 	}
+	r.pending += released
 	if r.Busy != nil && r.Busy() {
 		return released, false
 	}
-	// Buffers the sweeps let go count as live until the next collection.
+	// Buffers the sweeps let go count as live until the next collection, as do the objects
+	// a statement dropped (a cancelled one's buffers, say), and an idle daemon may not
+	// collect again for minutes, its heap far from the next goal: so what the heap
+	// allocated since Tick last collected counts as reclaimable too.
 	live, held := GoHeap()
-	if held-live < r.MinFree && released < r.MinFree {
+	allocated := heapAllocated()
+	if held-live < r.MinFree && r.pending < r.MinFree && allocated-r.allocatedAt < r.MinFree {
 		return released, false
 	}
 	debug.FreeOSMemory()
+	r.allocatedAt, r.pending = heapAllocated(), 0
 	if r.Log != nil {
 		after, _ := GoHeap()
 		r.Log.Debug("idle: memory returned to the OS", "pools_released", released, "heap_held_before", held,

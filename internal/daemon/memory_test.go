@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -56,5 +57,31 @@ func TestReclaimer(t *testing.T) {
 	r.Sweeps = nil
 	if _, returned := r.Tick(); returned {
 		t.Fatal("returned memory with nothing to return (right after a collection)")
+	}
+	// Garbage no collection has seen (a cancelled statement's buffers, in an idle daemon
+	// whose heap will not reach its next goal) is reclaimable: it counted as live, and the
+	// memory stayed held until the runtime's forced collection, two minutes later. (No
+	// collection may run meanwhile here.)
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	garbage := make([]byte, 8<<20)
+	garbage[len(garbage)-1] = 1
+	runtime.KeepAlive(garbage)
+	garbage = nil
+	if _, returned := r.Tick(); !returned {
+		t.Fatal("an idle daemon holding 8 MiB of uncollected garbage did not return memory")
+	}
+
+	// A pool that ages its buffers out on its own (the link's) lets go of them over several
+	// ticks, each below MinFree: together they are worth returning.
+	var total int64
+	r.MinFree = 32 << 20
+	r.Sweeps = []func() int64{Released(func() int64 { return total })}
+	for i, want := range []bool{false, true, false} {
+		if i < 2 {
+			total += 20 << 20
+		}
+		if _, returned := r.Tick(); returned != want {
+			t.Fatalf("tick %d after a pool let go of %d MiB in all: returned %v, want %v", i, total>>20, returned, want)
+		}
 	}
 }

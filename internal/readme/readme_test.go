@@ -31,7 +31,7 @@ func TestEveryFlagIsInTheREADME(t *testing.T) {
 	dir := t.TempDir()
 	helps := map[string][]string{
 		"primproc": {""}, "exemgr": {""}, "ipcbench": {""},
-		"dbt3": {"gen", "qgen", "load", "query", "power", "throughput", "compare", "bench", "report"},
+		"dbt3": {"gen", "qgen", "load", "query", "power", "throughput", "compare", "bench", "report", "faults"},
 	}
 	for cmdName, subs := range helps {
 		bin := testbin.Build(t, dir, "./cmd/"+cmdName)
