@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -146,7 +147,9 @@ func GoHeap() (live, held int64) {
 // sweeps the pools (releasing what lay unused since the last tick) and, when nothing is
 // running and the sweeps released since it last collected (over however many ticks), or
 // the Go runtime holds beyond its live heap, or the heap allocated since it last
-// collected, at least MinFree bytes, collects and returns
+// collected, at least MinFree bytes, or goroutines ended by the hundred since then
+// (sessions that hung up: their stacks and buffers were live at the last collection and
+// no allocation since counts them), collects and returns
 // the free memory at once (debug.FreeOSMemory) instead of whenever the runtime's scavenger
 // gets to it. Ticked every pool-idle interval, an idle daemon is back near its idle size
 // within two intervals of its last query.
@@ -156,9 +159,15 @@ type Reclaimer struct {
 	MinFree int64
 	Log     *slog.Logger
 	// allocatedAt is heapAllocated at the last collection Tick made, and pending what the
-	// sweeps released since (Tick runs on one goroutine).
+	// sweeps released since; goroutinesAt the goroutines running then, or the most since
+	// (Tick runs on one goroutine).
 	allocatedAt, pending int64
+	goroutinesAt         int
 }
+
+// goroutinesEnded is how many goroutines must have ended since the last collection for
+// Tick to collect for them alone: a session holds a few tens of KiB (stack, buffers).
+const goroutinesEnded = 100
 
 // Released turns a cumulative count of bytes a pool gave back (such as an ipc.BufferPool's
 // Stats().Released, which ages its buffers out on its own) into a Reclaimer sweep: each call
@@ -199,11 +208,14 @@ func (r *Reclaimer) Tick() (released int64, returned bool) {
 	// allocated since Tick last collected counts as reclaimable too.
 	live, held := GoHeap()
 	allocated := heapAllocated()
-	if held-live < r.MinFree && r.pending < r.MinFree && allocated-r.allocatedAt < r.MinFree {
+	goroutines := runtime.NumGoroutine()
+	r.goroutinesAt = max(r.goroutinesAt, goroutines)
+	if held-live < r.MinFree && r.pending < r.MinFree && allocated-r.allocatedAt < r.MinFree &&
+		r.goroutinesAt-goroutines < goroutinesEnded {
 		return released, false
 	}
 	debug.FreeOSMemory()
-	r.allocatedAt, r.pending = heapAllocated(), 0
+	r.allocatedAt, r.pending, r.goroutinesAt = heapAllocated(), 0, runtime.NumGoroutine()
 	if r.Log != nil {
 		after, _ := GoHeap()
 		r.Log.Debug("idle: memory returned to the OS", "pools_released", released, "heap_held_before", held,

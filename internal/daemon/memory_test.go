@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -83,5 +84,24 @@ func TestReclaimer(t *testing.T) {
 		if _, returned := r.Tick(); returned != want {
 			t.Fatalf("tick %d after a pool let go of %d MiB in all: returned %v, want %v", i, total>>20, returned, want)
 		}
+	}
+
+	// Sessions that hung up after the last collection (1000 idle ones, in the fault suite)
+	// leave their stacks and buffers behind without allocating anything since.
+	r.Sweeps = nil
+	r.Tick()
+	stop := make(chan struct{})
+	var ended sync.WaitGroup
+	for range 2 * goroutinesEnded {
+		ended.Add(1)
+		go func() { defer ended.Done(); <-stop }()
+	}
+	if _, returned := r.Tick(); returned {
+		t.Fatal("returned memory for goroutines that started")
+	}
+	close(stop)
+	ended.Wait()
+	if _, returned := r.Tick(); !returned {
+		t.Fatalf("%d goroutines ended and the idle daemon did not return memory", 2*goroutinesEnded)
 	}
 }
