@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/colinkdb/colink/exec/expr"
+	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -119,12 +120,11 @@ type lowerer struct {
 	text   func(plan.Expr) string // nil: no node gets Text
 }
 
-// mayOverflow holds the functions whose kernels can raise error 1690 on column data.
+// mayOverflow holds the operators whose kernels can raise error 1690 on column data (a
+// function's entry says so itself: fn.Func.MayOverflow).
 var mayOverflow = map[plan.Func]bool{
 	plan.FnAdd: true, plan.FnSub: true, plan.FnMul: true, plan.FnDiv: true, plan.FnMod: true,
-	plan.FnNeg: true, plan.FnIntDiv: true, plan.FnAbs: true, plan.FnRound: true,
-	plan.FnTruncate: true, plan.FnFloor: true, plan.FnCeil: true, plan.FnSqrt: true,
-	plan.FnPow: true, plan.FnExp: true, plan.FnLn: true, plan.FnLog10: true, plan.FnLog2: true,
+	plan.FnNeg: true, plan.FnIntDiv: true,
 }
 
 var ops = map[plan.Func]expr.Op{
@@ -132,25 +132,10 @@ var ops = map[plan.Func]expr.Op{
 	plan.FnMod: expr.OpMod, plan.FnNeg: expr.OpNeg, plan.FnEq: expr.OpEq, plan.FnNe: expr.OpNe,
 	plan.FnLt: expr.OpLt, plan.FnLe: expr.OpLe, plan.FnGt: expr.OpGt, plan.FnGe: expr.OpGe,
 	plan.FnNot: expr.OpNot, plan.FnIsNull: expr.OpIsNull, plan.FnIn: expr.OpIn,
-	plan.FnCoalesce: expr.OpCoalesce, plan.FnSubstring: expr.OpSubstring,
-	plan.FnIntDiv: expr.OpIntDiv, plan.FnUpper: expr.OpUpper, plan.FnLower: expr.OpLower,
-	plan.FnLength: expr.OpLength, plan.FnCharLength: expr.OpCharLength, plan.FnConcat: expr.OpConcat,
-	plan.FnTrim: expr.OpTrim, plan.FnLTrim: expr.OpLTrim, plan.FnRTrim: expr.OpRTrim,
-	plan.FnAbs: expr.OpAbs, plan.FnRound: expr.OpRound, plan.FnTruncate: expr.OpTruncate,
-	plan.FnFloor: expr.OpFloor, plan.FnCeil: expr.OpCeil, plan.FnDateDiff: expr.OpDateDiff,
-	plan.FnGreatest: expr.OpGreatest, plan.FnLeast: expr.OpLeast,
-	plan.FnLeft: expr.OpLeft, plan.FnRight: expr.OpRight, plan.FnReplace: expr.OpReplace,
-	plan.FnReverse: expr.OpReverse, plan.FnStrcmp: expr.OpStrcmp, plan.FnSign: expr.OpSign,
-	plan.FnSqrt: expr.OpSqrt, plan.FnPow: expr.OpPow, plan.FnExp: expr.OpExp, plan.FnLn: expr.OpLn,
-	plan.FnLog10: expr.OpLog10, plan.FnLog2: expr.OpLog2, plan.FnSleep: expr.OpSleep,
+	plan.FnCoalesce: expr.OpCoalesce, plan.FnIntDiv: expr.OpIntDiv,
 }
 
-var units = map[plan.Func]string{
-	plan.FnExtractYear: expr.UnitYear, plan.FnExtractMonth: expr.UnitMonth, plan.FnExtractDay: expr.UnitDay,
-	plan.FnAddDays: expr.UnitDay, plan.FnAddMonths: expr.UnitMonth,
-	plan.FnQuarter: expr.UnitQuarter, plan.FnYearMonth: expr.UnitYearMonth, plan.FnWeek: expr.UnitWeek,
-	plan.FnDayOfWeek: expr.UnitDayOfWeek, plan.FnWeekday: expr.UnitWeekday, plan.FnDayOfYear: expr.UnitDayOfYear,
-}
+var units = map[plan.Func]string{plan.FnAddDays: expr.UnitDay, plan.FnAddMonths: expr.UnitMonth}
 
 func (l *lowerer) all(es []plan.Expr) ([]*expr.Expr, error) {
 	out := make([]*expr.Expr, len(es))
@@ -247,10 +232,14 @@ func (l *lowerer) call(x *plan.Call) (*expr.Expr, error) {
 		return nil, err
 	}
 	if unit, ok := units[x.Fn]; ok {
-		if x.Fn == plan.FnAddDays || x.Fn == plan.FnAddMonths {
-			return expr.DateAdd(expr.OpDateAdd, args[0], args[1], unit), nil
+		return expr.DateAdd(expr.OpDateAdd, args[0], args[1], unit), nil
+	}
+	if f := fn.Named(x.Fn.String()); f != nil {
+		n := expr.Func(f, args...)
+		if l.text != nil && f.MayOverflow {
+			n.Text = l.text(x)
 		}
-		return expr.Extract(unit, args[0]), nil
+		return n, nil
 	}
 	if op, ok := ops[x.Fn]; ok {
 		if x.Fn == plan.FnNot && len(args) == 1 && args[0].Op == expr.OpIsNull {
