@@ -427,7 +427,13 @@ func checkPrecision128(o []vec.Int128, rows []int32, p int32) bool {
 // divKernel computes round(a * 10^shift / b) (half away from zero), or its truncation when
 // n.trunc; b = 0 gives NULL.
 func (n *arithNode) divKernel(x, y []vec.Int128, out *vec.Vec, rows []int32, nrows int) bool {
-	mul := vec.Pow10(n.shift)
+	// A shift past 10^38 (a divisor that is itself an exact quotient, of scale 9 or more)
+	// overflows 128 bits whatever the numerator: only the slow path computes it.
+	fast := n.shift <= vec.MaxPrecision
+	var mul vec.Int128
+	if fast {
+		mul = vec.Pow10(n.shift)
+	}
 	is64 := n.t.ID == vec.Decimal64
 	round := !n.trunc
 	for _, i := range rows {
@@ -435,10 +441,13 @@ func (n *arithNode) divKernel(x, y []vec.Int128, out *vec.Vec, rows []int32, nro
 			out.SetNull(nrows, i)
 			continue
 		}
-		num, ok := x[i].Mul(mul)
 		var q vec.Int128
-		if ok {
-			q, ok = num.Quo(y[i], round)
+		ok := false
+		if fast {
+			var num vec.Int128
+			if num, ok = x[i].Mul(mul); ok {
+				q, ok = num.Quo(y[i], round)
+			}
 		}
 		if !ok {
 			q, ok = bigQuo(x[i], n.shift, y[i], round)
