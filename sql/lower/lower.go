@@ -85,6 +85,47 @@ func Datum(v types.Value) (vec.Datum, error) {
 	return vec.Datum{}, fmt.Errorf("lower: no datum for %s", v.Type)
 }
 
+// Value converts a datum back to a constant of SQL type t, the inverse of Datum: the
+// payload is read in the datum's own type and converted to t where exec carries the two
+// differently (a decimal of another scale).
+func Value(d vec.Datum, t types.Type) (types.Value, error) {
+	if d.Null {
+		return types.NullValue(t), nil
+	}
+	v := types.Value{Int: d.Int}
+	switch d.Type.ID {
+	case vec.Bool:
+		v.Type = types.BoolType
+	case vec.Int32:
+		v.Type = types.Int32Type
+	case vec.Int64:
+		v.Type = types.Int64Type
+	case vec.Date32:
+		v.Type = types.DateType
+	case vec.Float64:
+		v = types.FloatValue(d.Float)
+	case vec.String:
+		v = types.Value{Type: types.VarcharType(0), Str: d.Str}
+	case vec.Decimal64, vec.Decimal128:
+		u := big.NewInt(d.Int)
+		if d.Type.ID == vec.Decimal128 {
+			// Two's complement halves of the 128-bit value.
+			u = new(big.Int).Lsh(big.NewInt(d.Hi), 64)
+			u.Add(u, new(big.Int).SetUint64(uint64(d.Int)))
+		}
+		v = types.DecimalValue(u, types.Dec(int(d.Type.Precision), int(d.Type.Scale)))
+	default:
+		return types.Value{}, fmt.Errorf("lower: no value for %s", d.Type)
+	}
+	if vt, err := Type(t); err == nil && vt == d.Type && !t.IsString() {
+		v.Type = t // carried alike: only the SQL type's details differ (digits)
+		return v, nil
+	}
+	// A string is cut to its declared length, as the binder's CAST of a literal cuts it
+	// (CAST(x AS CHAR(3))): exec's strings have no length.
+	return types.Convert(v, t)
+}
+
 // Expr lowers an expression over a node's input columns (in order) to exec's IR.
 // Aggregate calls and subqueries are not expressions exec evaluates and are errors, as are
 // functions exec has no kernel for yet.

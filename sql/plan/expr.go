@@ -200,7 +200,7 @@ const (
 )
 
 // Volatile reports a function that must run once per row, in order, when the query runs:
-// never evaluated at plan time, even over constants (Eval refuses it, so nothing folds it),
+// never evaluated at plan time, even over constants (the folder, sql/fold, refuses it),
 // and computed in exemgr rather than on the primprocs, whose workers would run it side by
 // side. SLEEP is one: it is wanted for its wait.
 func (f Func) Volatile() bool { return f == FnSleep }
