@@ -138,12 +138,14 @@ func (c *compiler) compileNode(e *Expr) (node, error) {
 	case OpIntDiv:
 		return c.compileIntDiv(e)
 	case OpCast:
-		// CAST takes decimal arithmetic unrounded, as constant folding does (exact.go).
+		// A CAST to a number takes decimal arithmetic unrounded, as MySQL's val_real and
+		// val_decimal do (exact.go); a CAST to a string prints the value at its declared
+		// scale, as val_str does: CAST(1/3 AS CHAR) is '0.3333'.
 		rounded, err := c.compile(e.Args[0])
 		if err != nil {
 			return nil, err
 		}
-		if !c.keepsDigits(e.Args[0]) {
+		if e.Type.ID == vec.String || !c.keepsDigits(e.Args[0]) {
 			return newCast(rounded, e.Type, false), nil
 		}
 		x, ok, err := c.compileExact(e.Args[0])
