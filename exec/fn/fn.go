@@ -126,12 +126,11 @@ const (
 )
 
 // Type is a value's type as a typing rule sees it: exec's value type and, for a string,
-// what the binder reports of it — its maximum length in characters (0: unbounded) and
-// whether it is a CHAR. exec's own arguments have neither (Len 0, Fixed false).
+// the maximum length in characters the binder reports (0: unbounded; exec's own arguments
+// have none).
 type Type struct {
 	vec.Type
-	Len   int
-	Fixed bool
+	Len int
 }
 
 // Arg is one argument of a call as a typing rule sees it.
@@ -152,7 +151,15 @@ type Sig struct {
 	Args []vec.Type
 	// Result is the result type.
 	Result Type
+	// Same, when it is not -1, is the argument whose own type the result has (ABS of a
+	// BIGINT), or SameCompared: the type the Compared arguments were converted to
+	// (GREATEST). The binder then keeps that SQL type, with the details exec does not carry
+	// (a literal's digits, CHAR).
+	Same int
 }
+
+// SameCompared is Sig.Same for a result of the Compared arguments' common type.
+const SameCompared = -2
 
 // Kernel computes one call over a batch of nrows rows: args are the arguments' vectors,
 // converted to the types of Sig.Args, and out is prepared with the result type. It

@@ -77,7 +77,7 @@ func Common(what string, args []Arg) (Type, error) {
 			t = Type{Type: NumericCommon(from, a)}
 			from = Arg{Type: t}
 		case t.ID == vec.String && u.ID == vec.String:
-			// Only the binder's strings differ: in length, or CHAR against VARCHAR.
+			// Only the binder's strings differ, in length: they meet as the longer one.
 			t = Type{Type: vec.StringType, Len: max(t.Len, u.Len)}
 			from = Arg{Type: t}
 		default:
@@ -97,12 +97,14 @@ func commonSig(f *Func, args []Arg) (Sig, error) {
 	if err != nil {
 		return Sig{}, err
 	}
-	return sigOf(t, len(args), t.Type), nil
+	s := sigOf(t, len(args), t.Type)
+	s.Same = SameCompared
+	return s, nil
 }
 
 // sigOf is a Sig of result r whose n arguments the kernel reads all in type in.
 func sigOf(r Type, n int, in vec.Type) Sig {
-	s := Sig{Result: r, Args: make([]vec.Type, n)}
+	s := Sig{Result: r, Args: make([]vec.Type, n), Same: -1}
 	for i := range s.Args {
 		s.Args[i] = in
 	}
@@ -183,8 +185,11 @@ func absSig(f *Func, args []Arg) (Sig, error) {
 	if err != nil {
 		return Sig{}, err
 	}
-	t = exactIn(t)
-	return sigOf(Type{Type: t}, 1, t), nil
+	s := sigOf(Type{Type: exactIn(t)}, 1, exactIn(t))
+	if s.Result.Type == args[0].Type.Type {
+		s.Same = 0
+	}
+	return s, nil
 }
 
 // floorSig: FLOOR's and CEIL's result is DOUBLE for doubles, BIGINT for integers and for
@@ -201,7 +206,11 @@ func floorSig(f *Func, args []Arg) (Sig, error) {
 	case t.IsDecimal() && t.Precision-t.Scale > 17:
 		r = vec.Decimal(t.Precision-t.Scale+1, 0)
 	}
-	return sigOf(Type{Type: r}, 1, exactIn(args[0].Type.Type)), nil
+	s := sigOf(Type{Type: r}, 1, exactIn(args[0].Type.Type))
+	if r == args[0].Type.Type && r.ID == vec.Float64 {
+		s.Same = 0 // a double stays the argument's DOUBLE
+	}
+	return s, nil
 }
 
 // roundSig types ROUND(x[, d]) (carry) and TRUNCATE(x, d): d must be an integer constant
@@ -239,9 +248,12 @@ func roundType(f *Func, args []Arg, carry bool) (Sig, error) {
 		}
 		r = vec.Decimal(max(p, 1), s)
 	}
-	s := Sig{Result: Type{Type: r}, Args: []vec.Type{exactIn(args[0].Type.Type)}}
+	s := Sig{Result: Type{Type: r}, Args: []vec.Type{exactIn(args[0].Type.Type)}, Same: -1}
 	if len(args) == 2 {
 		s.Args = append(s.Args, vec.Type{}) // the digits: built in
+	}
+	if !r.IsDecimal() && r == args[0].Type.Type {
+		s.Same = 0 // a BIGINT or a DOUBLE stays the argument's type
 	}
 	return s, nil
 }
@@ -351,7 +363,7 @@ func charsSig(f *Func, args []Arg) (Sig, error) {
 	if n, ok := constInt(args[1]); ok {
 		r = atMost(r, max(n, 0))
 	}
-	return Sig{Result: r, Args: []vec.Type{vec.StringType, vec.Int64Type}}, nil
+	return Sig{Result: r, Args: []vec.Type{vec.StringType, vec.Int64Type}, Same: -1}, nil
 }
 
 // replaceLength: REPLACE's result can grow by len(to)-len(from) per occurrence, so it is

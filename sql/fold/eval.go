@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/colinkdb/colink/exec/expr"
-	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/lower"
 	"github.com/colinkdb/colink/sql/plan"
@@ -85,7 +84,7 @@ func foldable(e plan.Expr) error {
 			// planner has always left it to exec.
 			return ErrNotConstant
 		}
-		f := fn.Named(x.Fn.String())
+		f := x.Fn.Def()
 		switch {
 		case f == nil:
 			return nil

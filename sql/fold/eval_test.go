@@ -3,6 +3,7 @@ package fold_test
 import (
 	"testing"
 
+	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/sql/fold"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/types"
@@ -31,8 +32,8 @@ func TestFoldAndEval(t *testing.T) {
 		{plan.Not(null), "NULL"},
 		{plan.NewBool(plan.FnIn, plan.Lit(types.IntValue(3)), plan.Lit(types.IntValue(1)), plan.Lit(types.NullValue(types.Int64Type))), "NULL"},
 		{plan.NewBool(plan.FnIn, plan.Lit(types.IntValue(1)), plan.Lit(types.IntValue(1)), plan.Lit(types.NullValue(types.Int64Type))), "TRUE"},
-		{&plan.Call{Fn: plan.FnSubstring, Args: []plan.Expr{plan.Lit(types.StringValue("13-555")), plan.Lit(types.IntValue(1)), plan.Lit(types.IntValue(2))}, T: types.VarcharType(2)}, "'13'"},
-		{&plan.Call{Fn: plan.FnExtractYear, Args: []plan.Expr{plan.Lit(types.DateValue(d))}, T: types.Int64Type}, "1998"},
+		{&plan.Call{Fn: plan.Named(fn.Named("substring")), Args: []plan.Expr{plan.Lit(types.StringValue("13-555")), plan.Lit(types.IntValue(1)), plan.Lit(types.IntValue(2))}, T: types.VarcharType(2)}, "'13'"},
+		{&plan.Call{Fn: plan.Named(fn.Named("year")), Args: []plan.Expr{plan.Lit(types.DateValue(d))}, T: types.Int64Type}, "1998"},
 	}
 	for _, c := range cases {
 		v, err := fold.Eval(c.e)

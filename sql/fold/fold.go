@@ -5,10 +5,10 @@
 // constants (AND, OR, NOT, CASE, COALESCE, x = x) and the plans that hold them.
 //
 // What the planner folds is what it folded when it had its own evaluator: a function
-// whose registry entry declines (fn.Func.PlanFold: TRUNCATE, FLOOR, GREATEST, … over
-// non-NULL constants), a volatile one (SLEEP), and DIV of a decimal or a double into
-// BIGINT are left for exec, which folds what it can when it compiles the expression;
-// EXPLAIN shows them unfolded.
+// whose registry entry declines its arguments (fn.Func.PlanFold: TRUNCATE or FLOOR of
+// non-NULL constants), a volatile one (SLEEP), and DIV of a decimal or a double into BIGINT
+// are left for exec, which folds what it can when it compiles the expression; EXPLAIN shows
+// them unfolded.
 package fold
 
 import (

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/colinkdb/colink/exec/expr"
-	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -275,7 +274,7 @@ func (l *lowerer) call(x *plan.Call) (*expr.Expr, error) {
 	if unit, ok := units[x.Fn]; ok {
 		return expr.DateAdd(expr.OpDateAdd, args[0], args[1], unit), nil
 	}
-	if f := fn.Named(x.Fn.String()); f != nil {
+	if f := x.Fn.Def(); f != nil {
 		n := expr.Func(f, args...)
 		if l.text != nil && f.MayOverflow {
 			n.Text = l.text(x)

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/sql/types"
 )
 
@@ -402,8 +401,9 @@ func (p *printer) call(x *Call) (string, int) {
 		return s, info.prec
 	case FnIn:
 		return p.expr(x.Args[0], 6) + " IN (" + p.exprs(x.Args[1:]) + ")", info.prec
-	case FnYearMonth:
-		return "extract(year_month from " + p.exprs(x.Args) + ")", 9
+	}
+	if d := x.Fn.Def(); d != nil && d.Print != "" {
+		return fmt.Sprintf(d.Print, p.exprs(x.Args)), 9
 	}
 	if info.infix != "" && len(x.Args) == 2 {
 		// Left-associative: the right operand needs parentheses at equal precedence.
@@ -451,7 +451,7 @@ func errorText(e Expr, format func(Expr) string) string {
 		}
 		return "(" + errorText(x.Args[0], format) + " " + op + " " + errorText(x.Args[1], format) + ")"
 	}
-	if f := fn.Named(x.Fn.String()); f != nil && f.MayOverflow {
+	if f := x.Fn.Def(); f != nil && f.MayOverflow {
 		// The functions that can overflow print as name(args), the arguments as this
 		// function prints them: exp((o_orderkey * 1000)), as MySQL.
 		args := make([]string, len(x.Args))
