@@ -1,7 +1,14 @@
 package fn
 
 import (
+	"go/scanner"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/colinkdb/colink/exec/vec"
@@ -134,6 +141,77 @@ func TestFoldPolicy(t *testing.T) {
 	} {
 		if got := Named(c.f).Folds(c.args); got != c.want {
 			t.Errorf("%s%v folds: %v, want %v", c.f, c.args, got, c.want)
+		}
+	}
+}
+
+// TestGreatestLeastAreDeclaredOnce shows the registry's claim on GREATEST and LEAST: their
+// names, arity, argument conversion, typing, kernel and folding are their two entries in
+// table.go and nothing else. No Go source of the module outside this package names them —
+// no identifier (ast.Greatest, FnLeast, OpGreatest) and no string — except where the binder
+// calls them, as any caller may, through the registry by their SQL names
+// (fn.Lookup("least"): date ± INTERVAL clamps a column's amount with them). Adding a
+// function is therefore an entry here and its tests.
+func TestGreatestLeastAreDeclaredOnce(t *testing.T) {
+	root := filepath.Join("..", "..")
+	ident := regexp.MustCompile(`(?i)greatest|least`)
+	str := regexp.MustCompile("(?i)^[\"`](greatest|least)[\"`]$")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir // another module (bench/duckdb)
+			}
+			if rel, _ := filepath.Rel(root, path); rel == filepath.Join("exec", "fn") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fset := token.NewFileSet()
+		var s scanner.Scanner
+		s.Init(fset.AddFile(path, -1, len(src)), src, nil, 0) // comments are skipped
+		var last []string                                     // the tokens before the current one
+		for {
+			pos, tok, lit := s.Scan()
+			if tok == token.EOF {
+				break
+			}
+			switch {
+			case tok == token.IDENT && ident.MatchString(lit) && lit != "atLeast":
+				t.Errorf("%s: identifier %s", fset.Position(pos), lit)
+			case tok == token.STRING && str.MatchString(lit):
+				if !slices.Equal(last, []string{"fn", ".", "Lookup", "("}) {
+					t.Errorf("%s: string %s, not a call through fn.Lookup", fset.Position(pos), lit)
+				}
+			}
+			if lit == "" {
+				lit = tok.String()
+			}
+			last = append(last, lit)
+			if len(last) > 4 {
+				last = last[1:]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"greatest", "least"} {
+		if f := Lookup(n); f == nil || f.Name != n || f.Kernel == nil {
+			t.Errorf("%s is not in the registry", n)
 		}
 	}
 }

@@ -265,6 +265,8 @@ select greatest(1, 2.5, 3), least(1, 2.5, 3), greatest('a', 'B'), least(1, null)
 select cast('12.9' as signed), cast('-12.9' as signed), cast('1e3' as signed), cast(' 12' as signed), cast('+7' as signed), cast(3.5e0 as signed), cast(-0.5e0 as signed), cast(2.5e0 as decimal(5,0))
 select cast(concat(o_orderkey, '.5') as signed), cast(concat('-', o_orderkey, '.9') as signed), cast(o_orderkey + 0.5e0 as signed), cast(concat(o_orderkey, 'e2') as signed) from orders where o_orderkey <= 7 order by o_orderkey
 select greatest(o_orderkey, 3), least(o_totalprice, 100000) from orders where o_orderkey <= 3 order by o_orderkey
+select greatest(7, 2, 9), least(7, 2, 9), greatest(1.5, 2.25), least(1e0, 2), greatest('b', 'ab', 'a'), least(date '1996-01-02', date '1995-12-31'), greatest(3, null, 1)
+select greatest(o_orderkey, 2, 3), least(o_orderkey, 2.5), greatest(o_totalprice, 100000.5), least(o_orderdate, date '1996-01-01'), greatest(o_orderstatus, 'G'), least(o_orderkey, null) from orders where o_orderkey <= 7 order by o_orderkey
 select sign(-2.5), sign(0), mod(10, 3), mod(-10, 3), mod(10.5, 3)
 select 5 between 1 and 10, 5 between 10 and 1, 'b' between 'a' and 'c'
 select o_orderkey between 2 and 4, o_totalprice between 100000 and 200000 from orders where o_orderkey <= 7 order by o_orderkey
