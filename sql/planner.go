@@ -9,6 +9,7 @@ import (
 
 	"github.com/colinkdb/colink/sql/bind"
 	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/fold"
 	"github.com/colinkdb/colink/sql/opt"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -229,7 +230,7 @@ func (p *Planner) EvalSet(env Env, s *Set) ([]SetValue, error) {
 			if err != nil {
 				return nil, err
 			}
-			val, err := plan.Eval(plan.Fold(e))
+			val, err := fold.Eval(fold.Expr(e))
 			if err != nil {
 				return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect argument to SET %s: the value must be a constant", a.Name)
 			}

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"math/bits"
 
+	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
 )
 
@@ -260,7 +261,7 @@ func (n *arithNode) intKernel(x, y []int64, out *vec.Vec, rows []int32, nrows in
 	case OpMod:
 		for _, i := range rows {
 			if y[i] == 0 {
-				setNull(out, nrows, i)
+				out.SetNull(nrows, i)
 				continue
 			}
 			if y[i] == -1 {
@@ -304,7 +305,7 @@ func (n *arithNode) floatKernel(x, y []float64, out *vec.Vec, rows []int32, nrow
 	case OpDiv:
 		for _, i := range rows {
 			if y[i] == 0 {
-				setNull(out, nrows, i)
+				out.SetNull(nrows, i)
 				continue
 			}
 			v := x[i] / y[i]
@@ -314,7 +315,7 @@ func (n *arithNode) floatKernel(x, y []float64, out *vec.Vec, rows []int32, nrow
 	case OpMod:
 		for _, i := range rows {
 			if y[i] == 0 {
-				setNull(out, nrows, i)
+				out.SetNull(nrows, i)
 				continue
 			}
 			o[i] = math.Mod(x[i], y[i])
@@ -348,7 +349,7 @@ func (n *arithNode) dec128Kernel(x, y []vec.Int128, out *vec.Vec, rows []int32, 
 	case OpMod:
 		for _, i := range rows {
 			if y[i].Sign() == 0 {
-				setNull(out, nrows, i)
+				out.SetNull(nrows, i)
 				continue
 			}
 			q, _ := x[i].QuoTrunc(y[i])
@@ -423,31 +424,30 @@ func checkPrecision128(o []vec.Int128, rows []int32, p int32) bool {
 	return true
 }
 
-func checkPrecision64(o []int64, rows []int32, p int32) bool {
-	lim := vec.Pow10Int64(p)
-	var bad bool
-	for _, i := range rows {
-		v := o[i]
-		bad = bad || v >= lim || v <= -lim
-	}
-	return !bad
-}
-
 // divKernel computes round(a * 10^shift / b) (half away from zero), or its truncation when
 // n.trunc; b = 0 gives NULL.
 func (n *arithNode) divKernel(x, y []vec.Int128, out *vec.Vec, rows []int32, nrows int) bool {
-	mul := vec.Pow10(n.shift)
+	// A shift past 10^38 (a divisor that is itself an exact quotient, of scale 9 or more)
+	// overflows 128 bits whatever the numerator: only the slow path computes it.
+	fast := n.shift <= vec.MaxPrecision
+	var mul vec.Int128
+	if fast {
+		mul = vec.Pow10(n.shift)
+	}
 	is64 := n.t.ID == vec.Decimal64
 	round := !n.trunc
 	for _, i := range rows {
 		if y[i].Sign() == 0 {
-			setNull(out, nrows, i)
+			out.SetNull(nrows, i)
 			continue
 		}
-		num, ok := x[i].Mul(mul)
 		var q vec.Int128
-		if ok {
-			q, ok = num.Quo(y[i], round)
+		ok := false
+		if fast {
+			var num vec.Int128
+			if num, ok = x[i].Mul(mul); ok {
+				q, ok = num.Quo(y[i], round)
+			}
 		}
 		if !ok {
 			q, ok = bigQuo(x[i], n.shift, y[i], round)
@@ -550,4 +550,102 @@ func (n *negNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 		}
 	}
 	return out, nil
+}
+
+// compileIntDiv compiles a DIV b: BIGINT operands divide as BIGINTs, a double makes both
+// doubles, and decimals are brought to one scale and divided exactly; the quotient is
+// truncated toward zero.
+func (c *compiler) compileIntDiv(e *Expr) (node, error) {
+	t, err := TypeOf(e, c.input)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := argTypes(e, c.input)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range e.Args {
+		if a.IsNullConst() {
+			return newConst(vec.NullDatum(t)), nil
+		}
+	}
+	var in vec.Type
+	var kernel func(text func() string) fn.Kernel
+	switch {
+	case ts[0].ID == vec.Float64 || ts[1].ID == vec.Float64:
+		in, kernel = vec.Float64Type, intDivFloatKernel
+	case ts[0].IsInteger() && ts[1].IsInteger():
+		in, kernel = vec.Int64Type, intDivKernel
+	default:
+		in, kernel = vec.Decimal(vec.MaxPrecision, max(ts[0].DecimalScale(), ts[1].DecimalScale())), intDivDecKernel
+	}
+	n := &funcNode{t: t, strict: true}
+	for _, a := range e.Args {
+		x, err := c.compile(a)
+		if err != nil {
+			return nil, err
+		}
+		n.args = append(n.args, convert(x, in))
+	}
+	n.vals = make([]*vec.Vec, len(n.args))
+	n.kernel = kernel(e.errorText)
+	return n, nil
+}
+
+// intDivKernel is a DIV b on BIGINTs: the quotient truncated toward zero; b = 0 is NULL.
+func intDivKernel(text func() string) fn.Kernel {
+	return func(args []*vec.Vec, out *vec.Vec, live []int32, nrows int) error {
+		x, y := args[0].I64, args[1].I64
+		for _, i := range live {
+			switch d := y[i]; {
+			case d == 0:
+				out.SetNull(nrows, i)
+			case d == -1:
+				if x[i] == math.MinInt64 {
+					return vec.OutOfRange("BIGINT", text())
+				}
+				out.I64[i] = -x[i]
+			default:
+				out.I64[i] = x[i] / d
+			}
+		}
+		return nil
+	}
+}
+
+// intDivDecKernel divides decimals at one scale exactly, truncating toward zero.
+func intDivDecKernel(text func() string) fn.Kernel {
+	return func(args []*vec.Vec, out *vec.Vec, live []int32, nrows int) error {
+		x, y := args[0].D128, args[1].D128
+		for _, i := range live {
+			if y[i].Sign() == 0 {
+				out.SetNull(nrows, i)
+				continue
+			}
+			q, ok := x[i].QuoTrunc(y[i])
+			if !ok || !q.IsInt64() {
+				return vec.OutOfRange("BIGINT", text())
+			}
+			out.I64[i] = int64(q.Lo)
+		}
+		return nil
+	}
+}
+
+func intDivFloatKernel(text func() string) fn.Kernel {
+	return func(args []*vec.Vec, out *vec.Vec, live []int32, nrows int) error {
+		x, y := args[0].F64, args[1].F64
+		for _, i := range live {
+			if y[i] == 0 {
+				out.SetNull(nrows, i)
+				continue
+			}
+			q := math.Trunc(x[i] / y[i])
+			if !(q >= -(1<<63) && q < 1<<63) {
+				return vec.OutOfRange("BIGINT", text())
+			}
+			out.I64[i] = int64(q)
+		}
+		return nil
+	}
 }

@@ -121,7 +121,7 @@ func (n *castNode) fast(a *vec.Vec, from vec.Type, out *vec.Vec, rows []int32) b
 			}
 		case to.ID == vec.Decimal128 && from.ID == vec.Decimal128:
 			if k == 0 {
-				copyRows(out.D128, a.D128, rows)
+				vec.CopyRows(out.D128, a.D128, rows)
 				return checkPrecision128(out.D128, rows, to.Precision)
 			}
 			m := vec.Pow10(k)
@@ -136,17 +136,11 @@ func (n *castNode) fast(a *vec.Vec, from vec.Type, out *vec.Vec, rows []int32) b
 			return false
 		}
 		if to.ID == vec.Decimal64 {
-			return checkPrecision64(out.I64, rows, to.Precision)
+			return vec.RowsFitPrecision64(out.I64, rows, to.Precision)
 		}
 		return checkPrecision128(out.D128, rows, to.Precision)
 	}
 	return false
-}
-
-func copyRows[T any](dst, src []T, rows []int32) {
-	for _, i := range rows {
-		dst[i] = src[i]
-	}
 }
 
 // unsafeString views bytes as a string without copying (for parsing only).
@@ -369,7 +363,7 @@ func castSlow(a *vec.Vec, from, to vec.Type, out *vec.Vec, rows []int32, n int) 
 				d, err := vec.ParseDate(a.String(int(i)))
 				if err != nil {
 					// MySQL's CAST of an invalid date string is NULL.
-					setNull(out, n, i)
+					out.SetNull(n, i)
 					continue
 				}
 				out.I32[i] = d
@@ -391,46 +385,9 @@ func trimSpace(s string) string {
 	return s
 }
 
-// strWriter appends string results in ascending row order, keeping offsets of skipped rows
-// (empty) so the vector stays in Arrow layout.
-type strWriter struct {
-	v    *vec.Vec
-	next int
-}
-
-func (w *strWriter) begin(v *vec.Vec) { w.v, w.next = v, 0 }
-
-// gap closes every row before i as empty.
-func (w *strWriter) gap(i int) {
-	o := w.v.Offsets
-	l := int32(len(w.v.Bytes))
-	for ; w.next < i; w.next++ {
-		o[w.next+1] = l
-	}
-}
-
-// put appends row i's value.
-func (w *strWriter) put(i int32, s []byte) {
-	w.gap(int(i))
-	w.v.Bytes = append(w.v.Bytes, s...)
-	w.v.Offsets[i+1] = int32(len(w.v.Bytes))
-	w.next = int(i) + 1
-}
-
-// end records that row i's bytes were appended to v.Bytes directly (after gap(i)).
-func (w *strWriter) end(i int32) {
-	w.v.Offsets[i+1] = int32(len(w.v.Bytes))
-	w.next = int(i) + 1
-}
-
-func (w *strWriter) finish(n int) {
-	w.gap(n)
-	w.v.FinishString()
-}
-
 func castToString(a *vec.Vec, from vec.Type, out *vec.Vec, rows []int32, n int) error {
-	var w strWriter
-	w.begin(out)
+	var w vec.StringWriter
+	w.Begin(out)
 	if a.Nulls != nil {
 		nl := out.PrepareNulls(n)
 		for _, i := range rows {
@@ -441,7 +398,7 @@ func castToString(a *vec.Vec, from vec.Type, out *vec.Vec, rows []int32, n int) 
 		if a.IsNull(int(i)) {
 			continue
 		}
-		w.gap(int(i))
+		w.Gap(int(i))
 		b := out.Bytes
 		switch from.ID {
 		case vec.Bool:
@@ -466,8 +423,8 @@ func castToString(a *vec.Vec, from vec.Type, out *vec.Vec, rows []int32, n int) 
 			b = append(b, a.String(int(i))...)
 		}
 		out.Bytes = b
-		w.end(i)
+		w.End(i)
 	}
-	w.finish(n)
+	w.Finish(n)
 	return nil
 }

@@ -21,7 +21,7 @@ type Evaluator struct {
 	root  node
 	t     vec.Type
 	ident []int32
-	ec    *evalContext // nil unless a node waits (sleep)
+	ec    *evalContext // nil unless a volatile function uses the context (sleep)
 }
 
 // Compile type-checks e against the input column types and compiles it.
@@ -84,7 +84,7 @@ func identity(ident *[]int32, n int) []int32 {
 
 type compiler struct {
 	input []vec.Type
-	ec    *evalContext // shared by the nodes that wait, made by the first of them
+	ec    *evalContext // shared by the volatile functions' kernels, made by the first of them
 }
 
 func (c *compiler) compile(e *Expr) (node, error) {
@@ -133,29 +133,19 @@ func (c *compiler) compileNode(e *Expr) (node, error) {
 		return c.compile(simpleCaseAsSearched(e))
 	case OpCoalesce:
 		return c.compileCoalesce(e)
-	case OpExtract:
-		x, err := c.compile(e.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		return &extractNode{x: x, unit: e.Unit}, nil
-	case OpSubstring:
-		return c.compileSubstring(e)
-	case OpSleep:
-		return c.compileSleep(e)
 	case OpDateAdd, OpDateSub:
 		return c.compileDateAdd(e)
-	case OpUpper, OpLower, OpLength, OpCharLength, OpConcat, OpTrim, OpLTrim, OpRTrim,
-		OpAbs, OpRound, OpTruncate, OpFloor, OpCeil, OpIntDiv, OpDateDiff, OpGreatest, OpLeast,
-		OpLeft, OpRight, OpReplace, OpReverse, OpStrcmp, OpSign, OpSqrt, OpExp, OpLn, OpLog2, OpLog10, OpPow:
-		return c.compileFunc(e)
+	case OpIntDiv:
+		return c.compileIntDiv(e)
 	case OpCast:
-		// CAST takes decimal arithmetic unrounded, as constant folding does (exact.go).
+		// A CAST to a number takes decimal arithmetic unrounded, as MySQL's val_real and
+		// val_decimal do (exact.go); a CAST to a string prints the value at its declared
+		// scale, as val_str does: CAST(1/3 AS CHAR) is '0.3333'.
 		rounded, err := c.compile(e.Args[0])
 		if err != nil {
 			return nil, err
 		}
-		if !c.keepsDigits(e.Args[0]) {
+		if e.Type.ID == vec.String || !c.keepsDigits(e.Args[0]) {
 			return newCast(rounded, e.Type, false), nil
 		}
 		x, ok, err := c.compileExact(e.Args[0])
@@ -167,7 +157,7 @@ func (c *compiler) compileNode(e *Expr) (node, error) {
 		}
 		return withFallback(newCast(x, e.Type, false), newCast(rounded, e.Type, false)), nil
 	}
-	return nil, errorf(e, "unknown operation %q", e.Op)
+	return c.compileFunc(e) // a function of the registry, or an unknown operation
 }
 
 // betweenAsAnd rewrites x BETWEEN lo AND hi as x >= lo AND x <= hi.
@@ -297,14 +287,6 @@ func nullRows(out *vec.Vec, rows []int32, n int, scratch *[]int32, ins ...*vec.V
 		out.Nulls = nil
 	}
 	return live
-}
-
-// setNull marks row i of out NULL, creating out's Nulls if needed.
-func setNull(out *vec.Vec, n int, i int32) {
-	if out.Nulls == nil {
-		out.PrepareNulls(n)
-	}
-	out.Nulls[i] = true
 }
 
 // dense reports whether rows is every row 0..n-1 (rows is ascending and distinct).

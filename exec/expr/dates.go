@@ -2,73 +2,7 @@ package expr
 
 import (
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/internal/civil"
 )
-
-// extractNode is EXTRACT(unit FROM date).
-type extractNode struct {
-	x    node
-	unit string
-	out  vec.Vec
-	live []int32
-}
-
-func (n *extractNode) typ() vec.Type    { return vec.Int32Type }
-func (n *extractNode) children() []node { return []node{n.x} }
-
-func (n *extractNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
-	x, err := n.x.eval(b, rows)
-	if err != nil {
-		return nil, err
-	}
-	out := &n.out
-	out.Prepare(vec.Int32Type, b.N)
-	live := nullRows(out, rows, b.N, &n.live, x)
-	o, d := out.I32, x.I32
-	switch n.unit {
-	case UnitYear:
-		for _, i := range live {
-			o[i] = vec.YearFromDays(d[i])
-		}
-	case UnitMonth:
-		for _, i := range live {
-			_, m, _ := vec.CivilFromDays(d[i])
-			o[i] = m
-		}
-	case UnitDay:
-		for _, i := range live {
-			_, _, dd := vec.CivilFromDays(d[i])
-			o[i] = dd
-		}
-	case UnitQuarter:
-		for _, i := range live {
-			_, m, _ := vec.CivilFromDays(d[i])
-			o[i] = (m + 2) / 3
-		}
-	case UnitYearMonth:
-		for _, i := range live {
-			y, m, _ := vec.CivilFromDays(d[i])
-			o[i] = y*100 + m
-		}
-	case UnitWeek:
-		for _, i := range live {
-			o[i] = int32(civil.WeekSundayFirst(int64(d[i])))
-		}
-	case UnitDayOfWeek:
-		for _, i := range live {
-			o[i] = int32((civil.Weekday(int64(d[i]))+1)%7 + 1)
-		}
-	case UnitWeekday:
-		for _, i := range live {
-			o[i] = int32(civil.Weekday(int64(d[i])))
-		}
-	case UnitDayOfYear:
-		for _, i := range live {
-			o[i] = int32(civil.DayOfYear(int64(d[i])))
-		}
-	}
-	return out, nil
-}
 
 // dateAddNode is DATE_ADD / DATE_SUB with a DAY, MONTH or YEAR interval.
 type dateAddNode struct {
@@ -131,7 +65,7 @@ func (n *dateAddNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 			}
 		}
 		if !ok || r < vec.MinDate || r > vec.MaxDate {
-			setNull(out, b.N, i)
+			out.SetNull(b.N, i)
 			continue
 		}
 		out.I32[i] = r

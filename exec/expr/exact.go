@@ -9,8 +9,8 @@ import (
 // MySQL's decimal arithmetic keeps intermediate digits between the operators of one
 // expression and rounds only the result to its declared type: a quotient carries
 // 9×⌈(s1+s2+4)/9⌉ decimal places (whole 9-digit words, truncated), not s1+4, so 1/3*3 is
-// 1.0000, not 0.9999. Constant folding (sql/types.DecimalArith) computes so, and the kernels
-// must give column data the same answer.
+// 1.0000, not 0.9999. The kernels compute so for column data and, on one-row batches, for the
+// constant folder (sql/fold), which has no arithmetic of its own.
 //
 // A decimal + - * / % or negation with a division below it (through arithmetic only) is
 // compiled "exact": every arithmetic node in that tree computes at its intermediate type

@@ -11,7 +11,7 @@ import (
 type Filter struct {
 	root  selector
 	ident []int32
-	ec    *evalContext // nil unless a node waits (sleep)
+	ec    *evalContext // nil unless a volatile function uses the context (sleep)
 }
 
 // selector narrows a list of rows. sel returns the rows (a subset of rows, ascending) for

@@ -211,7 +211,7 @@ func (n *inNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 	if n.set.hasNull {
 		for _, i := range live {
 			if !out.Bool[i] {
-				setNull(out, b.N, i)
+				out.SetNull(b.N, i)
 			}
 		}
 	}

@@ -23,47 +23,16 @@
 //	case          Args = when1, then1, when2, then2, ..., [else]   searched CASE
 //	case_simple   Args = operand, value1, result1, ..., [else]     CASE x WHEN v THEN r
 //	coalesce      Args (1 or more)
-//	extract       Unit, Args[0] a date          → int32; Unit year|month|day|quarter|
-//	              year_month|week (mode 0)|dayofweek (1 = Sunday)|weekday (0 = Monday)|dayofyear
-//	substring     Args = string, pos[, len]   MySQL SUBSTRING: 1-based character positions,
-//	                                          negative pos counts from the end
 //	date_add date_sub  Args = date, n (integer); Unit day|month|year   → date; the day is
 //	                   clamped to the month's length (MySQL); out of 0001..9999 → NULL
 //	cast          Args[0], Type        CAST to Type
-//	upper lower   Args[0] a string     Unicode simple case mapping (ASCII by a byte loop)
-//	length        Args[0] a string     bytes, int64
-//	char_length   Args[0] a string     characters (UTF-8), int64
-//	concat        Args (1 or more strings)          NULL if any argument is NULL
-//	trim ltrim rtrim  Args = string[, remstr]   strip spaces, or repeated remstr, from both
-//	                                            ends / the start / the end
-//	abs           Args[0] a number     BIGINT, DECIMAL or DOUBLE as the argument (an
-//	                                   integer gives BIGINT); |min BIGINT| is an error
-//	round truncate  Args = number[, d] d a constant integer (default 0), negative d
-//	                                   rounds left of the point; ROUND of exact numbers is
-//	                                   half away from zero, of doubles half to even
-//	                                   (MySQL's rint); result types under "Types"
-//	floor ceil    Args[0] a number
 //	div           Args[0] DIV Args[1]  integer division truncated toward zero, BIGINT;
 //	                                   decimals divide exactly first; x DIV 0 is NULL
-//	datediff      Args = date, date    days from the second to the first, int64
-//	greatest least  Args (2 or more)   in the arguments' common type; NULL if any is NULL
-//	left right    Args = string, n (integer)  the first / last n characters (UTF-8)
-//	replace       Args = string, from, to     every non-overlapping from replaced, left
-//	                                          to right; an empty from changes nothing
-//	reverse       Args[0] a string     the characters in reverse order
-//	sign          Args[0] a number     -1, 0 or 1, int64
-//	sqrt exp ln log2 log10  Args[0] a double → double; sqrt of a negative and ln/log10 of a
-//	                                   number <= 0 are NULL (MySQL); a result beyond the
-//	                                   finite doubles is an error (1690); rounded as
-//	                                   MySQL's C library rounds them (internal/libm)
-//	pow           Args = double, double → double; a non-finite result is an error (1690)
-//	strcmp        Args = string, string  -1, 0 or 1 comparing bytes, int32
-//	sleep         Args[0] a number of seconds → int64 0: MySQL's SLEEP, which waits that
-//	              long for each row it is evaluated on, in order; the wait ends early with
-//	              the evaluation's context (Evaluator.Eval, Filter.Select); a NULL or
-//	              negative argument is error 1210 (MySQL's strict mode); never folded
 //
-// Every function from upper to strcmp is strict: a NULL argument gives NULL.
+// Any other Op calls a function of the registry (package exec/fn) by its name, (upper s),
+// (round x 2), with the arguments, types, nullability and kernel its entry declares; the
+// members of a family are spelled with the family's Op and the member's name as Unit,
+// first: (extract quarter d) for the date parts.
 //
 // NOT LIKE, NOT IN and NOT BETWEEN are not(like), not(in), not(between).
 //
@@ -94,11 +63,8 @@
 //     (bytewise), booleans with booleans. A constant string compared with a date is read as
 //     a date.
 //   - case / coalesce / in: the branches' common type (integers widen to int64, integers
-//     and decimals to a decimal, anything with a double to double).
-//   - round/truncate(x, d): integers give BIGINT, doubles DOUBLE; DECIMAL(p,s) gives
-//     DECIMAL(p-s+s'+c, s') with s' = min(max(d,0), s) and c = 1 for ROUND with d < s
-//     (a carry), else 0. floor/ceil: DOUBLE for doubles, else BIGINT unless a decimal's
-//     integer part has more than 17 digits (then DECIMAL(p-s+1, 0)), as MySQL.
+//     and decimals to a decimal, anything with a double to double; fn.Common).
+//   - A function's result type is its registry entry's (package exec/fn).
 //   - A NULL constant keeps its type where that type suits the operation and takes the
 //     other operand's type where it does not.
 //
@@ -117,6 +83,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
 )
 
@@ -150,55 +117,17 @@ const (
 	OpCase       Op = "case"
 	OpCaseSimple Op = "case_simple"
 	OpCoalesce   Op = "coalesce"
-	OpExtract    Op = "extract"
-	OpSubstring  Op = "substring"
 	OpDateAdd    Op = "date_add"
 	OpDateSub    Op = "date_sub"
 	OpCast       Op = "cast"
-	OpUpper      Op = "upper"
-	OpLower      Op = "lower"
-	OpLength     Op = "length"
-	OpCharLength Op = "char_length"
-	OpConcat     Op = "concat"
-	OpTrim       Op = "trim"
-	OpLTrim      Op = "ltrim"
-	OpRTrim      Op = "rtrim"
-	OpAbs        Op = "abs"
-	OpRound      Op = "round"
-	OpTruncate   Op = "truncate"
-	OpFloor      Op = "floor"
-	OpCeil       Op = "ceil"
 	OpIntDiv     Op = "div"
-	OpDateDiff   Op = "datediff"
-	OpGreatest   Op = "greatest"
-	OpLeast      Op = "least"
-	OpLeft       Op = "left"
-	OpRight      Op = "right"
-	OpReplace    Op = "replace"
-	OpReverse    Op = "reverse"
-	OpSign       Op = "sign"
-	OpSqrt       Op = "sqrt"
-	OpPow        Op = "pow"
-	OpExp        Op = "exp"
-	OpLn         Op = "ln"
-	OpLog10      Op = "log10"
-	OpLog2       Op = "log2"
-	OpStrcmp     Op = "strcmp"
-	OpSleep      Op = "sleep"
 )
 
-// Units of extract, date_add and date_sub.
+// Units of date_add and date_sub.
 const (
 	UnitYear  = "year"
 	UnitMonth = "month"
 	UnitDay   = "day"
-	// extract only:
-	UnitQuarter   = "quarter"
-	UnitWeek      = "week"       // MySQL WEEK mode 0: Sunday-first weeks, 0 … 53
-	UnitYearMonth = "year_month" // year*100 + month
-	UnitDayOfWeek = "dayofweek"  // 1 = Sunday … 7 = Saturday
-	UnitWeekday   = "weekday"    // 0 = Monday … 6 = Sunday
-	UnitDayOfYear = "dayofyear"  // 1 … 366
 )
 
 // Expr is one node of an expression tree. See the package documentation for which fields
@@ -229,9 +158,12 @@ func Call(op Op, args ...*Expr) *Expr { return &Expr{Op: op, Args: args} }
 // Cast converts e to t.
 func Cast(e *Expr, t vec.Type) *Expr { return &Expr{Op: OpCast, Type: t, Args: []*Expr{e}} }
 
-// Extract takes a unit (year, month, day) of a date.
-func Extract(unit string, e *Expr) *Expr {
-	return &Expr{Op: OpExtract, Unit: unit, Args: []*Expr{e}}
+// Func calls function f of the registry.
+func Func(f *fn.Func, args ...*Expr) *Expr {
+	if f.Family != "" {
+		return &Expr{Op: Op(f.Family), Unit: f.Name, Args: args}
+	}
+	return &Expr{Op: Op(f.Name), Args: args}
 }
 
 // DateAdd adds n units to a date (op date_add or date_sub).
@@ -275,7 +207,7 @@ func (e *Expr) format(sb *strings.Builder) {
 		return
 	}
 	sb.WriteString("(" + string(e.Op))
-	if e.Op == OpExtract {
+	if fn.IsFamily(string(e.Op)) {
 		sb.WriteString(" " + e.Unit)
 	}
 	for _, a := range e.Args {

@@ -66,7 +66,7 @@ func (n *logicNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 			continue
 		}
 		if xn || yn {
-			setNull(out, b.N, i)
+			out.SetNull(b.N, i)
 			o[i] = false
 			continue
 		}
@@ -294,7 +294,7 @@ func (n *branchNode) gather(nrows int, rows []int32, branch []int16) *vec.Vec {
 	isNull := func(i int32) bool {
 		k := branch[i]
 		if k < 0 || vals[k].IsNull(int(i)) {
-			setNull(out, nrows, i)
+			out.SetNull(nrows, i)
 			return true
 		}
 		return false
@@ -311,14 +311,14 @@ func (n *branchNode) gather(nrows int, rows []int32, branch []int16) *vec.Vec {
 	case pBool:
 		pickBranch(out.Bool, vals, func(v *vec.Vec) []bool { return v.Bool }, branch, rows, isNull)
 	case pStr:
-		var w strWriter
-		w.begin(out)
+		var w vec.StringWriter
+		w.Begin(out)
 		for _, i := range rows {
 			if !isNull(i) {
-				w.put(i, vals[branch[i]].String(int(i)))
+				w.Put(i, vals[branch[i]].String(int(i)))
 			}
 		}
-		w.finish(nrows)
+		w.Finish(nrows)
 	}
 	for k := range vals {
 		vals[k] = nil

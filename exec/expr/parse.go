@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
 )
 
@@ -123,7 +124,7 @@ func (p *parser) expr() (*Expr, error) {
 				return nil, err
 			}
 			switch {
-			case e.Op == OpExtract && len(e.Args) == 0 && e.Unit == "":
+			case fn.IsFamily(string(e.Op)) && len(e.Args) == 0 && e.Unit == "":
 				e.Unit = strings.ToLower(tok)
 				continue
 			case (e.Op == OpDateAdd || e.Op == OpDateSub) && len(e.Args) == 2:

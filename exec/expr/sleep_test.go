@@ -29,7 +29,7 @@ func doubles(vs ...float64) *vec.Batch {
 // context ends a wait at once, with its cause.
 func TestSleep(t *testing.T) {
 	ctx := context.Background()
-	ev, err := Compile(Call(OpSleep, ColRef(0)), []vec.Type{vec.Float64Type})
+	ev, err := Compile(Call("sleep", ColRef(0)), []vec.Type{vec.Float64Type})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestSleep(t *testing.T) {
 
 	// Over a constant: compiling does not run it, and it is not a constant.
 	start = time.Now()
-	cev, err := Compile(Call(OpSleep, Const(vec.Float64Datum(10))), nil)
+	cev, err := Compile(Call("sleep", Const(vec.Float64Datum(10))), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestSleep(t *testing.T) {
 			t.Errorf("SLEEP over %v: %v, want error 1210 'Incorrect arguments to sleep.'", bad, err)
 		}
 	}
-	if _, err := Compile(Call(OpSleep, Const(vec.NullDatum(vec.Float64Type))), nil); err != nil {
+	if _, err := Compile(Call("sleep", Const(vec.NullDatum(vec.Float64Type))), nil); err != nil {
 		t.Errorf("SLEEP(NULL) does not compile: %v", err)
 	}
 
@@ -83,14 +83,14 @@ func TestSleep(t *testing.T) {
 	}
 
 	// In a filter too.
-	f, err := CompileFilter(Call(OpEq, Call(OpSleep, Const(vec.Float64Datum(10))), Const(vec.Int64Datum(0))), nil)
+	f, err := CompileFilter(Call(OpEq, Call("sleep", Const(vec.Float64Datum(10))), Const(vec.Int64Datum(0))), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Select(cctx, &vec.Batch{N: 1}); !errors.Is(err, cause) {
 		t.Errorf("a filter's SLEEP(10) under a cancelled context: %v, want the context's cause", err)
 	}
-	sel, err := CompileFilter(Call(OpEq, Call(OpSleep, ColRef(0)), Const(vec.Int64Datum(0))), []vec.Type{vec.Float64Type})
+	sel, err := CompileFilter(Call(OpEq, Call("sleep", ColRef(0)), Const(vec.Int64Datum(0))), []vec.Type{vec.Float64Type})
 	if err != nil {
 		t.Fatal(err)
 	}

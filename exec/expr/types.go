@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 
+	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
 )
 
@@ -198,31 +199,6 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 			return vec.Type{}, err
 		}
 		return commonType(e, e.Args, ts)
-	case OpExtract:
-		if err := wantArgs(e, 1, 1); err != nil {
-			return vec.Type{}, err
-		}
-		if ts[0].ID != vec.Date32 {
-			return vec.Type{}, errorf(e, "extract from %s, not a date", ts[0])
-		}
-		switch e.Unit {
-		case UnitYear, UnitMonth, UnitDay, UnitQuarter, UnitWeek, UnitYearMonth, UnitDayOfWeek, UnitWeekday, UnitDayOfYear:
-			return vec.Int32Type, nil
-		}
-		return vec.Type{}, errorf(e, "extract unit %q is not year, month, day, quarter, year_month, week, dayofweek, weekday or dayofyear", e.Unit)
-	case OpSubstring:
-		if err := wantArgs(e, 2, 3); err != nil {
-			return vec.Type{}, err
-		}
-		if ts[0].ID != vec.String {
-			return vec.Type{}, errorf(e, "substring of %s, not a string", ts[0])
-		}
-		for i := 1; i < len(ts); i++ {
-			if !isIntegral(ts[i]) {
-				return vec.Type{}, errorf(e, "substring argument %d is %s, not an integer", i+1, ts[i])
-			}
-		}
-		return vec.StringType, nil
 	case OpDateAdd, OpDateSub:
 		if err := wantArgs(e, 2, 2); err != nil {
 			return vec.Type{}, err
@@ -238,68 +214,6 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 			return vec.DateType, nil
 		}
 		return vec.Type{}, errorf(e, "interval unit %q is not year, month or day", e.Unit)
-	case OpUpper, OpLower, OpLength, OpCharLength, OpConcat, OpTrim, OpLTrim, OpRTrim:
-		lo, hi := 1, 1
-		switch e.Op {
-		case OpConcat:
-			hi = -1
-		case OpTrim, OpLTrim, OpRTrim:
-			hi = 2
-		}
-		if err := wantArgs(e, lo, hi); err != nil {
-			return vec.Type{}, err
-		}
-		for i, t := range ts {
-			if t.ID != vec.String && !e.Args[i].IsNullConst() {
-				return vec.Type{}, errorf(e, "argument %d of %s is %s, not a string", i+1, e.Op, t)
-			}
-		}
-		if e.Op == OpLength || e.Op == OpCharLength {
-			return vec.Int64Type, nil
-		}
-		return vec.StringType, nil
-	case OpAbs, OpFloor, OpCeil:
-		if err := wantArgs(e, 1, 1); err != nil {
-			return vec.Type{}, err
-		}
-		t := ts[0]
-		if e.Args[0].IsNullConst() && !t.IsNumeric() {
-			t = vec.Int64Type
-		}
-		switch {
-		case !t.IsNumeric():
-			return vec.Type{}, errorf(e, "%s of %s, not a number", e.Op, t)
-		case e.Op != OpAbs:
-			return floorType(t), nil
-		case t.IsInteger():
-			return vec.Int64Type, nil
-		}
-		return t, nil
-	case OpRound, OpTruncate:
-		lo := 1
-		if e.Op == OpTruncate {
-			lo = 2
-		}
-		if err := wantArgs(e, lo, 2); err != nil {
-			return vec.Type{}, err
-		}
-		t := ts[0]
-		if e.Args[0].IsNullConst() && !t.IsNumeric() {
-			t = vec.Int64Type
-		}
-		if !t.IsNumeric() {
-			return vec.Type{}, errorf(e, "%s of %s, not a number", e.Op, t)
-		}
-		var d int64
-		if len(e.Args) == 2 {
-			if !e.Args[1].IsConst() || !(isIntegral(ts[1]) || e.Args[1].IsNullConst()) {
-				return vec.Type{}, errorf(e, "the digits of %s must be an integer constant", e.Op)
-			}
-			if !e.Args[1].Value.Null {
-				d = digitsValue(e.Args[1].Value)
-			}
-		}
-		return roundType(e.Op, t, d), nil
 	case OpIntDiv:
 		if err := wantArgs(e, 2, 2); err != nil {
 			return vec.Type{}, err
@@ -312,69 +226,6 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 			return vec.Type{}, errorf(e, "div of %s and %s", ts[0], ts[1])
 		}
 		return vec.Int64Type, nil
-	case OpDateDiff:
-		if err := wantArgs(e, 2, 2); err != nil {
-			return vec.Type{}, err
-		}
-		for i, t := range ts {
-			if t.ID != vec.Date32 && !e.Args[i].IsNullConst() {
-				return vec.Type{}, errorf(e, "argument %d of datediff is %s, not a date", i+1, t)
-			}
-		}
-		return vec.Int64Type, nil
-	case OpLeft, OpRight, OpReplace, OpReverse, OpStrcmp:
-		n := map[Op]int{OpLeft: 2, OpRight: 2, OpReplace: 3, OpReverse: 1, OpStrcmp: 2}[e.Op]
-		if err := wantArgs(e, n, n); err != nil {
-			return vec.Type{}, err
-		}
-		for i, t := range ts {
-			if e.Args[i].IsNullConst() {
-				continue
-			}
-			if (e.Op == OpLeft || e.Op == OpRight) && i == 1 {
-				if !isIntegral(t) {
-					return vec.Type{}, errorf(e, "the length of %s is %s, not an integer", e.Op, t)
-				}
-				continue
-			}
-			if t.ID != vec.String {
-				return vec.Type{}, errorf(e, "argument %d of %s is %s, not a string", i+1, e.Op, t)
-			}
-		}
-		if e.Op == OpStrcmp {
-			return vec.Int32Type, nil
-		}
-		return vec.StringType, nil
-	case OpSign, OpSqrt, OpExp, OpLn, OpLog2, OpLog10, OpPow:
-		n := 1
-		if e.Op == OpPow {
-			n = 2
-		}
-		if err := wantArgs(e, n, n); err != nil {
-			return vec.Type{}, err
-		}
-		for i, t := range ts {
-			if !t.IsNumeric() && !e.Args[i].IsNullConst() {
-				return vec.Type{}, errorf(e, "%s of %s, not a number", e.Op, t)
-			}
-		}
-		if e.Op == OpSign {
-			return vec.Int64Type, nil
-		}
-		return vec.Float64Type, nil
-	case OpSleep:
-		if err := wantArgs(e, 1, 1); err != nil {
-			return vec.Type{}, err
-		}
-		if !ts[0].IsNumeric() && !e.Args[0].IsNullConst() {
-			return vec.Type{}, errorf(e, "sleep of %s, not a number", ts[0])
-		}
-		return vec.Int64Type, nil
-	case OpGreatest, OpLeast:
-		if err := wantArgs(e, 2, -1); err != nil {
-			return vec.Type{}, err
-		}
-		return commonType(e, e.Args, ts)
 	case OpCast:
 		if err := wantArgs(e, 1, 1); err != nil {
 			return vec.Type{}, err
@@ -387,7 +238,11 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 		}
 		return e.Type, nil
 	}
-	return vec.Type{}, errorf(e, "unknown operation %q", e.Op)
+	_, sig, err := funcOf(e, ts)
+	if err != nil {
+		return vec.Type{}, err
+	}
+	return sig.Result.Type, nil
 }
 
 // isIntegral accepts integers and scale-0 decimals.
@@ -395,23 +250,18 @@ func isIntegral(t vec.Type) bool {
 	return t.IsInteger() || (t.IsDecimal() && t.Scale == 0)
 }
 
-// digitsOf is the precision an operand contributes to decimal arithmetic: an integer
-// constant counts its own digits (MySQL's literals), other integers 10 or 19.
-func digitsOf(e *Expr, t vec.Type) int32 {
-	if e != nil && e.Op == OpConst && !e.Value.Null && t.IsInteger() {
-		v := e.Value.Int
-		if v < 0 {
-			v = -v
-		}
-		d := int32(1)
-		for v >= 10 {
-			v /= 10
-			d++
-		}
-		return d
+// argOf describes operand e, of type t, to the type rules operators share with functions
+// (package fn); e may be nil for a type that is no operand's own.
+func argOf(e *Expr, t vec.Type) fn.Arg {
+	a := fn.Arg{Type: fn.Type{Type: t}}
+	if e != nil && e.IsConst() {
+		a.Const = &e.Value
 	}
-	return t.DecimalPrecision()
+	return a
 }
+
+// digitsOf is the precision an operand contributes to decimal arithmetic (fn.Digits).
+func digitsOf(e *Expr, t vec.Type) int32 { return fn.Digits(argOf(e, t)) }
 
 // adoptNull gives a NULL constant the other operand's type (used when the NULL's own type
 // does not suit the operation).
@@ -482,48 +332,22 @@ func compareTypeStrict(e *Expr, a, b *Expr, ta, tb vec.Type) (vec.Type, error) {
 	return vec.Type{}, errorf(e, "cannot compare %s with %s", ta, tb)
 }
 
-// numericCommon is the type two numbers are compared (or unified) in.
+// numericCommon is the type two numbers are compared (or unified) in (fn.NumericCommon).
 func numericCommon(a, b *Expr, ta, tb vec.Type) vec.Type {
-	switch {
-	case ta == tb:
-		return ta
-	case ta.ID == vec.Float64 || tb.ID == vec.Float64:
-		return vec.Float64Type
-	case ta.IsInteger() && tb.IsInteger():
-		return vec.Int64Type
-	}
-	s := max(ta.DecimalScale(), tb.DecimalScale())
-	ip := max(digitsOf(a, ta)-ta.DecimalScale(), digitsOf(b, tb)-tb.DecimalScale())
-	return vec.Decimal(ip+s, s)
+	return fn.NumericCommon(argOf(a, ta), argOf(b, tb))
 }
 
-// commonType unifies the types of CASE results or COALESCE arguments.
+// commonType unifies the types of CASE results or COALESCE arguments (fn.Common).
 func commonType(e *Expr, args []*Expr, ts []vec.Type) (vec.Type, error) {
-	var t vec.Type
-	var from *Expr
+	as := make([]fn.Arg, len(args))
 	for i, a := range args {
-		if a.IsNullConst() {
-			continue
-		}
-		if t.ID == vec.Invalid {
-			t, from = ts[i], a
-			continue
-		}
-		u := ts[i]
-		switch {
-		case t == u:
-		case t.IsNumeric() && u.IsNumeric():
-			t = numericCommon(from, a, t, u)
-			from = nil
-		default:
-			return vec.Type{}, errorf(e, "results of %s mix %s and %s", e.Op, t, u)
-		}
+		as[i] = argOf(a, ts[i])
 	}
-	if t.ID == vec.Invalid {
-		// Every result is a NULL constant: keep the first one's type.
-		return ts[0], nil
+	t, err := fn.Common(string(e.Op), as)
+	if err != nil {
+		return vec.Type{}, errorf(e, "%v", err)
 	}
-	return t, nil
+	return t.Type, nil
 }
 
 // castable reports whether CAST(from AS to) is supported.

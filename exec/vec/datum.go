@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Datum is one typed value: a literal in an expression, a zone-map bound, a scalar
@@ -288,18 +289,25 @@ func (d Datum) ToFloat64() float64 {
 }
 
 // Int128ToFloat64 converts an unscaled decimal to the nearest double (used only where SQL
-// asks for a double: mixed double arithmetic and CAST AS DOUBLE).
+// asks for a double: mixed double arithmetic and CAST AS DOUBLE), as MySQL reads a decimal's
+// digits. An unscaled value of at most 2^53 and a power of ten of at most 10^22 are exact
+// doubles, so their quotient is rounded once; past them a float quotient rounds twice or
+// three times and can miss the nearest double by one (-100.9999999 at scale 18 came out
+// -100.99999989999999), so the digits are read instead.
 func Int128ToFloat64(v Int128, scale int32) float64 {
-	var f float64
-	if v.IsInt64() {
-		f = float64(int64(v.Lo))
-	} else {
-		f = float64(v.Hi)*18446744073709551616.0 + float64(v.Lo)
+	if v.IsInt64() && scale <= 22 {
+		if i := int64(v.Lo); i <= 1<<53 && i >= -(1<<53) {
+			return float64(i) / pow10Float[scale]
+		}
 	}
-	if scale <= 22 {
-		return f / pow10Float[scale]
+	var buf [48]byte
+	b := v.AppendDecimal(buf[:0], scale)
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64) // not kept
+	if err != nil {
+		// Only a value beyond the doubles fails (it cannot: |v| < 2^127); keep its sign.
+		return math.Copysign(math.Inf(1), float64(v.Hi))
 	}
-	return f / math.Pow(10, float64(scale))
+	return f
 }
 
 // pow10Float holds the exactly representable powers of ten 10^0..10^22.

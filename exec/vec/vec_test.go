@@ -399,3 +399,23 @@ func TestSQLField(t *testing.T) {
 		}
 	}
 }
+
+// TestInt128ToFloat64Nearest: a decimal converts to the double nearest its value (MySQL
+// reads the digits), for unscaled values within and beyond 2^53 and scales to 38.
+func TestInt128ToFloat64Nearest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for k := 0; k < 20000; k++ {
+		v := Int128{Lo: r.Uint64(), Hi: int64(r.Uint64()) >> (r.IntN(64) + 1)}
+		if k%3 == 0 {
+			v = I128(int64(r.Uint64()>>r.IntN(64)) * int64(1-2*r.IntN(2)))
+		}
+		scale := int32(r.IntN(MaxPrecision + 1))
+		want, _ := new(big.Rat).SetFrac(toBig(v), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)).Float64()
+		if got := Int128ToFloat64(v, scale); got != want {
+			t.Fatalf("%s at scale %d: %v, want %v", v.AppendDecimal(nil, 0), scale, got, want)
+		}
+	}
+	if got := Int128ToFloat64(I128(-100999999900000000), 15); got != -100.9999999 {
+		t.Errorf("-100.9999999 at scale 15: %v", got)
+	}
+}

@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"github.com/colinkdb/colink/sql/fold"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
@@ -142,7 +143,7 @@ func constant(e plan.Expr) plan.Expr {
 	if !pure {
 		return e
 	}
-	if v, err := plan.Eval(e); err == nil {
+	if v, err := fold.Eval(e); err == nil {
 		return plan.Lit(v)
 	}
 	return e

@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/colinkdb/colink/sql/catalog"
+	"github.com/colinkdb/colink/sql/fold"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
@@ -144,7 +145,7 @@ func (b *Binder) Insert(s *ast.InsertStmt) (*plan.Query, error) {
 				if err != nil {
 					return nil, err
 				}
-				val, err := plan.Eval(plan.Fold(e))
+				val, err := fold.Eval(fold.Expr(e))
 				if err != nil {
 					return nil, sqlerr.Unsupported("INSERT … VALUES with a value that is not a constant")
 				}

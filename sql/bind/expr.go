@@ -453,7 +453,7 @@ func (b *Binder) caseExpr(x *ast.CaseExpr, ctx *exprCtx) (plan.Expr, error) {
 		}
 		results = append(results, e)
 	}
-	t, err := b.commonType(results, "CASE", text)
+	t, err := b.commonType(results, resultType, "CASE", text)
 	if err != nil {
 		return nil, err
 	}
@@ -471,15 +471,11 @@ func (b *Binder) caseExpr(x *ast.CaseExpr, ctx *exprCtx) (plan.Expr, error) {
 	return c, nil
 }
 
-// commonType is the type several values merge into: CASE and IF branches, COALESCE and
-// IFNULL arguments take resultType; GREATEST and LEAST, which compare their arguments,
-// take their comparison type, types.Common (a number and a string compare as DOUBLEs, as
-// MariaDB compares them).
-func (b *Binder) commonType(es []plan.Expr, what, text string) (types.Type, error) {
-	merge := resultType
-	if what == "GREATEST" || what == "LEAST" {
-		merge = types.Common
-	}
+// commonType is the type several values merge into by merge: resultType for CASE and IF
+// branches, COALESCE and IFNULL arguments; types.Common, the comparison type, for the
+// arguments a function compares (fn.Compared: a number and a string compare as DOUBLEs,
+// as MariaDB compares them).
+func (b *Binder) commonType(es []plan.Expr, merge func(a, b types.Type) (types.Type, bool), what, text string) (types.Type, error) {
 	t := types.NullType
 	for _, e := range es {
 		nt, ok := merge(t, e.Type())

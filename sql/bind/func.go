@@ -3,21 +3,28 @@ package bind
 import (
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/colinkdb/colink/exec/fn"
+	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/sql/lower"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
 )
 
+// funcCall binds a call of a function. The functions of the registry (exec/fn) are bound
+// from their entries (call); the switch holds the forms that are syntax: DATE '…', date ±
+// INTERVAL and its function spellings, EXTRACT's unit, TRIM's directions, LOG's two forms,
+// COALESCE and IFNULL (an operator: lazy), IF and NULLIF (CASE), and what the session
+// answers (DATABASE(), VERSION()).
 func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) {
 	name := x.FnName.L
 	text := exprText(x)
 	argc := func(lo, hi int) error {
-		if len(x.Args) < lo || len(x.Args) > hi {
+		if len(x.Args) < lo || (hi >= 0 && len(x.Args) > hi) {
 			return sqlerr.New(sqlerr.ErWrongParamcountToFunc, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
 		}
 		return nil
@@ -36,32 +43,12 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return out, nil
 	}
-	// bindArgs checks that there are lo..hi arguments and binds them.
+	// bindArgs checks that there are lo..hi arguments (hi < 0: any) and binds them.
 	bindArgs := func(lo, hi int) ([]plan.Expr, error) {
 		if err := argc(lo, hi); err != nil {
 			return nil, err
 		}
 		return args(0)
-	}
-	// strArgs binds the arguments of a string function of lo..hi arguments, the first a
-	// string (returned apart).
-	strArgs := func(lo, hi int) (plan.Expr, []plan.Expr, error) {
-		a, err := bindArgs(lo, hi)
-		if err != nil {
-			return nil, nil, err
-		}
-		s, err := b.toString(a[0], text)
-		return s, a, err
-	}
-	// numArgs binds the arguments of a numeric function of lo..hi arguments, the first a
-	// number (returned apart).
-	numArgs := func(lo, hi int) (plan.Expr, []plan.Expr, error) {
-		a, err := bindArgs(lo, hi)
-		if err != nil {
-			return nil, nil, err
-		}
-		v, err := b.numeric(a[0], strings.ToUpper(name), text)
-		return v, a, err
 	}
 	switch name {
 	case ast.DateLiteral:
@@ -88,10 +75,8 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		if !ok {
 			return nil, sqlerr.Unsupported("EXTRACT without a unit")
 		}
-		fn, ok := map[ast.TimeUnitType]plan.Func{ast.TimeUnitYear: plan.FnExtractYear,
-			ast.TimeUnitMonth: plan.FnExtractMonth, ast.TimeUnitDay: plan.FnExtractDay,
-			ast.TimeUnitQuarter: plan.FnQuarter, ast.TimeUnitWeek: plan.FnWeek,
-			ast.TimeUnitYearMonth: plan.FnYearMonth}[unit.Unit]
+		// The date parts are the registry's family "extract", named by their units.
+		f, ok := fn.Member("extract", strings.ToLower(unit.Unit.String()))
 		if !ok {
 			return nil, sqlerr.Unsupported("EXTRACT(" + unit.Unit.String() + ")")
 		}
@@ -99,229 +84,43 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		if err != nil {
 			return nil, err
 		}
-		return b.dateFunc(fn, a[0], text)
-	case ast.Year, ast.Month, ast.Day, ast.DayOfMonth:
-		a, err := bindArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		fn := map[string]plan.Func{ast.Year: plan.FnExtractYear, ast.Month: plan.FnExtractMonth,
-			ast.Day: plan.FnExtractDay, ast.DayOfMonth: plan.FnExtractDay}[name]
-		return b.dateFunc(fn, a[0], text)
-	case ast.Quarter, ast.DayOfWeek, ast.DayOfYear, ast.Weekday:
-		a, err := bindArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		fn := map[string]plan.Func{ast.Quarter: plan.FnQuarter, ast.DayOfWeek: plan.FnDayOfWeek,
-			ast.DayOfYear: plan.FnDayOfYear, ast.Weekday: plan.FnWeekday}[name]
-		return b.dateFunc(fn, a[0], text)
-	case ast.Week:
+		return b.apply(f, name, a, text)
+	case ast.Trim, ast.LTrim, ast.RTrim:
+		return b.trim(x, name, ctx)
+	case ast.Log:
 		a, err := bindArgs(1, 2)
 		if err != nil {
 			return nil, err
 		}
-		if len(a) == 2 {
-			// Only mode 0, the default of default_week_format, is implemented.
-			l, ok := a[1].(*plan.Literal)
-			if !ok || l.V.Null || !l.V.Type.IsInteger() || l.V.Int != 0 {
-				return nil, sqlerr.Unsupported("WEEK(date, mode) with a mode other than 0")
-			}
+		ln := fn.Named("ln")
+		if len(a) == 1 {
+			return b.apply(ln, name, a, text)
 		}
-		return b.dateFunc(plan.FnWeek, a[0], text)
-	case ast.Left, ast.Right:
-		s, a, err := strArgs(2, 2)
+		// LOG(b, x) is LN(x) / LN(b), as MySQL computes it: NULL for b <= 0, for b = 1 (a
+		// division by zero) and for x <= 0.
+		base, err := b.apply(ln, name, a[:1], text)
 		if err != nil {
 			return nil, err
 		}
-		n, err := b.intArg(a[1], text)
+		v, err := b.apply(ln, name, a[1:], text)
 		if err != nil {
 			return nil, err
 		}
-		t := types.VarcharType(s.Type().Length)
-		if l, ok := n.(*plan.Literal); ok && !l.V.Null {
-			// No longer than the count asked for, nor than the string.
-			if w := int64(t.Length); w == 0 || l.V.Int < w {
-				t = types.VarcharType(int(max(min(l.V.Int, math.MaxInt32), 0)))
-			}
-		}
-		fn := plan.FnLeft
-		if name == ast.Right {
-			fn = plan.FnRight
-		}
-		return &plan.Call{Fn: fn, Args: []plan.Expr{s, n}, T: t}, nil
-	case ast.Replace:
-		a, err := bindArgs(3, 3)
-		if err != nil {
-			return nil, err
-		}
-		for i := range a {
-			if a[i], err = b.toString(a[i], text); err != nil {
-				return nil, err
-			}
-		}
-		// The result can grow by len(to)-len(from) per occurrence: unbounded unless a
-		// replacement is known not to lengthen the string.
-		t := types.VarcharType(0)
-		from, fok := a[1].(*plan.Literal)
-		to, tok := a[2].(*plan.Literal)
-		if fok && tok && !from.V.Null && !to.V.Null && utf8.RuneCountInString(to.V.Str) <= utf8.RuneCountInString(from.V.Str) {
-			t = types.VarcharType(a[0].Type().Length)
-		}
-		return &plan.Call{Fn: plan.FnReplace, Args: a, T: t}, nil
-	case ast.Reverse:
-		s, _, err := strArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		return &plan.Call{Fn: plan.FnReverse, Args: []plan.Expr{s}, T: types.VarcharType(s.Type().Length)}, nil
-	case ast.Strcmp:
-		a, err := bindArgs(2, 2)
-		if err != nil {
-			return nil, err
-		}
-		for i := range a {
-			if a[i], err = b.toString(a[i], text); err != nil {
-				return nil, err
-			}
-		}
-		return &plan.Call{Fn: plan.FnStrcmp, Args: a, T: types.Int32Type}, nil
-	case ast.Sign:
-		v, _, err := numArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		switch t := v.Type(); t.Kind {
-		case types.Bool, types.Int32, types.Null:
-			v = b.castExpr(v, types.Int64Type)
-		case types.Decimal:
-			// MySQL's SIGN reads a decimal as a double, so it sees a quotient's digits
-			// beyond its scale: SIGN(1/3 - 0.3333) is 1. The CAST reads them unrounded.
-			if v, err = b.castTo(v, types.Float64Type, text); err != nil {
-				return nil, err
-			}
-		}
-		return &plan.Call{Fn: plan.FnSign, Args: []plan.Expr{v}, T: types.Int64Type}, nil
-	case ast.Sqrt, ast.Exp, ast.Ln, ast.Log, ast.Log2, ast.Log10, ast.Pow, ast.Power:
-		lo, hi := 1, 1
-		switch name {
-		case ast.Pow, ast.Power:
-			lo, hi = 2, 2
-		case ast.Log:
-			hi = 2
-		}
-		a, err := bindArgs(lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		for i := range a {
-			if a[i], err = b.numeric(a[i], strings.ToUpper(name), text); err != nil {
-				return nil, err
-			}
-			// A CAST to DOUBLE reads a decimal quotient unrounded, as MySQL's val_real
-			// does: exp(x/100000) sees every digit of the quotient, not its DECIMAL
-			// scale. A literal number stays as it is (the kernels and the folder read it as
-			// a double), so an error names it as written: 'exp(1000)'.
-			if _, lit := a[i].(*plan.Literal); !lit || a[i].Type().Kind == types.Bool || a[i].Type().Kind == types.Null {
-				if a[i], err = b.castTo(a[i], types.Float64Type, text); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if name == ast.Log && len(a) == 2 {
-			// LOG(b, x) is LN(x) / LN(b), as MySQL computes it: NULL for b <= 0, for b = 1
-			// (a division by zero) and for x <= 0.
-			return &plan.Call{Fn: plan.FnDiv, Args: []plan.Expr{
-				&plan.Call{Fn: plan.FnLn, Args: a[1:], T: types.Float64Type},
-				&plan.Call{Fn: plan.FnLn, Args: a[:1], T: types.Float64Type},
-			}, T: types.Float64Type}, nil
-		}
-		fn := map[string]plan.Func{ast.Sqrt: plan.FnSqrt, ast.Exp: plan.FnExp, ast.Ln: plan.FnLn,
-			ast.Log: plan.FnLn, ast.Log2: plan.FnLog2, ast.Log10: plan.FnLog10, ast.Pow: plan.FnPow,
-			ast.Power: plan.FnPow}[name]
-		return &plan.Call{Fn: fn, Args: a, T: types.Float64Type}, nil
-	case ast.Substring, ast.Substr, ast.Mid:
-		s, a, err := strArgs(2, 3)
-		if err != nil {
-			return nil, err
-		}
-		call := &plan.Call{Fn: plan.FnSubstring, Args: []plan.Expr{s}, T: types.VarcharType(s.Type().Length)}
-		for i, n := range a[1:] {
-			if !n.Type().IsInteger() && n.Type().Kind != types.Null {
-				if n, err = b.castTo(n, types.Int64Type, text); err != nil {
-					return nil, err
-				}
-			} else {
-				n = b.castExpr(n, types.Int64Type)
-			}
-			call.Args = append(call.Args, n)
-			if l, ok := n.(*plan.Literal); ok && i == 1 && !l.V.Null && l.V.Int >= 0 {
-				// The result is no longer than the length asked for, nor than the string.
-				if w := int64(s.Type().Length); w == 0 || l.V.Int < w {
-					call.T = types.VarcharType(int(min(l.V.Int, math.MaxInt32)))
-				}
-			}
-		}
-		return call, nil
-	case ast.Upper, ast.Ucase, ast.Lower, ast.Lcase:
-		s, _, err := strArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		fn := plan.FnUpper
-		if name == ast.Lower || name == ast.Lcase {
-			fn = plan.FnLower
-		}
-		return &plan.Call{Fn: fn, Args: []plan.Expr{s}, T: types.VarcharType(s.Type().Length)}, nil
-	case ast.Length, ast.OctetLength, ast.CharLength, ast.CharacterLength:
-		s, _, err := strArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		fn := plan.FnLength
-		if name == ast.CharLength || name == ast.CharacterLength {
-			fn = plan.FnCharLength
-		}
-		return &plan.Call{Fn: fn, Args: []plan.Expr{s}, T: types.Int64Type}, nil
-	case ast.Concat:
-		if len(x.Args) == 0 {
-			return nil, argc(1, 1)
-		}
-		a, err := args(0)
-		if err != nil {
-			return nil, err
-		}
-		call := &plan.Call{Fn: plan.FnConcat}
-		n := 0
-		for _, e := range a {
-			s, err := b.toString(e, text)
-			if err != nil {
-				return nil, err
-			}
-			call.Args = append(call.Args, s)
-			n += s.Type().Length
-		}
-		call.T = types.VarcharType(n)
-		return call, nil
-	case ast.Coalesce, ast.Ifnull, ast.Greatest, ast.Least:
+		return &plan.Call{Fn: plan.FnDiv, Args: []plan.Expr{v, base}, T: types.Float64Type}, nil
+	case ast.Coalesce, ast.Ifnull:
 		lo, hi := 1, 1<<16
-		switch name {
-		case ast.Ifnull:
+		if name == ast.Ifnull {
 			lo, hi = 2, 2
-		case ast.Greatest, ast.Least:
-			lo = 2
 		}
 		a, err := bindArgs(lo, hi)
 		if err != nil {
 			return nil, err
 		}
-		t, err := b.unify(a, strings.ToUpper(name), text)
+		t, err := b.unify(a, resultType, strings.ToUpper(name), text)
 		if err != nil {
 			return nil, err
 		}
-		fn := map[string]plan.Func{ast.Coalesce: plan.FnCoalesce, ast.Ifnull: plan.FnCoalesce,
-			ast.Greatest: plan.FnGreatest, ast.Least: plan.FnLeast}[name]
-		return &plan.Call{Fn: fn, Args: a, T: t}, nil
+		return &plan.Call{Fn: plan.FnCoalesce, Args: a, T: t}, nil
 	case ast.Nullif:
 		a, err := bindArgs(2, 2)
 		if err != nil {
@@ -341,7 +140,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		if err != nil {
 			return nil, err
 		}
-		t, err := b.commonType(a[1:], "IF", text)
+		t, err := b.commonType(a[1:], resultType, "IF", text)
 		if err != nil {
 			return nil, err
 		}
@@ -354,95 +153,6 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			return nil, err
 		}
 		return &plan.Case{Whens: []plan.When{{Cond: cond, Then: then}}, Else: els, T: t}, nil
-	case ast.Abs:
-		v, _, err := numArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		t := v.Type()
-		if t.Kind == types.Bool || t.Kind == types.Int32 || t.Kind == types.Null {
-			v, t = b.castExpr(v, types.Int64Type), types.Int64Type
-		}
-		return &plan.Call{Fn: plan.FnAbs, Args: []plan.Expr{v}, T: t}, nil
-	case ast.Round, ast.Truncate:
-		fn, lo := plan.FnRound, 1
-		if name == ast.Truncate {
-			fn, lo = plan.FnTruncate, 2
-		}
-		v, a, err := numArgs(lo, 2)
-		if err != nil {
-			return nil, err
-		}
-		t := v.Type()
-		digits := 0
-		if len(a) == 2 {
-			l, ok := a[1].(*plan.Literal)
-			if !ok || !(l.V.Type.IsInteger() || l.V.Null) {
-				return nil, sqlerr.Unsupported(strings.ToUpper(name) + " with a non-constant number of digits")
-			}
-			if l.V.Null {
-				return plan.Lit(types.NullValue(t)), nil
-			}
-			digits = int(max(min(l.V.Int, 100), -100))
-		}
-		switch t.Kind {
-		case types.Decimal:
-			// MySQL: keep min(max(d,0), s) places; ROUND may carry into a new integer digit.
-			s := max(min(digits, t.Scale), 0)
-			p := t.Precision - t.Scale + s
-			if fn == plan.FnRound && digits < t.Scale {
-				p++
-			}
-			t = types.Dec(min(max(p, 1), types.MaxPrecision), s)
-		case types.Bool, types.Int32, types.Null:
-			v, t = b.castExpr(v, types.Int64Type), types.Int64Type
-		}
-		return &plan.Call{Fn: fn, Args: []plan.Expr{v, plan.Lit(types.IntValue(int64(digits)))}, T: t}, nil
-	case ast.Floor, ast.Ceil, ast.Ceiling:
-		v, _, err := numArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		t := v.Type()
-		switch {
-		case t.Kind == types.Float64:
-		case t.Kind == types.Decimal && t.Precision-t.Scale > 17:
-			// MySQL: BIGINT unless the integer part may not fit.
-			t = types.Dec(min(t.Precision-t.Scale+1, types.MaxPrecision), 0)
-		case t.Kind == types.Decimal:
-			t = types.Int64Type
-		default:
-			v, t = b.castExpr(v, types.Int64Type), types.Int64Type
-		}
-		fn := plan.FnFloor
-		if name != ast.Floor {
-			fn = plan.FnCeil
-		}
-		return &plan.Call{Fn: fn, Args: []plan.Expr{v}, T: t}, nil
-	case ast.Trim, ast.LTrim, ast.RTrim:
-		return b.trim(x, name, ctx)
-	case ast.DateDiff:
-		a, err := bindArgs(2, 2)
-		if err != nil {
-			return nil, err
-		}
-		for i := range a {
-			if a[i], err = b.dateOperand(a[i], text); err != nil {
-				return nil, err
-			}
-		}
-		return &plan.Call{Fn: plan.FnDateDiff, Args: a, T: types.Int64Type}, nil
-	case ast.Sleep:
-		// SLEEP(seconds): 0 after waiting, once for every row it is evaluated on (see
-		// plan.Func.Volatile); the seconds are read as a double, as MySQL's val_real does.
-		v, _, err := numArgs(1, 1)
-		if err != nil {
-			return nil, err
-		}
-		if v, err = b.castTo(v, types.Float64Type, text); err != nil {
-			return nil, err
-		}
-		return &plan.Call{Fn: plan.FnSleep, Args: []plan.Expr{v}, T: types.Int64Type}, nil
 	case ast.Database, ast.Schema:
 		if err := argc(0, 0); err != nil {
 			return nil, err
@@ -460,6 +170,13 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		}
 		return plan.Lit(types.StringValue("8.0.0-colink")), nil
 	}
+	if f := fn.Lookup(name); f != nil {
+		a, err := bindArgs(f.MinArgs, f.MaxArgs)
+		if err != nil {
+			return nil, err
+		}
+		return b.apply(f, name, a, text)
+	}
 	if name == "interval" {
 		// TiDB's parser reads "d + INTERVAL (expr) DAY" as d + INTERVAL(expr) with the
 		// unit taken for a column alias; MySQL's grammar reads an interval.
@@ -472,6 +189,172 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 	return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s.%s does not exist", db, x.FnName.O)
 }
 
+// apply binds a call of registry function f over bound arguments a, called by the SQL name
+// called (which MySQL's messages use): each argument is converted as its class says, and
+// the entry's typing rule gives the call's type.
+func (b *Binder) apply(f *fn.Func, called string, a []plan.Expr, text string) (plan.Expr, error) {
+	what := strings.ToUpper(called)
+	for i, e := range a {
+		// A mode is checked first: one not implemented is the error, whatever the others.
+		if l, ok := e.(*plan.Literal); f.Class(i) == fn.Mode && (!ok || l.V.Null || !l.V.Type.IsInteger() || l.V.Int != 0) {
+			return nil, sqlerr.Unsupported(what + "(date, mode) with a mode other than 0")
+		}
+	}
+	var compared, widen []int // positions in out
+	out := a[:0:0]
+	for i, e := range a {
+		switch f.Class(i) {
+		case fn.Mode:
+			continue // 0, the default of default_week_format (checked above)
+		case fn.Compared:
+			compared = append(compared, len(out))
+		case fn.Places:
+			l, ok := e.(*plan.Literal)
+			if !ok || !(l.V.Type.IsInteger() || l.V.Null) {
+				return nil, sqlerr.Unsupported(what + " with a non-constant number of digits")
+			}
+			if l.V.Null {
+				return plan.Lit(types.NullValue(out[0].Type())), nil // the number's type
+			}
+			e = plan.Lit(types.IntValue(max(min(l.V.Int, 100), -100)))
+		case fn.Number:
+			widen = append(widen, len(out)) // after the Places: a NULL call has the number's type
+			fallthrough
+		default:
+			var err error
+			if e, err = b.argument(f.Class(i), e, what, text); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e)
+	}
+	for i := len(a); i < len(f.Args); i++ {
+		if f.Args[i] == fn.Places {
+			out = append(out, plan.Lit(types.IntValue(0))) // omitted: 0, written out
+		}
+	}
+	for _, i := range widen {
+		if k := out[i].Type().Kind; k == types.Bool || k == types.Int32 || k == types.Null {
+			out[i] = b.castExpr(out[i], types.Int64Type)
+		}
+	}
+	var common types.Type
+	if len(compared) > 0 {
+		es := make([]plan.Expr, len(compared))
+		for k, i := range compared {
+			es[k] = out[i]
+		}
+		var err error
+		if common, err = b.unify(es, types.Common, what, text); err != nil {
+			return nil, err
+		}
+		for k, i := range compared {
+			out[i] = es[k]
+		}
+	}
+	args := make([]fn.Arg, len(out))
+	for i, e := range out {
+		var err error
+		if args[i], err = fnArg(e); err != nil {
+			return nil, err
+		}
+	}
+	sig, err := f.Sig(args)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.ErUnknown, "internal error typing '%s': %v", text, err)
+	}
+	t := sqlType(sig.Result)
+	switch {
+	case sig.Same >= 0:
+		t = out[sig.Same].Type()
+	case sig.Same == fn.SameCompared:
+		t = common
+	}
+	return &plan.Call{Fn: plan.Named(f), Args: out, T: t}, nil
+}
+
+// argument converts one argument as its class c says; what names the function in errors.
+// (Compared, Places and Mode concern the whole call: apply does them.)
+func (b *Binder) argument(c fn.Class, e plan.Expr, what, text string) (plan.Expr, error) {
+	switch c {
+	case fn.String:
+		return b.toString(e, text)
+	case fn.Number:
+		return b.numeric(e, what, text) // BOOLEAN, INT and NULL widen after the call's Places
+	case fn.Double, fn.Seconds:
+		e, err := b.numeric(e, what, text)
+		if err != nil {
+			return nil, err
+		}
+		// A CAST to DOUBLE reads a decimal quotient unrounded, as MySQL's val_real does:
+		// exp(x/100000) sees every digit of the quotient, not its DECIMAL scale. A Double's
+		// literal number stays as it is (the kernels read it as a double), so an error
+		// names it as written: 'exp(1000)'.
+		if l, lit := e.(*plan.Literal); c == fn.Seconds || !lit || l.V.Type.Kind == types.Bool || l.V.Type.Kind == types.Null {
+			return b.castTo(e, types.Float64Type, text)
+		}
+		return e, nil
+	case fn.IntOrDouble:
+		e, err := b.numeric(e, what, text)
+		if err != nil {
+			return nil, err
+		}
+		switch e.Type().Kind {
+		case types.Bool, types.Int32, types.Null:
+			return b.castExpr(e, types.Int64Type), nil
+		case types.Decimal:
+			// MySQL reads a decimal as a double here, so it sees a quotient's digits beyond
+			// its scale: SIGN(1/3 - 0.3333) is 1. The CAST reads them unrounded.
+			return b.castTo(e, types.Float64Type, text)
+		}
+		return e, nil
+	case fn.Count:
+		return b.intArg(e, text)
+	case fn.Date:
+		return b.dateOperand(e, text)
+	}
+	return nil, sqlerr.New(sqlerr.ErUnknown, "internal error: argument class %d of '%s'", c, text)
+}
+
+// fnArg describes a bound argument to a typing rule.
+func fnArg(e plan.Expr) (fn.Arg, error) {
+	t := e.Type()
+	vt, err := lower.Type(t)
+	if err != nil {
+		return fn.Arg{}, err
+	}
+	a := fn.Arg{Type: fn.Type{Type: vt, Len: t.Length}}
+	if l, ok := e.(*plan.Literal); ok {
+		d, err := lower.Datum(l.V)
+		if err != nil {
+			return fn.Arg{}, err
+		}
+		a.Const = &d
+	}
+	return a, nil
+}
+
+// sqlType is the SQL type of a typing rule's result.
+func sqlType(t fn.Type) types.Type {
+	switch t.ID {
+	case vec.Bool:
+		return types.BoolType
+	case vec.Int32:
+		return types.Int32Type
+	case vec.Int64:
+		return types.Int64Type
+	case vec.Float64:
+		return types.Float64Type
+	case vec.Date32:
+		return types.DateType
+	case vec.Decimal64, vec.Decimal128:
+		return types.Dec(int(t.Precision), int(t.Scale))
+	case vec.String:
+		return types.VarcharType(t.Len)
+	}
+	return types.Type{}
+}
+
 // intArg makes a BIGINT count of n (LEFT, RIGHT), as SUBSTRING's positions are.
 func (b *Binder) intArg(n plan.Expr, text string) (plan.Expr, error) {
 	if !n.Type().IsInteger() && n.Type().Kind != types.Null {
@@ -480,9 +363,10 @@ func (b *Binder) intArg(n plan.Expr, text string) (plan.Expr, error) {
 	return b.castExpr(n, types.Int64Type), nil
 }
 
-// unify converts every value of es to their common type (in place) and returns it.
-func (b *Binder) unify(es []plan.Expr, what, text string) (types.Type, error) {
-	t, err := b.commonType(es, what, text)
+// unify converts every value of es to their common type by merge (in place) and returns
+// it.
+func (b *Binder) unify(es []plan.Expr, merge func(a, b types.Type) (types.Type, bool), what, text string) (types.Type, error) {
+	t, err := b.commonType(es, merge, what, text)
 	if err != nil {
 		return types.Type{}, err
 	}
@@ -494,10 +378,10 @@ func (b *Binder) unify(es []plan.Expr, what, text string) (types.Type, error) {
 	return t, nil
 }
 
-// trim binds TRIM([BOTH|LEADING|TRAILING] [remstr] FROM s), LTRIM(s) and RTRIM(s).
+// trim binds TRIM([BOTH|LEADING|TRAILING] [remstr] FROM s), LTRIM(s) and RTRIM(s): the
+// direction picks the registry's trim, ltrim or rtrim.
 func (b *Binder) trim(x *ast.FuncCallExpr, name string, ctx *exprCtx) (plan.Expr, error) {
 	text := exprText(x)
-	fn := map[string]plan.Func{ast.Trim: plan.FnTrim, ast.LTrim: plan.FnLTrim, ast.RTrim: plan.FnRTrim}[name]
 	hi := 1
 	if name == ast.Trim {
 		hi = 3
@@ -505,14 +389,15 @@ func (b *Binder) trim(x *ast.FuncCallExpr, name string, ctx *exprCtx) (plan.Expr
 	if len(x.Args) < 1 || len(x.Args) > hi {
 		return nil, sqlerr.New(sqlerr.ErWrongParamcountToFunc, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
 	}
-	call := &plan.Call{Fn: fn}
-	for i, a := range x.Args {
+	which := name
+	var args []plan.Expr
+	for _, a := range x.Args {
 		if d, ok := a.(*ast.TrimDirectionExpr); ok {
 			switch d.Direction {
 			case ast.TrimLeading:
-				call.Fn = plan.FnLTrim
+				which = ast.LTrim
 			case ast.TrimTrailing:
-				call.Fn = plan.FnRTrim
+				which = ast.RTrim
 			}
 			continue
 		}
@@ -520,21 +405,19 @@ func (b *Binder) trim(x *ast.FuncCallExpr, name string, ctx *exprCtx) (plan.Expr
 		if err != nil {
 			return nil, err
 		}
-		if e, err = b.toString(e, text); err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			call.T = types.VarcharType(e.Type().Length)
-		}
-		call.Args = append(call.Args, e)
+		args = append(args, e)
 	}
-	if len(call.Args) == 2 {
+	e, err := b.apply(fn.Named(which), name, args, text)
+	if err != nil {
+		return nil, err
+	}
+	if call, ok := e.(*plan.Call); ok && len(call.Args) == 2 {
 		// TRIM(LEADING FROM s) arrives with a space as remstr: the default.
 		if l, ok := call.Args[1].(*plan.Literal); ok && !l.V.Null && l.V.Str == " " {
 			call.Args = call.Args[:1]
 		}
 	}
-	return call, nil
+	return e, nil
 }
 
 // dateOperand makes a DATE of e: dates as they are, a string literal parsed.
@@ -551,14 +434,6 @@ func (b *Binder) dateOperand(e plan.Expr, text string) (plan.Expr, error) {
 	return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to a date function: '%s' is %s, not a date", text, t)
 }
 
-func (b *Binder) dateFunc(fn plan.Func, arg plan.Expr, text string) (plan.Expr, error) {
-	d, err := b.dateOperand(arg, text)
-	if err != nil {
-		return nil, err
-	}
-	return &plan.Call{Fn: fn, Args: []plan.Expr{d}, T: types.Int32Type}, nil
-}
-
 // dateArith binds DATE_ADD/DATE_SUB (and "date ± INTERVAL n unit") with a day, week,
 // month, quarter or year unit, as an addition of days or months.
 func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Expr, error) {
@@ -567,17 +442,17 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 	if !ok {
 		return nil, sqlerr.Unsupported("date arithmetic without a unit")
 	}
-	fn, factor := plan.FnAddDays, int64(1)
+	op, factor := plan.FnAddDays, int64(1)
 	switch unit.Unit {
 	case ast.TimeUnitDay:
 	case ast.TimeUnitWeek:
 		factor = 7
 	case ast.TimeUnitMonth:
-		fn = plan.FnAddMonths
+		op = plan.FnAddMonths
 	case ast.TimeUnitQuarter:
-		fn, factor = plan.FnAddMonths, 3
+		op, factor = plan.FnAddMonths, 3
 	case ast.TimeUnitYear:
-		fn, factor = plan.FnAddMonths, 12
+		op, factor = plan.FnAddMonths, 12
 	default:
 		return nil, sqlerr.Unsupported("INTERVAL … " + unit.Unit.String() + " (dates have no time of day)")
 	}
@@ -620,10 +495,16 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 			// is NULL for any amount that leaves the DATE range, as the constant path's
 			// (intervalCount saturates). Clamping to ±intervalClamp keeps every such
 			// amount out of range and makes the arithmetic below safe.
-			n = &plan.Call{Fn: plan.FnLeast, Args: []plan.Expr{
-				&plan.Call{Fn: plan.FnGreatest, Args: []plan.Expr{n, plan.Lit(types.IntValue(-intervalClamp))}, T: types.Int64Type},
-				plan.Lit(types.IntValue(intervalClamp)),
-			}, T: types.Int64Type}
+			bound := func(f *fn.Func, n plan.Expr, c int64) (plan.Expr, error) {
+				return b.apply(f, f.Name, []plan.Expr{n, plan.Lit(types.IntValue(c))}, text)
+			}
+			var err error
+			if n, err = bound(fn.Lookup("greatest"), n, -intervalClamp); err != nil {
+				return nil, err
+			}
+			if n, err = bound(fn.Lookup("least"), n, intervalClamp); err != nil {
+				return nil, err
+			}
 		}
 		if factor != 1 {
 			n = &plan.Call{Fn: plan.FnMul, Args: []plan.Expr{n, plan.Lit(types.IntValue(factor))}, T: types.Int64Type}
@@ -632,7 +513,7 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 			n = &plan.Call{Fn: plan.FnNeg, Args: []plan.Expr{n}, T: types.Int64Type}
 		}
 	}
-	return &plan.Call{Fn: fn, Args: []plan.Expr{d, n}, T: types.DateType}, nil
+	return &plan.Call{Fn: op, Args: []plan.Expr{d, n}, T: types.DateType}, nil
 }
 
 // cast binds CAST(x AS type) for the types the engine carries.

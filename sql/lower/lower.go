@@ -84,6 +84,47 @@ func Datum(v types.Value) (vec.Datum, error) {
 	return vec.Datum{}, fmt.Errorf("lower: no datum for %s", v.Type)
 }
 
+// Value converts a datum back to a constant of SQL type t, the inverse of Datum: the
+// payload is read in the datum's own type and converted to t where exec carries the two
+// differently (a decimal of another scale).
+func Value(d vec.Datum, t types.Type) (types.Value, error) {
+	if d.Null {
+		return types.NullValue(t), nil
+	}
+	v := types.Value{Int: d.Int}
+	switch d.Type.ID {
+	case vec.Bool:
+		v.Type = types.BoolType
+	case vec.Int32:
+		v.Type = types.Int32Type
+	case vec.Int64:
+		v.Type = types.Int64Type
+	case vec.Date32:
+		v.Type = types.DateType
+	case vec.Float64:
+		v = types.FloatValue(d.Float)
+	case vec.String:
+		v = types.Value{Type: types.VarcharType(0), Str: d.Str}
+	case vec.Decimal64, vec.Decimal128:
+		u := big.NewInt(d.Int)
+		if d.Type.ID == vec.Decimal128 {
+			// Two's complement halves of the 128-bit value.
+			u = new(big.Int).Lsh(big.NewInt(d.Hi), 64)
+			u.Add(u, new(big.Int).SetUint64(uint64(d.Int)))
+		}
+		v = types.DecimalValue(u, types.Dec(int(d.Type.Precision), int(d.Type.Scale)))
+	default:
+		return types.Value{}, fmt.Errorf("lower: no value for %s", d.Type)
+	}
+	if vt, err := Type(t); err == nil && vt == d.Type && !t.IsString() {
+		v.Type = t // carried alike: only the SQL type's details differ (digits)
+		return v, nil
+	}
+	// A string is cut to its declared length, as the binder's CAST of a literal cuts it
+	// (CAST(x AS CHAR(3))): exec's strings have no length.
+	return types.Convert(v, t)
+}
+
 // Expr lowers an expression over a node's input columns (in order) to exec's IR.
 // Aggregate calls and subqueries are not expressions exec evaluates and are errors, as are
 // functions exec has no kernel for yet.
@@ -119,12 +160,11 @@ type lowerer struct {
 	text   func(plan.Expr) string // nil: no node gets Text
 }
 
-// mayOverflow holds the functions whose kernels can raise error 1690 on column data.
+// mayOverflow holds the operators whose kernels can raise error 1690 on column data (a
+// function's entry says so itself: fn.Func.MayOverflow).
 var mayOverflow = map[plan.Func]bool{
 	plan.FnAdd: true, plan.FnSub: true, plan.FnMul: true, plan.FnDiv: true, plan.FnMod: true,
-	plan.FnNeg: true, plan.FnIntDiv: true, plan.FnAbs: true, plan.FnRound: true,
-	plan.FnTruncate: true, plan.FnFloor: true, plan.FnCeil: true, plan.FnSqrt: true,
-	plan.FnPow: true, plan.FnExp: true, plan.FnLn: true, plan.FnLog10: true, plan.FnLog2: true,
+	plan.FnNeg: true, plan.FnIntDiv: true,
 }
 
 var ops = map[plan.Func]expr.Op{
@@ -132,25 +172,10 @@ var ops = map[plan.Func]expr.Op{
 	plan.FnMod: expr.OpMod, plan.FnNeg: expr.OpNeg, plan.FnEq: expr.OpEq, plan.FnNe: expr.OpNe,
 	plan.FnLt: expr.OpLt, plan.FnLe: expr.OpLe, plan.FnGt: expr.OpGt, plan.FnGe: expr.OpGe,
 	plan.FnNot: expr.OpNot, plan.FnIsNull: expr.OpIsNull, plan.FnIn: expr.OpIn,
-	plan.FnCoalesce: expr.OpCoalesce, plan.FnSubstring: expr.OpSubstring,
-	plan.FnIntDiv: expr.OpIntDiv, plan.FnUpper: expr.OpUpper, plan.FnLower: expr.OpLower,
-	plan.FnLength: expr.OpLength, plan.FnCharLength: expr.OpCharLength, plan.FnConcat: expr.OpConcat,
-	plan.FnTrim: expr.OpTrim, plan.FnLTrim: expr.OpLTrim, plan.FnRTrim: expr.OpRTrim,
-	plan.FnAbs: expr.OpAbs, plan.FnRound: expr.OpRound, plan.FnTruncate: expr.OpTruncate,
-	plan.FnFloor: expr.OpFloor, plan.FnCeil: expr.OpCeil, plan.FnDateDiff: expr.OpDateDiff,
-	plan.FnGreatest: expr.OpGreatest, plan.FnLeast: expr.OpLeast,
-	plan.FnLeft: expr.OpLeft, plan.FnRight: expr.OpRight, plan.FnReplace: expr.OpReplace,
-	plan.FnReverse: expr.OpReverse, plan.FnStrcmp: expr.OpStrcmp, plan.FnSign: expr.OpSign,
-	plan.FnSqrt: expr.OpSqrt, plan.FnPow: expr.OpPow, plan.FnExp: expr.OpExp, plan.FnLn: expr.OpLn,
-	plan.FnLog10: expr.OpLog10, plan.FnLog2: expr.OpLog2, plan.FnSleep: expr.OpSleep,
+	plan.FnCoalesce: expr.OpCoalesce, plan.FnIntDiv: expr.OpIntDiv,
 }
 
-var units = map[plan.Func]string{
-	plan.FnExtractYear: expr.UnitYear, plan.FnExtractMonth: expr.UnitMonth, plan.FnExtractDay: expr.UnitDay,
-	plan.FnAddDays: expr.UnitDay, plan.FnAddMonths: expr.UnitMonth,
-	plan.FnQuarter: expr.UnitQuarter, plan.FnYearMonth: expr.UnitYearMonth, plan.FnWeek: expr.UnitWeek,
-	plan.FnDayOfWeek: expr.UnitDayOfWeek, plan.FnWeekday: expr.UnitWeekday, plan.FnDayOfYear: expr.UnitDayOfYear,
-}
+var units = map[plan.Func]string{plan.FnAddDays: expr.UnitDay, plan.FnAddMonths: expr.UnitMonth}
 
 func (l *lowerer) all(es []plan.Expr) ([]*expr.Expr, error) {
 	out := make([]*expr.Expr, len(es))
@@ -247,10 +272,14 @@ func (l *lowerer) call(x *plan.Call) (*expr.Expr, error) {
 		return nil, err
 	}
 	if unit, ok := units[x.Fn]; ok {
-		if x.Fn == plan.FnAddDays || x.Fn == plan.FnAddMonths {
-			return expr.DateAdd(expr.OpDateAdd, args[0], args[1], unit), nil
+		return expr.DateAdd(expr.OpDateAdd, args[0], args[1], unit), nil
+	}
+	if f := x.Fn.Def(); f != nil {
+		n := expr.Func(f, args...)
+		if l.text != nil && f.MayOverflow {
+			n.Text = l.text(x)
 		}
-		return expr.Extract(unit, args[0]), nil
+		return n, nil
 	}
 	if op, ok := ops[x.Fn]; ok {
 		if x.Fn == plan.FnNot && len(args) == 1 && args[0].Op == expr.OpIsNull {

@@ -1,6 +1,7 @@
 package opt
 
 import (
+	"github.com/colinkdb/colink/sql/fold"
 	"github.com/colinkdb/colink/sql/plan"
 )
 
@@ -15,6 +16,6 @@ func (FoldConstants) Name() string { return "fold-constants" }
 
 // Apply implements Rule.
 func (FoldConstants) Apply(c *Context, root plan.Node) (plan.Node, error) {
-	root = plan.FoldPlan(root)
-	return root, plan.ConstantError(root)
+	root = fold.Plan(root)
+	return root, fold.ConstantError(root)
 }

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/sql/types"
 )
 
@@ -127,10 +128,12 @@ func (*Case) isExpr()      {}
 func (*AggCall) isExpr()   {}
 func (*Subquery) isExpr()  {}
 
-// Func is a scalar function or operator.
+// Func is a scalar operator or, from FnNamed on, a function of the registry (exec/fn),
+// which declares everything about it: a named function's Func is FnNamed plus the entry's
+// ID (Named, Def).
 type Func uint8
 
-// The scalar functions. Arguments are listed where they are not obvious.
+// The operators. Arguments are listed where they are not obvious.
 const (
 	FnAdd Func = iota + 1
 	FnSub
@@ -157,53 +160,29 @@ const (
 	FnIn        // (probe, item, item, …): a literal list
 	FnAddDays   // (date, days): DATE ± INTERVAL n DAY/WEEK
 	FnAddMonths // (date, months): DATE ± INTERVAL n MONTH/QUARTER/YEAR, clamping the day
-	FnExtractYear
-	FnExtractMonth
-	FnExtractDay
-	FnSubstring // (string, position from 1, [length]) in characters
-	FnUpper
-	FnLower
-	FnLength     // bytes
-	FnCharLength // characters
-	FnConcat
-	FnCoalesce
-	FnAbs
-	FnRound // (number, digits)
-	FnTrim  // (string, [remstr]): both ends
-	FnLTrim // (string, [remstr]): leading
-	FnRTrim // (string, [remstr]): trailing
-	FnFloor
-	FnCeil
-	FnTruncate // (number, digits)
-	FnDateDiff // (date, date): days from the second to the first
-	FnGreatest // (value, value, …) of one type
-	FnLeast    // (value, value, …) of one type
-	FnQuarter
-	FnYearMonth // year*100 + month
-	FnWeek      // MySQL WEEK mode 0: Sunday-first weeks, 0 … 53
-	FnDayOfWeek // 1 = Sunday … 7 = Saturday
-	FnWeekday   // 0 = Monday … 6 = Sunday
-	FnDayOfYear
-	FnLeft    // (string, n) in characters
-	FnRight   // (string, n) in characters
-	FnReplace // (string, from, to)
-	FnReverse // by characters
-	FnStrcmp  // (string, string): -1, 0, 1 by bytes
-	FnSign
-	FnSqrt  // (double)
-	FnPow   // (double, double)
-	FnExp   // (double)
-	FnLn    // (double)
-	FnLog10 // (double)
-	FnLog2  // (double)
-	FnSleep // (double seconds) → 0, waiting; volatile
+	FnCoalesce  // lazy: an argument is computed only where those before it are NULL
 )
 
+// FnNamed is the first Func that stands for a function of the registry: FnNamed+id is the
+// function whose ID is id. The registry is far smaller than the 192 values left.
+const FnNamed Func = 64
+
+// Named returns the Func of registry function f.
+func Named(f *fn.Func) Func { return FnNamed + Func(f.ID()) }
+
+// Def returns the registry function f stands for, or nil for an operator.
+func (f Func) Def() *fn.Func {
+	if f < FnNamed {
+		return nil
+	}
+	return fn.ByID(int(f - FnNamed))
+}
+
 // Volatile reports a function that must run once per row, in order, when the query runs:
-// never evaluated at plan time, even over constants (Eval refuses it, so nothing folds it),
+// never evaluated at plan time, even over constants (the folder, sql/fold, refuses it),
 // and computed in exemgr rather than on the primprocs, whose workers would run it side by
-// side. SLEEP is one: it is wanted for its wait.
-func (f Func) Volatile() bool { return f == FnSleep }
+// side. SLEEP is one: it is wanted for its wait (fn.Func.Volatile).
+func (f Func) Volatile() bool { d := f.Def(); return d != nil && d.Volatile }
 
 // HasVolatile reports whether e calls a volatile function.
 func HasVolatile(e Expr) bool {
@@ -231,24 +210,14 @@ var funcs = map[Func]funcInfo{
 	FnAnd: {"and", "AND", 3}, FnOr: {"or", "OR", 1}, FnXor: {"xor", "XOR", 2}, FnNot: {"not", "NOT", 4},
 	FnIsNull: {"isnull", "IS NULL", 5}, FnIsTrue: {"istrue", "IS TRUE", 5}, FnIsFalse: {"isfalse", "IS FALSE", 5},
 	FnLike: {"like", "LIKE", 5}, FnIn: {"in", "IN", 5},
-	FnAddDays: {"add_days", "", 9}, FnAddMonths: {"add_months", "", 9},
-	FnExtractYear: {"year", "", 9}, FnExtractMonth: {"month", "", 9}, FnExtractDay: {"day", "", 9},
-	FnSubstring: {"substring", "", 9}, FnUpper: {"upper", "", 9}, FnLower: {"lower", "", 9},
-	FnLength: {"length", "", 9}, FnCharLength: {"char_length", "", 9}, FnConcat: {"concat", "", 9},
-	FnCoalesce: {"coalesce", "", 9}, FnAbs: {"abs", "", 9}, FnRound: {"round", "", 9},
-	FnTrim: {"trim", "", 9}, FnLTrim: {"ltrim", "", 9}, FnRTrim: {"rtrim", "", 9},
-	FnFloor: {"floor", "", 9}, FnCeil: {"ceil", "", 9}, FnTruncate: {"truncate", "", 9},
-	FnDateDiff: {"datediff", "", 9}, FnGreatest: {"greatest", "", 9}, FnLeast: {"least", "", 9},
-	FnQuarter: {"quarter", "", 9}, FnYearMonth: {"year_month", "", 9}, FnWeek: {"week", "", 9},
-	FnDayOfWeek: {"dayofweek", "", 9}, FnWeekday: {"weekday", "", 9}, FnDayOfYear: {"dayofyear", "", 9},
-	FnLeft: {"left", "", 9}, FnRight: {"right", "", 9}, FnReplace: {"replace", "", 9},
-	FnReverse: {"reverse", "", 9}, FnStrcmp: {"strcmp", "", 9}, FnSign: {"sign", "", 9},
-	FnSqrt: {"sqrt", "", 9}, FnPow: {"pow", "", 9}, FnExp: {"exp", "", 9}, FnLn: {"ln", "", 9},
-	FnLog10: {"log10", "", 9}, FnLog2: {"log2", "", 9}, FnSleep: {"sleep", "", 9},
+	FnAddDays: {"add_days", "", 9}, FnAddMonths: {"add_months", "", 9}, FnCoalesce: {"coalesce", "", 9},
 }
 
-// String is the function's name, e.g. "add_days".
+// String is the function's name, e.g. "add_days", "upper".
 func (f Func) String() string {
+	if d := f.Def(); d != nil {
+		return d.Name
+	}
 	if i, ok := funcs[f]; ok {
 		return i.name
 	}

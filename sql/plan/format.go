@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/colinkdb/colink/sql/types"
 )
 
 // FormatOptions chooses what a printed plan shows.
@@ -399,12 +401,74 @@ func (p *printer) call(x *Call) (string, int) {
 		return s, info.prec
 	case FnIn:
 		return p.expr(x.Args[0], 6) + " IN (" + p.exprs(x.Args[1:]) + ")", info.prec
-	case FnYearMonth:
-		return "extract(year_month from " + p.exprs(x.Args) + ")", 9
+	}
+	if d := x.Fn.Def(); d != nil && d.Print != "" {
+		return fmt.Sprintf(d.Print, p.exprs(x.Args)), 9
 	}
 	if info.infix != "" && len(x.Args) == 2 {
 		// Left-associative: the right operand needs parentheses at equal precedence.
 		return p.expr(x.Args[0], info.prec) + " " + info.infix + " " + p.expr(x.Args[1], info.prec+1), info.prec
 	}
 	return x.Fn.String() + "(" + p.exprs(x.Args) + ")", 9
+}
+
+// ConstantText prints a constant expression as MySQL's out-of-range errors (1690) name it:
+// every binary operation in parentheses, a negation as -(x) ("(9223372036854775807 + 1)").
+// The constant folder names the expressions whose kernels fail so.
+func ConstantText(e Expr) string {
+	return errorText(e, func(e Expr) string { return FormatExpr(e, nil) })
+}
+
+// MySQLText prints e as MySQL's out-of-range errors (1690) name an expression, as the
+// folder prints a constant one ("(9223372036854775807 + 1)"), with columns named as EXPLAIN
+// names them ("(o_orderkey + 1)"). The lowering to exec attaches it to the nodes whose
+// kernels can raise that error, so that both name the expression alike.
+func (n *Namer) MySQLText(e Expr) string { return errorText(e, n.Expr) }
+
+// errorText prints arithmetic and negation as MySQL's error messages do and everything else
+// with format. A numeric operand converted to DOUBLE or DECIMAL prints as the operand: the
+// binder adds such casts to mix types, and MySQL's text shows the expression as written
+// ("(o_totalprice * 1e308)"); an explicit CAST of a number is left out too (a deviation, in
+// an error message only).
+func errorText(e Expr, format func(Expr) string) string {
+	if c, ok := e.(*Cast); ok && c.Arg.Type().IsNumeric() && (c.T.Kind == types.Float64 || c.T.Kind == types.Decimal) {
+		return errorText(c.Arg, format)
+	}
+	if l, ok := e.(*Literal); ok && !l.V.Null && l.V.Type.Kind == types.Float64 {
+		return strings.Replace(strconv.FormatFloat(l.V.Float, 'g', -1, 64), "e+", "e", 1) // 1e308
+	}
+	x, ok := e.(*Call)
+	if !ok {
+		return format(e)
+	}
+	if x.Fn == FnNeg && len(x.Args) == 1 {
+		return "-(" + errorText(x.Args[0], format) + ")"
+	}
+	if isArithmetic(x.Fn) && len(x.Args) == 2 {
+		op := funcs[x.Fn].infix
+		if x.Fn == FnIntDiv {
+			op = "DIV"
+		}
+		return "(" + errorText(x.Args[0], format) + " " + op + " " + errorText(x.Args[1], format) + ")"
+	}
+	if f := x.Fn.Def(); f != nil && f.MayOverflow {
+		// The functions that can overflow print as name(args), the arguments as this
+		// function prints them: exp((o_orderkey * 1000)), as MySQL.
+		args := make([]string, len(x.Args))
+		for i, a := range x.Args {
+			args[i] = errorText(a, format)
+		}
+		return x.Fn.String() + "(" + strings.Join(args, ", ") + ")"
+	}
+	return format(e)
+}
+
+// isArithmetic reports the binary arithmetic operators, which MySQL's messages print in
+// parentheses.
+func isArithmetic(f Func) bool {
+	switch f {
+	case FnAdd, FnSub, FnMul, FnDiv, FnIntDiv, FnMod:
+		return true
+	}
+	return false
 }

@@ -54,43 +54,6 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestFoldAndEval(t *testing.T) {
-	md := NewMetadata()
-	x := md.Ref(md.Add(ColumnMeta{Name: "x", Type: types.BoolType}))
-	d, _ := types.ParseDate("1998-12-01")
-	sub := &Call{Fn: FnAddDays, Args: []Expr{Lit(types.DateValue(d)), Lit(types.IntValue(-90))}, T: types.DateType}
-	if got := FormatExpr(Fold(sub), md); got != "date '1998-09-02'" {
-		t.Errorf("fold date arithmetic: %s", got)
-	}
-	f := NewBool(FnOr, NewBool(FnEq, Lit(types.IntValue(1)), Lit(types.IntValue(2))), x)
-	if got := FormatExpr(Fold(f), md); got != "x" {
-		t.Errorf("FALSE OR x folds to %s", got)
-	}
-	// NULL AND FALSE is FALSE; NULL OR TRUE is TRUE; NOT NULL is NULL.
-	null := Lit(types.NullValue(types.BoolType))
-	cases := []struct {
-		e    Expr
-		want string
-	}{
-		{NewBool(FnAnd, null, Lit(types.BoolValue(false))), "FALSE"},
-		{NewBool(FnOr, null, Lit(types.BoolValue(true))), "TRUE"},
-		{Not(null), "NULL"},
-		{NewBool(FnIn, Lit(types.IntValue(3)), Lit(types.IntValue(1)), Lit(types.NullValue(types.Int64Type))), "NULL"},
-		{NewBool(FnIn, Lit(types.IntValue(1)), Lit(types.IntValue(1)), Lit(types.NullValue(types.Int64Type))), "TRUE"},
-		{&Call{Fn: FnSubstring, Args: []Expr{Lit(types.StringValue("13-555")), Lit(types.IntValue(1)), Lit(types.IntValue(2))}, T: types.VarcharType(2)}, "'13'"},
-		{&Call{Fn: FnExtractYear, Args: []Expr{Lit(types.DateValue(d))}, T: types.Int64Type}, "1998"},
-	}
-	for _, c := range cases {
-		v, err := Eval(c.e)
-		if err != nil || v.String() != c.want {
-			t.Errorf("Eval(%s) = %s, %v; want %s", Key(c.e), v, err, c.want)
-		}
-	}
-	if _, err := Eval(x); err == nil {
-		t.Error("a column evaluated as a constant")
-	}
-}
-
 func TestNullRejected(t *testing.T) {
 	md := NewMetadata()
 	a := md.Ref(md.Add(ColumnMeta{Name: "a", Type: types.Int64Type}))

@@ -1,6 +1,9 @@
 package plan
 
-import "github.com/colinkdb/colink/sql/types"
+import (
+	"github.com/colinkdb/colink/exec/fn"
+	"github.com/colinkdb/colink/sql/types"
+)
 
 // NotNull returns the output columns of n that can never be NULL, derived from the stored
 // columns' nullability, the joins that can add NULLs, and the conditions that reject them.
@@ -110,12 +113,20 @@ func ExprNotNull(e Expr, notNull ColSet) bool {
 	case *Subquery:
 		return x.Kind == SubqueryExists
 	case *Call:
+		if d := x.Fn.Def(); d != nil {
+			switch d.Nulls {
+			case fn.Partial:
+				return false // NULL for some non-NULL arguments: SQRT(-1), LN(0)
+			case fn.NeverNull:
+				return true // SLEEP of NULL is an error, not NULL
+			}
+		}
 		switch x.Fn {
-		case FnDiv, FnIntDiv, FnMod, FnSqrt, FnLn, FnLog2, FnLog10, FnAddDays, FnAddMonths:
-			// NULL for some non-NULL arguments: x/0, SQRT(-1), LN(0), a date out of range.
+		case FnDiv, FnIntDiv, FnMod, FnAddDays, FnAddMonths:
+			// NULL for some non-NULL arguments: x/0, a date out of range.
 			return false
-		case FnIsNull, FnIsTrue, FnIsFalse, FnNullSafeEq, FnSleep:
-			return true // SLEEP of NULL is an error, not NULL
+		case FnIsNull, FnIsTrue, FnIsFalse, FnNullSafeEq:
+			return true
 		case FnCoalesce:
 			for _, a := range x.Args {
 				if ExprNotNull(a, notNull) {
@@ -134,10 +145,11 @@ func ExprNotNull(e Expr, notNull ColSet) bool {
 	return false
 }
 
-// strictFuncs yield NULL whenever an argument is NULL.
+// strict reports the operators and functions that give NULL (or fail) whenever an argument
+// is NULL: every function of the registry (fn.Nulls), and the operators but these.
 func strict(f Func) bool {
 	switch f {
-	case FnAnd, FnOr, FnXor, FnIsNull, FnIsTrue, FnIsFalse, FnNullSafeEq, FnCoalesce, FnIn, FnConcat:
+	case FnAnd, FnOr, FnXor, FnIsNull, FnIsTrue, FnIsFalse, FnNullSafeEq, FnCoalesce, FnIn:
 		return false
 	}
 	return true

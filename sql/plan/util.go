@@ -401,3 +401,13 @@ func SplitJoin(j *Join) (keys []JoinKey, residual []Expr) {
 	}
 	return keys, residual
 }
+
+// IsFalseOrNull reports a FALSE or NULL literal: a condition that keeps no row.
+func IsFalseOrNull(e Expr) bool {
+	l, ok := e.(*Literal)
+	if !ok {
+		return false
+	}
+	t, known := l.V.Truth()
+	return !known || !t
+}

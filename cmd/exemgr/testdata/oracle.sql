@@ -265,6 +265,8 @@ select greatest(1, 2.5, 3), least(1, 2.5, 3), greatest('a', 'B'), least(1, null)
 select cast('12.9' as signed), cast('-12.9' as signed), cast('1e3' as signed), cast(' 12' as signed), cast('+7' as signed), cast(3.5e0 as signed), cast(-0.5e0 as signed), cast(2.5e0 as decimal(5,0))
 select cast(concat(o_orderkey, '.5') as signed), cast(concat('-', o_orderkey, '.9') as signed), cast(o_orderkey + 0.5e0 as signed), cast(concat(o_orderkey, 'e2') as signed) from orders where o_orderkey <= 7 order by o_orderkey
 select greatest(o_orderkey, 3), least(o_totalprice, 100000) from orders where o_orderkey <= 3 order by o_orderkey
+select greatest(7, 2, 9), least(7, 2, 9), greatest(1.5, 2.25), least(1e0, 2), greatest('b', 'ab', 'a'), least(date '1996-01-02', date '1995-12-31'), greatest(3, null, 1)
+select greatest(o_orderkey, 2, 3), least(o_orderkey, 2.5), greatest(o_totalprice, 100000.5), least(o_orderdate, date '1996-01-01'), greatest(o_orderstatus, 'G'), least(o_orderkey, null) from orders where o_orderkey <= 7 order by o_orderkey
 select sign(-2.5), sign(0), mod(10, 3), mod(-10, 3), mod(10.5, 3)
 select 5 between 1 and 10, 5 between 10 and 1, 'b' between 'a' and 'c'
 select o_orderkey between 2 and 4, o_totalprice between 100000 and 200000 from orders where o_orderkey <= 7 order by o_orderkey
@@ -278,6 +280,12 @@ select n_name, (select r_name from region where r_regionkey = n_regionkey) from 
 select 1e20, 1e-7, 123456789012345678e0, 0.1e0 * 3, 1e15 + 0.3e0, -0e0
 select o_orderkey * 1e20, o_orderkey * 1e-7, o_orderkey / 7e0 from orders where o_orderkey <= 3 order by o_orderkey
 select cast(1e20 as char), cast(0.1e0 as char), cast(1/3e0 as char)
+select cast(1/3 as char), concat(1/3, ''), length(1/3), cast(-2/3 as char(4)), concat(7/2)
+select cast(o_orderkey/3 as char), concat(o_orderkey/3, ''), length(o_orderkey/3), concat(o_totalprice/7) from orders where o_orderkey <= 7 order by o_orderkey
+select round(1e308, 2), round(-1.5e308, 1), round(1.7976931348623157e308, -2), truncate(1e308, 3)
+select round(o_orderkey * 1e307, 2), truncate(o_orderkey * -1e307, 1) from orders where o_orderkey <= 7 order by o_orderkey
+select cast((0.000000001 * 100.00 - 101.00) / 1 as double), cast(1000000000/3 as double), (2/3) * 1e0
+select cast((o_orderkey * 0.000000001 - 101.00) / 1 as double), cast(o_orderkey * 1000000000 / 3 as double), (o_orderkey / 3) * 1e0 from orders where o_orderkey <= 7 order by o_orderkey
 select -7.5 % 2, 7.5 % -2, -7 % 2.5, mod(-o_orderkey, 3), -o_totalprice % 100 from orders where o_orderkey <= 3 order by o_orderkey
 select round(-o_orderkey / 2), round(-o_totalprice, -3), truncate(-o_totalprice, -2) from orders where o_orderkey <= 3 order by o_orderkey
 known roundscale

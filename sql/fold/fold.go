@@ -1,15 +1,27 @@
-package plan
+// Package fold owns constant folding: it computes the constant parts of plan expressions
+// with exec's kernels, on one-row batches — the kernels that compute column data, through
+// the same lowering, so a constant is never computed differently from a column (one
+// implementation of every operator and function) — and simplifies the expressions around
+// constants (AND, OR, NOT, CASE, COALESCE, x = x) and the plans that hold them.
+//
+// What the planner folds is what it folded when it had its own evaluator: a function
+// whose registry entry declines its arguments (fn.Func.PlanFold: TRUNCATE or FLOOR of
+// non-NULL constants), a volatile one (SLEEP), and DIV of a decimal or a double into BIGINT
+// are left for exec, which folds what it can when it compiles the expression; EXPLAIN shows
+// them unfolded.
+package fold
 
 import (
 	"errors"
 
+	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
 )
 
 // isTrue reports a TRUE literal.
-func isTrue(e Expr) bool {
-	l, ok := e.(*Literal)
+func isTrue(e plan.Expr) bool {
+	l, ok := e.(*plan.Literal)
 	if !ok || l.V.Null {
 		return false
 	}
@@ -17,67 +29,57 @@ func isTrue(e Expr) bool {
 	return known && t
 }
 
-// IsFalseOrNull reports a FALSE or NULL literal: a condition that keeps no row.
-func IsFalseOrNull(e Expr) bool {
-	l, ok := e.(*Literal)
-	if !ok {
-		return false
-	}
-	t, known := l.V.Truth()
-	return !known || !t
-}
+func boolLit(b bool) plan.Expr { return plan.Lit(types.BoolValue(b)) }
 
-func boolLit(b bool) Expr { return Lit(types.BoolValue(b)) }
-
-// Fold simplifies an expression bottom-up; subqueries' plans are folded too.
-func Fold(e Expr) Expr {
-	return RewriteExpr(e, func(x Expr) (Expr, bool) {
+// Expr simplifies an expression bottom-up; subqueries' plans are folded too.
+func Expr(e plan.Expr) plan.Expr {
+	return plan.RewriteExpr(e, func(x plan.Expr) (plan.Expr, bool) {
 		switch x := x.(type) {
-		case *Subquery:
+		case *plan.Subquery:
 			c := *x
-			c.Plan = FoldPlan(x.Plan)
+			c.Plan = Plan(x.Plan)
 			if x.Probe != nil {
-				c.Probe = Fold(x.Probe)
+				c.Probe = Expr(x.Probe)
 			}
 			return &c, true
-		case *Call:
+		case *plan.Call:
 			// A constant expression is evaluated whole, so that decimal arithmetic keeps
 			// MySQL's intermediate digits between its operators (1/3*3 is 1.0000); folding
 			// operator by operator would round each one.
 			if constantTree(x) {
 				if v, err := Eval(x); err == nil {
-					return Lit(v), true
+					return plan.Lit(v), true
 				}
 			}
-			args := make([]Expr, len(x.Args))
+			args := make([]plan.Expr, len(x.Args))
 			for i, a := range x.Args {
 				if isArith(x.Fn) && keepsDigits(a) {
 					args[i] = foldKeepingDigits(a)
 				} else {
-					args[i] = Fold(a)
+					args[i] = Expr(a)
 				}
 			}
-			return foldCall(&Call{Fn: x.Fn, Args: args, T: x.T}), true
-		case *Cast:
+			return foldCall(&plan.Call{Fn: x.Fn, Args: args, T: x.T}), true
+		case *plan.Cast:
 			if constantTree(x) {
 				if v, err := Eval(x); err == nil {
-					return Lit(v), true
+					return plan.Lit(v), true
 				}
 			}
-			arg := Fold(x.Arg)
-			if l, ok := arg.(*Literal); ok {
+			arg := Expr(x.Arg)
+			if l, ok := arg.(*plan.Literal); ok {
 				if v, err := types.Convert(l.V, x.T); err == nil {
-					return Lit(v), true
+					return plan.Lit(v), true
 				}
 			}
-			return &Cast{Arg: arg, T: x.T}, true
-		case *Case:
+			return &plan.Cast{Arg: arg, T: x.T}, true
+		case *plan.Case:
 			return foldCase(x), true
-		case *AggCall:
+		case *plan.AggCall:
 			if x.Arg == nil {
 				return x, true
 			}
-			return &AggCall{Fn: x.Fn, Arg: Fold(x.Arg), Distinct: x.Distinct, T: x.T}, true
+			return &plan.AggCall{Fn: x.Fn, Arg: Expr(x.Arg), Distinct: x.Distinct, T: x.T}, true
 		}
 		return x, true
 	})
@@ -85,9 +87,9 @@ func Fold(e Expr) Expr {
 
 // isArith reports the operators through which MySQL's decimal arithmetic keeps a
 // quotient's intermediate digits (exec/expr computes such trees exact).
-func isArith(fn Func) bool {
+func isArith(fn plan.Func) bool {
 	switch fn {
-	case FnAdd, FnSub, FnMul, FnDiv, FnMod, FnNeg:
+	case plan.FnAdd, plan.FnSub, plan.FnMul, plan.FnDiv, plan.FnMod, plan.FnNeg:
 		return true
 	}
 	return false
@@ -97,12 +99,12 @@ func isArith(fn Func) bool {
 // only): its value as an operand of further arithmetic has more digits than its declared
 // type, so it must not become a literal rounded to that type under an operator over columns
 // (o_orderkey*(1/3) is 0.6667 for 2, as 2*(1/3) is, not 2*0.3333).
-func keepsDigits(e Expr) bool {
-	c, ok := e.(*Call)
+func keepsDigits(e plan.Expr) bool {
+	c, ok := e.(*plan.Call)
 	if !ok || !isArith(c.Fn) || c.T.Kind != types.Decimal {
 		return false
 	}
-	if c.Fn == FnDiv {
+	if c.Fn == plan.FnDiv {
 		return true
 	}
 	for _, a := range c.Args {
@@ -115,26 +117,26 @@ func keepsDigits(e Expr) bool {
 
 // foldKeepingDigits folds e's operands but keeps e's arithmetic (see keepsDigits), for the
 // kernels to compute with its intermediate digits.
-func foldKeepingDigits(e Expr) Expr {
-	c := e.(*Call)
-	args := make([]Expr, len(c.Args))
+func foldKeepingDigits(e plan.Expr) plan.Expr {
+	c := e.(*plan.Call)
+	args := make([]plan.Expr, len(c.Args))
 	for i, a := range c.Args {
 		if keepsDigits(a) {
 			args[i] = foldKeepingDigits(a)
 		} else {
-			args[i] = Fold(a)
+			args[i] = Expr(a)
 		}
 	}
-	return &Call{Fn: c.Fn, Args: args, T: c.T}
+	return &plan.Call{Fn: c.Fn, Args: args, T: c.T}
 }
 
 // constantTree reports an expression of literals and functions only (no columns,
-// aggregates, subqueries or CASE, which Fold simplifies on its own).
-func constantTree(e Expr) bool {
+// aggregates, subqueries or CASE, which Expr simplifies on its own).
+func constantTree(e plan.Expr) bool {
 	constant := true
-	WalkExpr(e, func(x Expr) bool {
+	plan.WalkExpr(e, func(x plan.Expr) bool {
 		switch x.(type) {
-		case *Literal, *Call, *Cast:
+		case *plan.Literal, *plan.Call, *plan.Cast:
 		default:
 			constant = false
 		}
@@ -143,45 +145,45 @@ func constantTree(e Expr) bool {
 	return constant
 }
 
-func allLiterals(es []Expr) bool {
+func allLiterals(es []plan.Expr) bool {
 	for _, e := range es {
-		if _, ok := e.(*Literal); !ok {
+		if _, ok := e.(*plan.Literal); !ok {
 			return false
 		}
 	}
 	return true
 }
 
-func foldCall(x *Call) Expr {
+func foldCall(x *plan.Call) plan.Expr {
 	if allLiterals(x.Args) {
 		if v, err := Eval(x); err == nil {
-			return Lit(v)
+			return plan.Lit(v)
 		}
 		return x
 	}
 	switch x.Fn {
-	case FnCoalesce:
+	case plan.FnCoalesce:
 		// The first non-NULL literal is the value when no column comes before it.
 		for _, a := range x.Args {
-			l, ok := a.(*Literal)
+			l, ok := a.(*plan.Literal)
 			if !ok {
 				break
 			}
 			if !l.V.Null {
 				if v, err := types.Convert(l.V, x.T); err == nil {
-					return Lit(v)
+					return plan.Lit(v)
 				}
 				break
 			}
 		}
-	case FnAnd:
-		var keep []Expr
+	case plan.FnAnd:
+		var keep []plan.Expr
 		for _, a := range x.Args {
-			for _, c := range Conjuncts(a) {
+			for _, c := range plan.Conjuncts(a) {
 				if isTrue(c) {
 					continue
 				}
-				if l, ok := c.(*Literal); ok && !l.V.Null {
+				if l, ok := c.(*plan.Literal); ok && !l.V.Null {
 					return boolLit(false)
 				}
 				keep = append(keep, c)
@@ -190,14 +192,14 @@ func foldCall(x *Call) Expr {
 		if len(keep) == 0 {
 			return boolLit(true)
 		}
-		return And(keep...)
-	case FnOr:
-		var keep []Expr
+		return plan.And(keep...)
+	case plan.FnOr:
+		var keep []plan.Expr
 		for _, a := range x.Args {
 			if isTrue(a) {
 				return boolLit(true)
 			}
-			if l, ok := a.(*Literal); ok && !l.V.Null {
+			if l, ok := a.(*plan.Literal); ok && !l.V.Null {
 				continue // FALSE
 			}
 			keep = append(keep, a)
@@ -210,20 +212,20 @@ func foldCall(x *Call) Expr {
 		}
 		out := keep[0]
 		for _, k := range keep[1:] {
-			out = NewBool(FnOr, out, k)
+			out = plan.NewBool(plan.FnOr, out, k)
 		}
 		return out
-	case FnEq:
+	case plan.FnEq:
 		// x = x is true wherever x is not NULL (a decorrelated "o_orderkey IN (SELECT
 		// o_orderkey …)" compares the outer column with itself).
-		if r, ok := x.Args[0].(*ColumnRef); ok && Key(r) == Key(x.Args[1]) {
-			return Not(NewBool(FnIsNull, r))
+		if r, ok := x.Args[0].(*plan.ColumnRef); ok && plan.Key(r) == plan.Key(x.Args[1]) {
+			return plan.Not(plan.NewBool(plan.FnIsNull, r))
 		}
-	case FnNot:
-		if inner, ok := x.Args[0].(*Call); ok && inner.Fn == FnNot {
+	case plan.FnNot:
+		if inner, ok := x.Args[0].(*plan.Call); ok && inner.Fn == plan.FnNot {
 			return inner.Args[0]
 		}
-		if s, ok := x.Args[0].(*Subquery); ok && s.Kind != SubqueryScalar {
+		if s, ok := x.Args[0].(*plan.Subquery); ok && s.Kind != plan.SubqueryScalar {
 			c := *s
 			c.Not = !c.Not
 			return &c
@@ -232,91 +234,91 @@ func foldCall(x *Call) Expr {
 	return x
 }
 
-func foldCase(x *Case) Expr {
-	out := &Case{T: x.T}
+func foldCase(x *plan.Case) plan.Expr {
+	out := &plan.Case{T: x.T}
 	for _, w := range x.Whens {
-		cond, then := Fold(w.Cond), Fold(w.Then)
-		if IsFalseOrNull(cond) {
+		cond, then := Expr(w.Cond), Expr(w.Then)
+		if plan.IsFalseOrNull(cond) {
 			continue
 		}
 		if isTrue(cond) && len(out.Whens) == 0 {
 			return then
 		}
-		out.Whens = append(out.Whens, When{Cond: cond, Then: then})
+		out.Whens = append(out.Whens, plan.When{Cond: cond, Then: then})
 		if isTrue(cond) {
 			out.Else = nil
 			return out
 		}
 	}
 	if x.Else != nil {
-		out.Else = Fold(x.Else)
+		out.Else = Expr(x.Else)
 	}
 	if len(out.Whens) == 0 {
 		if out.Else == nil {
-			return Lit(types.NullValue(x.T))
+			return plan.Lit(types.NullValue(x.T))
 		}
 		return out.Else
 	}
 	return out
 }
 
-// FoldPlan folds the expressions of every node of a plan (see Fold), dropping conditions
+// Plan folds the expressions of every node of a plan (see Expr), dropping conditions
 // that are always true and Filters left without conditions.
-func FoldPlan(n Node) Node {
+func Plan(n plan.Node) plan.Node {
 	for i, in := range n.Inputs() {
-		n.SetInput(i, FoldPlan(in))
+		n.SetInput(i, Plan(in))
 	}
 	switch x := n.(type) {
-	case *Scan:
-		x.Filters = FoldConds(x.Filters)
-	case *Values:
+	case *plan.Scan:
+		x.Filters = Conds(x.Filters)
+	case *plan.Values:
 		for _, row := range x.Rows {
 			for i := range row {
-				row[i] = Fold(row[i])
+				row[i] = Expr(row[i])
 			}
 		}
-	case *Filter:
-		x.Conds = FoldConds(x.Conds)
+	case *plan.Filter:
+		x.Conds = Conds(x.Conds)
 		if len(x.Conds) == 0 {
 			return x.Input
 		}
-	case *Project:
+	case *plan.Project:
 		for i := range x.Exprs {
-			x.Exprs[i] = Fold(x.Exprs[i])
+			x.Exprs[i] = Expr(x.Exprs[i])
 		}
-	case *Join:
-		x.On = FoldConds(x.On)
+	case *plan.Join:
+		x.On = Conds(x.On)
 		if x.MarkCond != nil {
-			x.MarkCond = Fold(x.MarkCond)
+			x.MarkCond = Expr(x.MarkCond)
 		}
-	case *Aggregate:
+	case *plan.Aggregate:
 		for i := range x.Groups {
-			x.Groups[i] = Fold(x.Groups[i])
+			x.Groups[i] = Expr(x.Groups[i])
 		}
 		for _, a := range x.Aggs {
 			if a.Arg != nil {
-				a.Arg = Fold(a.Arg)
+				a.Arg = Expr(a.Arg)
 			}
 		}
-	case *Sort:
+	case *plan.Sort:
 		for i := range x.Keys {
-			x.Keys[i].Expr = Fold(x.Keys[i].Expr)
+			x.Keys[i].Expr = Expr(x.Keys[i].Expr)
 		}
 	}
 	return n
 }
 
-// FoldConds folds a list of conjuncts, splitting ANDs and dropping TRUE; a FALSE or NULL
+// Conds folds a list of conjuncts, splitting ANDs and dropping TRUE; a FALSE or NULL
 // conjunct replaces the whole list.
-func FoldConds(conds []Expr) []Expr {
-	var out []Expr
+func Conds(conds []plan.Expr) []plan.Expr {
+	var out []plan.Expr
 	for _, c := range conds {
-		for _, f := range Conjuncts(Fold(c)) {
+		for _, f := range plan.Conjuncts(Expr(c)) {
 			switch {
 			case isTrue(f):
 				continue
-			case IsFalseOrNull(f):
-				return []Expr{boolLit(false)}
+			case plan.IsFalseOrNull(f):
+				return []plan.Expr{boolLit(false)}
 			}
 			out = append(out, f)
 		}
@@ -326,19 +328,19 @@ func FoldConds(conds []Expr) []Expr {
 
 // ConstantError returns the first error that a constant part of the plan raises when it is
 // evaluated (MySQL's error 1690 for BIGINT 9223372036854775807 + 1, say), or nil. Run it
-// after FoldPlan: a constant that Fold could not turn into a literal is still in the plan,
+// after Plan: a constant that Expr could not turn into a literal is still in the plan,
 // and without this check the executor would compute it on its own. Only parts evaluated
 // whatever the data are checked — not the branches of a CASE, nor the operands of AND, OR
 // and COALESCE after the first — because MySQL evaluates those only when it reaches them.
-func ConstantError(n Node) error {
+func ConstantError(n plan.Node) error {
 	var err error
-	var check func(e Expr)
-	check = func(e Expr) {
+	var check func(e plan.Expr)
+	check = func(e plan.Expr) {
 		if err != nil || e == nil {
 			return
 		}
 		switch x := e.(type) {
-		case *Subquery:
+		case *plan.Subquery:
 			if x.Probe != nil {
 				check(x.Probe)
 			}
@@ -346,15 +348,15 @@ func ConstantError(n Node) error {
 				err = ConstantError(x.Plan)
 			}
 			return
-		case *Case:
+		case *plan.Case:
 			if len(x.Whens) > 0 {
 				check(x.Whens[0].Cond)
 			}
 			return
-		case *Call:
+		case *plan.Call:
 			args := x.Args
 			switch x.Fn {
-			case FnAnd, FnOr, FnCoalesce:
+			case plan.FnAnd, plan.FnOr, plan.FnCoalesce:
 				args = args[:min(len(args), 1)]
 			}
 			for _, a := range args {
@@ -364,19 +366,19 @@ func ConstantError(n Node) error {
 				err = definiteError(x)
 			}
 			return
-		case *Cast:
+		case *plan.Cast:
 			check(x.Arg)
-			if _, ok := x.Arg.(*Literal); ok && err == nil {
+			if _, ok := x.Arg.(*plan.Literal); ok && err == nil {
 				err = definiteError(x)
 			}
 			return
 		}
-		for _, c := range Children(e) {
+		for _, c := range plan.Children(e) {
 			check(c)
 		}
 	}
-	WalkPlan(n, func(n Node) bool {
-		for _, e := range NodeExprs(n) {
+	plan.WalkPlan(n, func(n plan.Node) bool {
+		for _, e := range plan.NodeExprs(n) {
 			check(e)
 		}
 		return err == nil
@@ -386,7 +388,7 @@ func ConstantError(n Node) error {
 
 // definiteError evaluates a constant expression and returns its error if it is one to
 // report to the client (a *sqlerr.Error), not merely a function the folder cannot compute.
-func definiteError(e Expr) error {
+func definiteError(e plan.Expr) error {
 	_, err := Eval(e)
 	var se *sqlerr.Error
 	if errors.As(err, &se) {
