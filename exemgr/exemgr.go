@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/colinkdb/colink/internal/bufpool"
 	"github.com/colinkdb/colink/ipc"
 )
 
@@ -86,10 +87,11 @@ func New(cfg Config) (*ExeMgr, error) {
 	em := &ExeMgr{cfg: cfg, log: cfg.Logger, down: map[string]error{}}
 	// One receive pool for every connection: what one primproc's results freed serves
 	// another's.
-	pool := ipc.NewBufferPool(0)
+	idle := ipc.DefaultPoolIdleTime
 	if cfg.PoolIdle > 0 {
-		pool.SetIdleTime(cfg.PoolIdle)
+		idle = cfg.PoolIdle
 	}
+	pool := bufpool.New(bufpool.Options{Retain: ipc.DefaultPoolIdle, IdleTime: idle})
 	for _, p := range cfg.PrimProcs {
 		em.down[p] = errors.New("not connected yet")
 		cl, err := ipc.NewClient(p, ipc.ClientConfig{
