@@ -396,8 +396,8 @@ func (c *core) allocID() (uint32, error) {
 // open starts a client stream calling method: its REQUEST is queued (FIN with fin: the
 // client sends nothing more on it) and the round holding it returned.
 func (c *core) open(method string, args []byte, timeout time.Duration, fin bool) (*coreStream, uint64, error) {
-	if c.phase != phaseOpen {
-		return nil, 0, c.err
+	if err := c.notOpen(); err != nil {
+		return nil, 0, err
 	}
 	if len(c.streams) >= int(c.peer.MaxStreams) {
 		return nil, 0, &RemoteError{Code: CodeTooManyStreams, Message: fmt.Sprintf("%d streams open on the connection, the peer's limit", len(c.streams))}
@@ -426,8 +426,8 @@ func (c *core) open(method string, args []byte, timeout time.Duration, fin bool)
 // call starts a unary call: a REQUEST with FIN, done to be called with the reply. first
 // reports that no other call was pending.
 func (c *core) call(method string, args []byte, timeout time.Duration, done CallDone) (id uint32, round uint64, first bool, err error) {
-	if c.phase != phaseOpen {
-		return 0, 0, false, c.err
+	if err := c.notOpen(); err != nil {
+		return 0, 0, false, err
 	}
 	if len(c.streams)+c.calls.pending >= int(c.peer.MaxStreams) {
 		return 0, 0, false, &RemoteError{Code: CodeTooManyStreams, Message: "the peer's stream limit is reached"}
@@ -463,10 +463,20 @@ func (c *core) sendStateErr(cs *coreStream) error {
 		return fmt.Errorf("stream %d: %w: the server ended it: %w", cs.id, ErrStreamClosed, cs.remoteErr)
 	case cs.isClient && cs.remoteFin:
 		return fmt.Errorf("stream %d: %w: the server ended it", cs.id, ErrStreamClosed)
-	case c.phase != phaseOpen:
+	}
+	return c.notOpen()
+}
+
+// notOpen is the error of an operation that needs an open connection: why it failed, or
+// that its handshake has not completed.
+func (c *core) notOpen() error {
+	switch c.phase {
+	case phaseOpen:
+		return nil
+	case phaseFailed:
 		return c.err
 	}
-	return nil
+	return errors.New("ipc: the connection's handshake has not completed")
 }
 
 // sendReady reports whether a sender waiting to send n bytes on cs must look again: the
