@@ -122,11 +122,23 @@ func (a *actions) empty() bool {
 }
 
 func (a *actions) reset() {
-	clear(a.accept)
-	clear(a.wake)
-	clear(a.calls)
-	clear(a.inline)
-	*a = actions{accept: a.accept[:0], wake: a.wake[:0], calls: a.calls[:0], inline: a.inline[:0]}
+	if len(a.accept) > 0 {
+		clear(a.accept)
+		a.accept = a.accept[:0]
+	}
+	if len(a.wake) > 0 {
+		clear(a.wake)
+		a.wake = a.wake[:0]
+	}
+	if len(a.calls) > 0 {
+		clear(a.calls)
+		a.calls = a.calls[:0]
+	}
+	if len(a.inline) > 0 {
+		clear(a.inline)
+		a.inline = a.inline[:0]
+	}
+	a.flush, a.data, a.checkPeer, a.fail = false, false, false, nil
 }
 
 // wakeup: a stream's receiver (recv) or sender (send) must look at its state again;
@@ -198,35 +210,54 @@ func (c *core) readSpace() []byte { return c.dec.space() }
 // are taken only up to the one that completes it: the rest wait for the open connection's
 // reader.
 func (c *core) received(now time.Time, n int, a *actions) {
+	c.receivedBytes(now, n)
+	for c.receiveFrames(now, 1<<30, a) {
+	}
+}
+
+// receivedBytes records n bytes read into the slice readSpace returned, at now.
+func (c *core) receivedBytes(now time.Time, n int) {
 	now = c.clock(now)
 	if n > 0 && c.phase != phaseFailed {
 		c.dec.filled(n)
 		c.bytesIn += uint64(n)
 		c.lastIn = now
 	}
-	for c.phase != phaseFailed {
+}
+
+// receiveFrames dispatches up to max of the complete frames buffered; more reports that it
+// stopped at max with more to do. (A loop that executes the actions of every few frames,
+// releasing its lock in between, lets a burst of replies flow while the senders they
+// wake queue their next requests.)
+func (c *core) receiveFrames(now time.Time, max int, a *actions) (more bool) {
+	now = c.clock(now)
+	for i := 0; c.phase != phaseFailed; i++ {
+		if i == max {
+			return c.dec.mayHaveFrame()
+		}
 		hs := c.phase == phaseHandshake
 		f, ok, err := c.dec.next()
 		if err != nil {
 			c.decodeFailed(now, f, err, a)
-			return
+			return false
 		}
 		if !ok {
-			return
+			return false
 		}
 		c.framesIn++
 		if hs {
 			c.handshakeFrame(now, f, a)
 			if c.phase != phaseHandshake {
-				return
+				return false
 			}
 			continue
 		}
 		if err := c.dispatch(now, f, a); err != nil {
 			c.protocolError(now, err, a)
-			return
+			return false
 		}
 	}
+	return false
 }
 
 // decodeFailed ends the connection over a byte stream that broke the framing.

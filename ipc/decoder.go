@@ -178,3 +178,12 @@ func (d *decoder) hasFrame() bool {
 	n := int(uint32(b[12]) | uint32(b[13])<<8 | uint32(b[14])<<16 | uint32(b[15])<<24)
 	return avail >= HeaderSize+n
 }
+
+// mayHaveFrame reports whether next could return something without another read: a frame,
+// or an error about a header.
+func (d *decoder) mayHaveFrame() bool {
+	if d.part {
+		return d.pgot+d.w-d.r >= int(d.ph.Length)
+	}
+	return d.w-d.r >= HeaderSize
+}

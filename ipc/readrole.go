@@ -87,6 +87,11 @@ func (c *Conn) unregisterWaiter(sig chan struct{}) {
 	c.mu.Unlock()
 }
 
+// readBurst is how many frames a reader dispatches under mu before it releases it to
+// execute their actions: a burst of replies then wakes its callers while the rest is
+// dispatched, and their next requests need not wait for the whole burst.
+const readBurst = 8
+
 // readFrames reads the socket and feeds the core until done() holds (nil: until preempted),
 // or the connection fails. It returns whether a data frame was delivered. The first pass
 // reads nothing: it feeds the frames already buffered.
@@ -96,7 +101,15 @@ func (c *Conn) readFrames(done func() bool) (sawData bool) {
 	now := time.Now()
 	for {
 		c.mu.Lock()
-		c.core.received(now, n, a)
+		c.core.receivedBytes(now, n)
+		for c.core.receiveFrames(now, readBurst, a) {
+			c.acceptLocked(a)
+			c.failedLocked(a)
+			c.mu.Unlock()
+			sawData = sawData || a.data
+			c.exec(a)
+			c.mu.Lock()
+		}
 		stop := false
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) && c.takePreemptLocked() {
@@ -107,9 +120,9 @@ func (c *Conn) readFrames(done func() bool) (sawData bool) {
 		}
 		c.acceptLocked(a)
 		c.failedLocked(a)
+		failed := !c.core.writable()
 		c.mu.Unlock()
 		sawData = sawData || a.data
-		failed := a.fail != nil
 		c.exec(a)
 		if !c.isClient {
 			c.flushReplies()
@@ -120,11 +133,6 @@ func (c *Conn) readFrames(done func() bool) (sawData bool) {
 		}
 		if stop {
 			return sawData
-		}
-		select {
-		case <-c.done:
-			return sawData
-		default:
 		}
 		if done != nil && done() {
 			return sawData
