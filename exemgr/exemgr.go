@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/colinkdb/colink/internal/bufpool"
 	"github.com/colinkdb/colink/ipc"
 )
 
@@ -57,7 +58,7 @@ type ExeMgr struct {
 	log   *slog.Logger
 	peers []*ipc.Client
 	// linkPool holds every link connection's receive buffers; it ages them out itself.
-	linkPool *ipc.BufferPool
+	linkPool *bufpool.Pool
 
 	mu   sync.Mutex
 	down map[string]error // peers without a live connection, and why
@@ -88,10 +89,11 @@ func New(cfg Config) (*ExeMgr, error) {
 	em := &ExeMgr{cfg: cfg, log: cfg.Logger, down: map[string]error{}}
 	// One receive pool for every connection: what one primproc's results freed serves
 	// another's.
-	pool := ipc.NewBufferPool(0)
+	idle := ipc.DefaultPoolIdleTime
 	if cfg.PoolIdle > 0 {
-		pool.SetIdleTime(cfg.PoolIdle)
+		idle = cfg.PoolIdle
 	}
+	pool := bufpool.New(bufpool.Options{Retain: ipc.DefaultPoolIdle, IdleTime: idle})
 	em.linkPool = pool
 	for _, p := range cfg.PrimProcs {
 		em.down[p] = errors.New("not connected yet")

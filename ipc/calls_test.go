@@ -25,7 +25,7 @@ func TestCallTableSlotsAndSpill(t *testing.T) {
 			t.Fatalf("add(%d) first = %v", id, first)
 		}
 	}
-	if p := tab.pending.Load(); p != n {
+	if p := tab.pending; p != n {
 		t.Fatalf("pending %d, want %d", p, n)
 	}
 	if tab.take(n+1) != nil || tab.take(0) != nil {
@@ -42,15 +42,13 @@ func TestCallTableSlotsAndSpill(t *testing.T) {
 			t.Fatalf("take(%d) twice returned a callback", i+1)
 		}
 	}
-	for _, d := range tab.drain() {
-		d(nil, nil)
-	}
+	tab.drain(func(id uint32, d CallDone) { d(nil, nil) })
 	for id := 1; id <= n; id++ {
 		if got[id] != 1 {
 			t.Fatalf("callback %d ran %d times", id, got[id])
 		}
 	}
-	if p := tab.pending.Load(); p != 0 {
+	if p := tab.pending; p != 0 {
 		t.Fatalf("pending %d after drain", p)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/colinkdb/colink/internal/bufpool"
 )
 
 // ClientConfig configures a Client.
@@ -26,7 +28,7 @@ type ClientConfig struct {
 	DialTimeout  time.Duration // per connection attempt, handshake included (default 2s)
 	BackoffMin   time.Duration // first reconnection delay (default 50ms)
 	BackoffMax   time.Duration // longest reconnection delay (default 2s)
-	Pool         *BufferPool   // receive buffers; a new pool if nil
+	Pool         *bufpool.Pool // receive buffers; a new pool (DefaultPoolIdle, DefaultPoolIdleTime) if nil
 	Logger       *slog.Logger  // slog.Default() if nil
 	// OnState, if set, is called (from the client's goroutines, serially) whenever the peer
 	// goes from no live connection to one (Up) or back (down, with the reason).
@@ -49,7 +51,7 @@ type Client struct {
 	peer  Endpoint
 	cfg   ClientConfig
 	log   *slog.Logger
-	pool  *BufferPool
+	pool  *bufpool.Pool
 	local bool // the peer's host is this machine
 
 	mu       sync.Mutex
@@ -109,7 +111,7 @@ func NewClient(peer string, cfg ClientConfig) (*Client, error) {
 	c.log = c.log.With("peer", ep.String())
 	c.pool = cfg.Pool
 	if c.pool == nil {
-		c.pool = NewBufferPool(0)
+		c.pool = newDefaultPool()
 	}
 	// A unix:// URL is dialled as given whatever the transport, which decides only what to
 	// do with tcp:// URLs (see PROTOCOL.md, "Choosing a transport").
@@ -315,7 +317,7 @@ func (c *Client) dialEndpoint(ctx context.Context, ep Endpoint, hp handshakePara
 	}
 	conn := newConn(nc, true, c.pool, c.cfg.Limits, c.log)
 	conn.setRemote(ep.String())
-	if err := conn.clientHandshake(ctx, hp); err != nil {
+	if err := conn.handshake(ctx, hp); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("%s: %w", ep, err)
 	}
@@ -549,12 +551,8 @@ func (c *Client) Close() error {
 // NewClientConn runs the client handshake on an established nc (a socket, or an in-memory
 // pipe in tests) and returns the connection, outside any Client pool.
 func NewClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*Conn, error) {
-	pool := cfg.Pool
-	if pool == nil {
-		pool = NewBufferPool(0)
-	}
-	conn := newConn(nc, true, pool, cfg.Limits, cfg.Logger)
-	if err := conn.clientHandshake(ctx, handshakeParams{name: cfg.Name, token: cfg.AuthToken, allowUIDs: cfg.AllowUIDs, compression: cfg.Compression}); err != nil {
+	conn := newConn(nc, true, cfg.Pool, cfg.Limits, cfg.Logger)
+	if err := conn.handshake(ctx, handshakeParams{name: cfg.Name, token: cfg.AuthToken, allowUIDs: cfg.AllowUIDs, compression: cfg.Compression}); err != nil {
 		nc.Close()
 		return nil, err
 	}

@@ -32,7 +32,56 @@
 // that every server answers (Client.RemoteStats, Server.Snapshot to embed in a daemon's own
 // stats). Memory: each stream holds at most a window of unconsumed data, and the streams
 // that can receive data are capped per connection by Limits.MaxConnBuffer. Received frames
-// land in a BufferPool, which keeps at most its idle bound of unused buffers and releases
-// those unused for its idle time (DefaultPoolIdleTime; BufferPool.SetIdleTime, SetMaxIdle
-// and Trim adjust it).
+// land in a buffer pool (colink's one pool, internal/bufpool), which keeps at most its
+// Retain bound of unused buffers and releases those unused for its IdleTime; a server or
+// client without one makes a pool of DefaultPoolIdle bytes and DefaultPoolIdleTime.
+//
+// # The core and the loop
+//
+// A connection is two layers, in the manner of etcd's raft and nats-server's parser.
+//
+// The core (type core, core*.go) is the protocol of one connection as a state machine. It
+// takes events — bytes received, a timer tick, the peer's process state when asked for it,
+// and the local operations (open, call, send, consume, close-send, cancel, close, finish) —
+// and answers with actions: frames queued for writing, streams to wake, calls completed,
+// streams to start handlers for, inline requests to run, the next time it wants a tick,
+// and the connection's failure. It has no goroutines, no locks and no clock of its own:
+// every event carries now, and every deadline it keeps (the handshake's, the heartbeat's,
+// the silence verdict's, a stream's delayed credit grant) comes back as the one next
+// deadline it wants a tick at. It owns the frame decoding state (decoder, over the pure
+// DecodeHeader), the handshake, the stream table and every stream's protocol state (open,
+// half-closed, ended; credit granted and used; received frames queued for the
+// application), the pending unary calls, connection state (handshaking, open, failed and
+// why), liveness (last byte in and out, the ping due, the one silence rule below) and the
+// close and cancel protocol. Its output is an ordered queue of write rounds (outQueue):
+// control frames copied, data frames referencing the sender's buffers, PING and PONG in an
+// urgent lane ahead of what has not begun to be written. Tests drive it with no network
+// and no clock at all: the data-driven scripts under testdata/core, and the fuzz targets
+// that feed it whole sessions.
+//
+// The silence rule is one rule, the same in the handshake and after it: a peer silent for
+// HeartbeatTimeout (counting bytes waiting unread in the socket as signs of life) is
+// judged — a peer of unknown process has failed; a local one is asked about (the core's
+// action checkPeer) and has failed if its process is stopped or gone, or if it stays
+// silent for localPeerSilenceFactor timeouts while running. It applies on an open
+// connection and while a client waits for the server's handshake frames; the handshake
+// deadline applies to both sides until the handshake completes.
+//
+// The loop (Conn, Stream; conn.go, stream.go, readrole.go) owns the socket and the
+// goroutines, and feeds the core under one mutex (Conn.mu), executing the actions outside
+// it: a reader (on a server a goroutine of its own; on a client whichever goroutine waits
+// for input, see readrole.go) reads into the decoder's buffer and reports the bytes; a
+// combining writer writes each round with one writev (a goroutine that finds nobody
+// writing writes its own frames and everyone's queued meanwhile; goroutines that must not
+// block leave theirs to a background flusher); one timer delivers the ticks; the streams'
+// goroutines wait on channels the actions signal. Conn.mu guards the core, the writer's
+// bookkeeping and the client's read role; no syscall and no user code runs under it.
+//
+// Another transport is another loop around the same core. The coming shared-memory one
+// (memfd rings for batch bodies, control frames on the unix socket) would feed the core
+// the frames it assembles from the socket and from ring slots (core.dispatch takes a frame
+// whose payload may live anywhere, with the buffer to give back when it is consumed), and
+// would take the core's write rounds apart: data frames' bodies into the ring, the rest to
+// the socket in order. Flow control, the stream table, cancellation, the handshake and
+// liveness stay the core's, unchanged.
 package ipc

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/colinkdb/colink/internal/bufpool"
 )
 
 // Nulls in sliced batches (bitmap offsets that are not byte-aligned, unknown null counts)
@@ -146,17 +148,20 @@ func TestAllNullColumnSurvivesDirtyPool(t *testing.T) {
 	}
 }
 
-// dirtyPoolServer returns a buffer pool whose recycled buffers are all full of ones, and a
-// server (shut down at the end of the test) that allocates from it: code that trusts
-// recycled memory to be zeroed shows up as wrong values.
-func dirtyPoolServer(t *testing.T) (*BufferPool, *Server) {
-	pool := NewBufferPool(0)
-	for n := 1; n <= 1<<16; n *= 2 {
-		b := pool.Get(n)
-		full := b[:cap(b)]
-		for i := range full {
-			full[i] = 0xFF
+// dirtyPoolServer returns a buffer pool whose recycled buffers are all dirty (the pool
+// scribbles 0xA5 over every buffer given back, and a few buffers of every class up to
+// 64 KiB are given back before the test starts), and a server (shut down at the end of the
+// test) that allocates from it: code that trusts recycled memory to be zeroed shows up as
+// wrong values.
+func dirtyPoolServer(t *testing.T) (*bufpool.Pool, *Server) {
+	pool := bufpool.New(bufpool.Options{Scribble: true})
+	var bufs [][]byte
+	for n := 1; n <= 1<<16; n = bufpool.SizeOf(n) + 1 {
+		for range 4 {
+			bufs = append(bufs, pool.Get(n))
 		}
+	}
+	for _, b := range bufs {
 		pool.Put(b)
 	}
 	lg, _ := newTestLogger()

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/colinkdb/colink/internal/bufpool"
 )
 
 // Handler serves one stream. It reads the request with st.Args or st.DecodeArgs, may receive
@@ -33,19 +35,19 @@ type UnaryHandler func(ctx context.Context, args []byte) (end []byte, err error)
 
 // ServerConfig configures a Server.
 type ServerConfig struct {
-	Name      string       // for the peer's logs
-	AuthToken []byte       // TCP clients must prove it when set
-	AllowUIDs []int        // unix clients allowed besides this process's uid
-	Limits    Limits       // connection limits
-	Pool      *BufferPool  // receive buffers; a new pool if nil
-	Logger    *slog.Logger // slog.Default() if nil
+	Name      string        // for the peer's logs
+	AuthToken []byte        // TCP clients must prove it when set
+	AllowUIDs []int         // unix clients allowed besides this process's uid
+	Limits    Limits        // connection limits
+	Pool      *bufpool.Pool // receive buffers; a new pool (DefaultPoolIdle, DefaultPoolIdleTime) if nil
+	Logger    *slog.Logger  // slog.Default() if nil
 }
 
 // Server serves named handlers on any number of listeners.
 type Server struct {
 	cfg      ServerConfig
 	log      *slog.Logger
-	pool     *BufferPool
+	pool     *bufpool.Pool
 	instance []byte
 	handlers map[string]Handler      // written only before Serve
 	unary    map[string]UnaryHandler // written only before Serve
@@ -76,7 +78,7 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	pool := cfg.Pool
 	if pool == nil {
-		pool = NewBufferPool(0)
+		pool = newDefaultPool()
 	}
 	inst := make([]byte, 16)
 	_, _ = rand.Read(inst)
@@ -181,7 +183,7 @@ func (s *Server) runUnary(h UnaryAppendHandler, method, args, dst []byte) (end [
 func (s *Server) Instance() []byte { return s.instance }
 
 // Pool returns the server's buffer pool.
-func (s *Server) Pool() *BufferPool { return s.pool }
+func (s *Server) Pool() *bufpool.Pool { return s.pool }
 
 // Serve accepts connections on every listener until Shutdown. The unix endpoints among them
 // are advertised in the server's hello before any connection is accepted, so a client that
@@ -250,23 +252,22 @@ func isTemporaryAccept(err error) bool {
 // ServeConn runs the handshake on an accepted connection and serves it until it ends.
 func (s *Server) ServeConn(nc net.Conn) {
 	c := newConn(nc, false, s.pool, s.cfg.Limits, s.log)
+	c.baseCtx = s.base
+	c.onRequest = s.startStream
+	c.core.cfg.unaryFor = s.unaryFor
+	c.runUnary = s.runUnary
 	s.mu.Lock()
 	unix := slices.Clone(s.unix)
 	s.mu.Unlock()
-	err := c.serverHandshake(s.base, handshakeParams{
+	err := c.handshake(s.base, handshakeParams{
 		name: s.cfg.Name, token: s.cfg.AuthToken, allowUIDs: s.cfg.AllowUIDs, unix: unix, instance: s.instance,
 	})
-	if err != nil {
+	if err != nil { // the connection has failed, and logged "link: closing connection" with the reason
 		s.mu.Lock()
 		s.rejected++
 		s.mu.Unlock()
-		c.fail(err) // logs "link: closing connection" with the reason
 		return
 	}
-	c.baseCtx = s.base
-	c.onRequest = s.startStream
-	c.unaryFor = s.unaryFor
-	c.runUnary = s.runUnary
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -396,7 +397,8 @@ func (s *Server) Snapshot(opts StatsOptions) ServerStats {
 		ConnsAccepted: s.accepted, RejectedHandshakes: s.rejected, Totals: s.closed,
 	}
 	s.mu.Unlock()
-	st.Pool = s.pool.Stats()
+	ps := s.pool.Stats()
+	st.Pool = PoolStats{Gets: ps.Gets, Misses: ps.Misses, IdleBytes: ps.Idle, Released: ps.Released}
 	st.ConnsOpen = len(conns)
 	for _, c := range conns {
 		cs := c.snapshot(opts)

@@ -111,15 +111,11 @@ func (t *LinkTotals) add(c *ConnStats) {
 // StreamStats returns the counters of the streams open on the connection, by id.
 func (c *Conn) StreamStats() []StreamStats {
 	c.mu.Lock()
-	streams := make([]*Stream, 0, len(c.streams))
-	for _, s := range c.streams {
-		streams = append(streams, s)
+	out := make([]StreamStats, 0, len(c.core.streams))
+	for _, cs := range c.core.streams {
+		out = append(out, c.core.streamStats(cs))
 	}
 	c.mu.Unlock()
-	out := make([]StreamStats, len(streams))
-	for i, s := range streams {
-		out[i] = s.Stats()
-	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
@@ -176,6 +172,16 @@ func decodeStatsReply(end []byte, err error) (ServerStats, error) {
 		return st, fmt.Errorf("%s reply: %w", MethodStats, err)
 	}
 	return st, nil
+}
+
+// PoolStats are the receive-buffer pool's counters, as the ipc.stats reply carries them.
+type PoolStats struct {
+	Gets      int64 `json:"gets" msgpack:"gets"`             // buffers handed out
+	Misses    int64 `json:"misses" msgpack:"misses"`         // of which freshly allocated
+	IdleBytes int64 `json:"idle_bytes" msgpack:"idle_bytes"` // bytes held idle now
+	// Released counts the idle bytes given back to the garbage collector: aged out,
+	// trimmed, or over a lowered bound.
+	Released int64 `json:"released_bytes" msgpack:"released_bytes"`
 }
 
 // ClientStats are a client's own counters for its peer.

@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowipc "github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/colinkdb/colink/internal/bufpool"
 )
 
 // Stream is one request and its two half-streams: the client's (REQUEST, then optionally a
@@ -22,39 +23,26 @@ import (
 // bounds the memory its producer can make the link hold to about one window.
 //
 // A Stream is used by at most one sending and one receiving goroutine at a time.
+//
+// Its protocol state is the core's (cs, guarded by the connection's mu); the Stream holds
+// what the application's goroutines need: the request, the context, the signals they wait
+// on, and the Arrow codec.
 type Stream struct {
 	c        *Conn
+	cs       *coreStream
 	id       uint32
 	isClient bool
 	method   string
 	args     []byte
 	timeout  time.Duration // server: the client's deadline budget
-	// countsData: the stream can receive data and counts against Limits.DataStreams
-	// (guarded by c.mu).
-	countsData bool
-	ctx        context.Context
-	cancelCtx  context.CancelCauseFunc // server: cancels the handler's context
-	stopAfter  func() bool             // client: detaches the ctx watcher
+	ctx      context.Context
+	// cancelCtx: server: cancels the handler's context; set before the stream is
+	// published, never changed.
+	cancelCtx context.CancelCauseFunc
+	stopAfter func() bool // client: detaches the ctx watcher
 
 	recvSig   chan struct{} // signalled when the receive state changes
 	creditSig chan struct{} // signalled when the send state changes
-
-	mu        sync.Mutex
-	inq       []inMsg
-	inHead    int
-	gotSchema bool
-	remoteFin bool   // the peer's half is complete (END, FIN, ERROR or CANCEL received)
-	remoteEnd []byte // the peer's END payload
-	remoteErr error  // the peer's ERROR
-	err       error  // local failure or cancellation; wins over queued data
-	recvAvail int64  // credit the peer may still use (receiver's view)
-	ungranted int64  // bytes consumed since the last grant
-	sendAvail int64  // credit this side may still use
-	localFin  bool   // this side's half is complete (END, FIN, ERROR or CANCEL sent)
-	// grantTimer grants what was consumed and held back, creditDelay after the queue
-	// drained (see nextMessage); noGrants stops it for good once the stream is released.
-	grantTimer *time.Timer
-	noGrants   bool
 
 	// Arrow codec state: the writer belongs to the sending goroutine, the reader to the
 	// receiving one.
@@ -64,24 +52,13 @@ type Stream struct {
 	mr         msgReader
 	dec        decodeAllocator
 	schemaSent bool
-
-	bytesIn, bytesOut, framesIn, framesOut, batchesIn, batchesOut atomic.Uint64
-	stallNs                                                       atomic.Int64
-	creditWaits                                                   atomic.Uint64
 }
 
-type inMsg struct {
-	msg  *arrowipc.Message
-	size int64
-}
-
-func newStream(c *Conn, id uint32, isClient bool, method string, args []byte) *Stream {
+func newStream(c *Conn, cs *coreStream, method string, args []byte) *Stream {
 	s := &Stream{
-		c: c, id: id, isClient: isClient, method: method, args: args,
+		c: c, cs: cs, id: cs.id, isClient: c.isClient, method: method, args: args,
 		recvSig:   make(chan struct{}, 1),
 		creditSig: make(chan struct{}, 1),
-		recvAvail: int64(c.lim.StreamWindow),
-		sendAvail: int64(c.peer.Window),
 		ctx:       context.Background(),
 	}
 	s.pw.s = s
@@ -125,54 +102,6 @@ func (s *Stream) Conn() *Conn { return s.c }
 
 // ---- receive side -------------------------------------------------------------------------
 
-// onData queues a SCHEMA or BATCH frame; it runs on the reader goroutine and takes f.owned.
-func (s *Stream) onData(f inFrame) error {
-	info, meta, body, err := parseArrowMessage(f.payload)
-	if err == nil {
-		err = checkArrowKind(f.h.Kind, info)
-	}
-	if err != nil {
-		s.c.pool.Put(f.owned)
-		return fmt.Errorf("stream %d: %w", s.id, err)
-	}
-	n := int64(f.h.Length)
-	s.c.noteDataFrame(n)
-	s.mu.Lock()
-	switch {
-	case s.remoteFin:
-		err = fmt.Errorf("%w: %v frame on stream %d after the peer's END", ErrProtocol, f.h.Kind, s.id)
-	case f.h.Kind == KindSchema && s.gotSchema:
-		err = fmt.Errorf("%w: second SCHEMA on stream %d", ErrProtocol, s.id)
-	case f.h.Kind == KindBatch && !s.gotSchema:
-		err = fmt.Errorf("%w: BATCH before SCHEMA on stream %d", ErrProtocol, s.id)
-	case s.recvAvail < min(n, int64(s.c.lim.StreamWindow)):
-		err = fmt.Errorf("%w: peer sent %d bytes on stream %d with only %d bytes of credit", ErrProtocol, n, s.id, s.recvAvail)
-	}
-	if err != nil {
-		s.mu.Unlock()
-		s.c.pool.Put(f.owned)
-		return err
-	}
-	s.gotSchema = true
-	s.recvAvail -= n
-	if s.err != nil { // canceled locally, not yet retired: drop
-		s.mu.Unlock()
-		s.c.pool.Put(f.owned)
-		return nil
-	}
-	np := len(f.payload)
-	s.inq = append(s.inq, inMsg{msg: newArrowMessage(f.owned[:np:np], frameAllocator{s.c.pool}, meta, body), size: n})
-	s.mu.Unlock()
-	s.bytesIn.Add(uint64(n) + HeaderSize)
-	s.framesIn.Add(1)
-	if f.h.Kind == KindBatch {
-		s.batchesIn.Add(1)
-		s.c.batchesIn.Add(1)
-	}
-	signal(s.recvSig)
-	return nil
-}
-
 // newArrowMessage wraps a pooled frame payload as an Arrow message whose metadata and body
 // slice it; the pool gets the buffer back when the message and every array built on its body
 // are released.
@@ -189,174 +118,61 @@ func newArrowMessage(payload []byte, pool memory.Allocator, meta, body []byte) *
 	return msg
 }
 
-func (s *Stream) onRemoteEnd(payload []byte, rerr error) {
-	s.mu.Lock()
-	if s.remoteFin {
-		s.mu.Unlock()
-		s.c.lateFrames.Add(1) // a second end: ignore it (ERROR after CANCEL races are legal)
-		return
-	}
-	s.remoteFin = true
-	s.remoteEnd = payload
-	s.remoteErr = rerr
-	s.mu.Unlock()
-	if s.isClient {
-		s.c.retire(s) // the server's END or ERROR completes the stream
-	}
-	signal(s.recvSig)
-	signal(s.creditSig)
-}
-
-func (s *Stream) onCredit(n int64) {
-	s.mu.Lock()
-	s.sendAvail += n
-	s.mu.Unlock()
-	signal(s.creditSig)
-}
-
-func (s *Stream) onRemoteCancel(reason string) {
-	s.mu.Lock()
-	if s.err == nil {
-		s.err = fmt.Errorf("stream %d (%s): %w: %s", s.id, s.method, ErrRemoteCanceled, reason)
-	}
-	s.remoteFin, s.localFin = true, true
-	q := s.takeQueueLocked()
-	err := s.err
-	s.mu.Unlock()
-	releaseQueue(q)
-	if s.cancelCtx != nil {
-		s.cancelCtx(err)
-	}
-	s.c.retire(s)
-	signal(s.recvSig)
-	signal(s.creditSig)
-}
-
-// failConn fails the stream because its connection ended.
-func (s *Stream) failConn(err error) {
-	s.mu.Lock()
-	if s.err == nil {
-		s.err = fmt.Errorf("stream %d (%s) to %s: %w", s.id, s.method, s.c.remote, err)
-	}
-	q := s.takeQueueLocked()
-	err = s.err
-	s.mu.Unlock()
-	releaseQueue(q)
-	if s.cancelCtx != nil {
-		s.cancelCtx(err)
-	}
-	signal(s.recvSig)
-	signal(s.creditSig)
-}
-
-func (s *Stream) takeQueueLocked() []inMsg {
-	q := s.inq[s.inHead:]
-	s.inq, s.inHead = nil, 0
-	return q
-}
-
-func releaseQueue(q []inMsg) {
-	for _, m := range q {
-		m.msg.Release()
-	}
-}
-
 // waitCtx returns the error for a done context: on the client the stream is canceled (the
 // server is told); on the server the handler gets the cause and reports it by returning.
 func (s *Stream) waitCtx() error {
 	cause := context.Cause(s.ctx)
 	if s.isClient {
 		s.cancel(cause)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.err
+		s.c.mu.Lock()
+		defer s.c.mu.Unlock()
+		return s.cs.err
 	}
 	return cause
 }
 
-// recvDone reports whether a receiver has something to act on: a queued message, the
-// peer's end, or a failure.
+// recvDone reports whether a receiver has something to act on.
 func (s *Stream) recvDone() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err != nil || s.inHead < len(s.inq) || s.remoteFin
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.c.core.recvReady(s.cs)
 }
-
-// creditDelay is how long a receiver whose queue has drained holds back consumed bytes below
-// its grant threshold before granting them anyway (see nextMessage).
-const creditDelay = 2 * time.Millisecond
 
 // nextMessage returns the next queued Arrow message, waiting for one; io.EOF after the peer's
-// END. Consuming grants the bytes back to the peer: at once when a quarter window has
-// accumulated; and, so that the sender can always make progress, whenever the queue drains
-// with bytes held back (PROTOCOL.md, "Flow control"): at once if a frame as large as one the
-// connection has already carried could not be sent with the credit the peer has, else after
-// creditDelay unless the queue drains again first (the sender is then evidently sending).
+// END. Consuming grants the bytes back to the peer (core.consume).
 func (s *Stream) nextMessage() (*arrowipc.Message, error) {
-	if err := s.waitReadable(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.err != nil {
-		err := s.err
-		s.mu.Unlock()
-		return nil, err
-	}
-	m := s.inq[s.inHead]
-	s.inq[s.inHead] = inMsg{}
-	s.inHead++
-	drained := s.inHead == len(s.inq)
-	if drained {
-		s.inq, s.inHead = s.inq[:0], 0
-	}
-	s.ungranted += m.size
-	var grant int64
-	switch {
-	case s.remoteFin || s.ungranted == 0:
-	case s.ungranted >= int64(s.c.lim.StreamWindow)/4, drained && s.c.maxDataFrame.Load() > s.recvAvail:
-		grant, s.ungranted = s.ungranted, 0
-		s.recvAvail += grant
-	case drained && !s.noGrants:
-		if s.grantTimer == nil {
-			s.grantTimer = time.AfterFunc(creditDelay, s.lateGrant)
-		} else {
-			s.grantTimer.Reset(creditDelay)
-		}
-	}
-	s.mu.Unlock()
-	if grant > 0 {
-		var buf [16]byte
-		if err := s.c.fw.write(&frame{kind: KindCredit, stream: s.id, small: mpAppendUint(buf[:0], uint64(grant))}); err != nil {
-			m.msg.Release()
+	c := s.c
+	for {
+		if err := s.waitReadable(); err != nil {
 			return nil, err
 		}
+		var a actions
+		c.mu.Lock()
+		m, grantAt, flush, err := c.core.consume(time.Now(), s.cs)
+		if !grantAt.IsZero() {
+			c.armLocked(grantAt)
+		}
+		if flush && err == nil {
+			err = c.sendLocked(c.core.out.round, false, &a)
+		}
+		c.failedLocked(&a)
+		c.mu.Unlock()
+		c.exec(&a)
+		if err == errWouldBlock {
+			continue
+		}
+		if m.owned == nil {
+			return nil, err
+		}
+		np := int(m.size)
+		payload := m.owned[:np:np]
+		msg := newArrowMessage(payload, frameAllocator{c.pool}, payload[8:8+m.metaLen], payload[8+m.metaLen:])
+		if err != nil {
+			msg.Release()
+			return nil, err
+		}
+		return msg, nil
 	}
-	return m.msg, nil
-}
-
-// lateGrant grants the consumed bytes still held back, creditDelay after the queue drained.
-func (s *Stream) lateGrant() {
-	s.mu.Lock()
-	if s.err != nil || s.remoteFin || s.noGrants || s.ungranted == 0 {
-		s.mu.Unlock()
-		return
-	}
-	grant := s.ungranted
-	s.ungranted = 0
-	s.recvAvail += grant
-	s.mu.Unlock()
-	var buf [16]byte
-	_ = s.c.fw.write(&frame{kind: KindCredit, stream: s.id, small: mpAppendUint(buf[:0], uint64(grant))})
-}
-
-// stopGrants ends the stream's late grants: it no longer receives.
-func (s *Stream) stopGrants() {
-	s.mu.Lock()
-	s.noGrants = true
-	if s.grantTimer != nil {
-		s.grantTimer.Stop()
-	}
-	s.mu.Unlock()
 }
 
 // waitReadable waits until a message is queued (nil) or the peer's half ended (io.EOF, its
@@ -365,17 +181,12 @@ func (s *Stream) waitReadable() error {
 	if err := s.c.waitFor(s.ctx, s.recvSig, s.recvDone); err != nil {
 		return s.waitCtx()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.err != nil:
-		return s.err
-	case s.inHead < len(s.inq):
-		return nil
-	case s.remoteErr != nil:
-		return s.remoteErr
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	if err := s.c.core.recvState(s.cs); err != errWouldBlock {
+		return err
 	}
-	return io.EOF
+	return nil
 }
 
 // msgReader feeds a stream's queued messages to an arrow ipc.Reader.
@@ -419,7 +230,7 @@ const maxDecodeBytes = MaxFrameCap
 // pool, with a per-message budget. Over budget it panics, which the Arrow reader turns into
 // an error (a protocol violation for the link).
 type decodeAllocator struct {
-	p    *BufferPool
+	p    *bufpool.Pool
 	used int64 // bytes allocated while decoding the current message
 }
 
@@ -505,9 +316,9 @@ func (s *Stream) Schema() *arrow.Schema {
 
 // End returns the peer's END payload (a msgpack map) after Recv returned io.EOF.
 func (s *Stream) End() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.remoteEnd
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.cs.remoteEnd
 }
 
 // DecodeEnd unmarshals the peer's END payload into v.
@@ -521,69 +332,34 @@ func (s *Stream) DecodeEnd(v any) error {
 
 // ---- send side ----------------------------------------------------------------------------
 
-func (s *Stream) sendStateErrLocked() error {
-	switch {
-	case s.err != nil:
-		return s.err
-	case s.localFin:
-		return fmt.Errorf("stream %d: %w: this side already ended it", s.id, ErrStreamClosed)
-	case s.isClient && s.remoteFin && s.remoteErr != nil:
-		return fmt.Errorf("stream %d: %w: the server ended it: %w", s.id, ErrStreamClosed, s.remoteErr)
-	case s.isClient && s.remoteFin:
-		return fmt.Errorf("stream %d: %w: the server ended it", s.id, ErrStreamClosed)
-	}
-	return nil
-}
-
 // sendData writes one SCHEMA or BATCH frame of n payload bytes, waiting for credit first.
 func (s *Stream) sendData(kind Kind, parts [][]byte, n int) error {
-	if n > int(s.c.peer.MaxFrame) {
-		return fmt.Errorf("stream %d: %w: %d bytes, peer accepts %d; send smaller batches", s.id, ErrFrameTooLarge, n, s.c.peer.MaxFrame)
+	c := s.c
+	ready := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.core.sendReady(s.cs, n)
 	}
-	need := min(int64(n), int64(s.c.peer.Window))
-	s.mu.Lock()
-	if err := s.sendStateErrLocked(); err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	if s.sendAvail < need {
-		s.mu.Unlock()
-		start := time.Now()
-		s.creditWaits.Add(1)
-		s.c.creditWaits.Add(1)
-		err := s.c.waitFor(s.ctx, s.creditSig, func() bool {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return s.sendAvail >= need || s.sendStateErrLocked() != nil
-		})
-		s.addStall(start)
-		if err != nil {
-			return s.waitCtx()
+	for {
+		var a actions
+		c.mu.Lock()
+		round, mustWait, ok, err := c.core.sendData(time.Now(), s.cs, kind, parts, n)
+		if ok {
+			err = c.sendLocked(round, mustWait, &a)
 		}
-		s.mu.Lock()
-		if err := s.sendStateErrLocked(); err != nil {
-			s.mu.Unlock()
+		c.failedLocked(&a)
+		c.mu.Unlock()
+		c.exec(&a)
+		if ok || err != nil {
 			return err
 		}
+		if err := c.waitFor(s.ctx, s.creditSig, ready); err != nil {
+			c.mu.Lock()
+			c.core.endStall(time.Now(), s.cs)
+			c.mu.Unlock()
+			return s.waitCtx()
+		}
 	}
-	s.sendAvail -= int64(n)
-	s.mu.Unlock()
-	if err := s.c.fw.write(&frame{kind: kind, stream: s.id, parts: parts}); err != nil {
-		return err
-	}
-	s.bytesOut.Add(uint64(n) + HeaderSize)
-	s.framesOut.Add(1)
-	if kind == KindBatch {
-		s.batchesOut.Add(1)
-		s.c.batchesOut.Add(1)
-	}
-	return nil
-}
-
-func (s *Stream) addStall(start time.Time) {
-	d := int64(time.Since(start))
-	s.stallNs.Add(d)
-	s.c.creditStallNs.Add(d)
 }
 
 // Send writes a record batch, preceded the first time by its schema (and by dictionary
@@ -619,26 +395,16 @@ func (s *Stream) CloseSend(end []byte) error {
 	} else if err := mpValidMap(end); err != nil {
 		return notSent(fmt.Errorf("stream %d: END payload: %w", s.id, err))
 	}
-	s.mu.Lock()
-	if err := s.sendStateErrLocked(); err != nil {
-		s.mu.Unlock()
-		return notSent(err)
+	c := s.c
+	var a actions
+	c.mu.Lock()
+	round, mustWait, err := c.core.closeSend(s.cs, end)
+	if err == nil {
+		err = c.sendLocked(round, mustWait, &a)
 	}
-	s.localFin = true
-	s.mu.Unlock()
-	f := frame{kind: KindEnd, stream: s.id}
-	if len(end) <= copyLimit {
-		f.small = end
-	} else {
-		f.parts = [][]byte{end}
-	}
-	queued, err := s.c.fw.send(&f)
-	if !s.isClient {
-		s.c.retire(s)
-	}
-	if err != nil && !queued {
-		return notSent(err)
-	}
+	c.failedLocked(&a)
+	c.mu.Unlock()
+	c.exec(&a)
 	return err
 }
 
@@ -659,48 +425,49 @@ func (s *Stream) cancel(cause error) {
 	if cause == nil {
 		cause = context.Canceled
 	}
-	s.mu.Lock()
-	if s.err != nil {
-		s.mu.Unlock()
+	reason := cause.Error()
+	if len(reason) > 200 {
+		reason = reason[:200]
+	}
+	c := s.c
+	c.mu.Lock()
+	err := fmt.Errorf("stream %d (%s): %w: %w", s.id, s.method, ErrCanceled, cause)
+	live, flush := c.core.cancel(s.cs, err, reason)
+	c.mu.Unlock()
+	if !live {
 		return
 	}
-	s.err = fmt.Errorf("stream %d (%s): %w: %w", s.id, s.method, ErrCanceled, cause)
-	tell := !s.localFin || !s.remoteFin
-	if !s.isClient {
-		tell = !s.localFin
-	}
-	s.localFin = true
-	q := s.takeQueueLocked()
-	s.mu.Unlock()
-	releaseQueue(q)
-	if tell {
-		var buf [256]byte
-		reason := cause.Error()
-		if len(reason) > 200 {
-			reason = reason[:200]
-		}
-		_ = s.c.fw.writeAsync(&frame{kind: KindCancel, stream: s.id, small: appendCancelPayload(buf[:0], reason)})
+	if flush {
+		signal(c.w.kick)
 	}
 	if s.cancelCtx != nil {
-		s.cancelCtx(s.err)
+		s.cancelCtx(err)
 	}
-	s.c.retire(s)
 	signal(s.recvSig)
 	signal(s.creditSig)
-	s.c.preemptReader() // a goroutine of ours may be the one blocked reading
+	c.preemptReader() // a goroutine of ours may be the one blocked reading
 }
 
 // Close releases the stream. A stream the server has not completed is canceled first.
 func (s *Stream) Close() {
-	s.mu.Lock()
-	done := s.remoteFin && (s.localFin || s.isClient)
-	s.mu.Unlock()
+	c := s.c
+	c.mu.Lock()
+	done := c.core.closeDone(s.cs)
+	c.mu.Unlock()
 	if !done {
 		s.cancel(errors.New("closed before the end"))
 	}
 	if s.stopAfter != nil {
 		s.stopAfter()
 	}
+	s.releaseCodec()
+	c.mu.Lock()
+	c.core.release(s.cs)
+	c.mu.Unlock()
+}
+
+// releaseCodec releases the Arrow reader and writer and the message being read.
+func (s *Stream) releaseCodec() {
 	if s.ar != nil {
 		s.ar.Release()
 		s.ar = nil
@@ -710,12 +477,6 @@ func (s *Stream) Close() {
 		_ = s.aw.Close()
 		s.aw = nil
 	}
-	s.stopGrants()
-	s.mu.Lock()
-	q := s.takeQueueLocked()
-	s.mu.Unlock()
-	releaseQueue(q)
-	s.c.releaseData(s)
 }
 
 // StreamStats are one stream's counters on this side.
@@ -734,66 +495,64 @@ type StreamStats struct {
 
 // Stats returns the stream's counters.
 func (s *Stream) Stats() StreamStats {
-	return StreamStats{
-		ID: s.id, Method: s.method,
-		BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load(),
-		FramesIn: s.framesIn.Load(), FramesOut: s.framesOut.Load(),
-		BatchesIn: s.batchesIn.Load(), BatchesOut: s.batchesOut.Load(),
-		CreditStall: time.Duration(s.stallNs.Load()), CreditWaits: s.creditWaits.Load(),
-	}
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.c.core.streamStats(s.cs)
 }
 
 // finish completes a server stream after its handler returned err: END or ERROR unless the
 // handler already ended it or the stream failed, then the stream's resources are released.
 func (s *Stream) finish(err error) {
-	s.mu.Lock()
-	already, failed := s.localFin, s.err != nil
-	s.localFin = true
-	s.mu.Unlock()
-	if !already && !failed {
-		if err == nil {
-			st := s.Stats()
-			var buf [256]byte
-			b := mpAppendMapHeader(buf[:0], 3)
-			b = mpAppendUint(mpAppendStr(b, "bytes_out"), st.BytesOut)
-			b = mpAppendUint(mpAppendStr(b, "batches_out"), st.BatchesOut)
-			b = mpAppendUint(mpAppendStr(b, "credit_stall_ns"), uint64(st.CreditStall))
-			_ = s.c.fw.write(&frame{kind: KindEnd, stream: s.id, small: b})
-		} else {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				if cause := context.Cause(s.ctx); cause != nil {
-					var re *RemoteError
-					if errors.As(cause, &re) {
-						err = cause
-					}
+	var code, msg string
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if cause := context.Cause(s.ctx); cause != nil {
+				var re *RemoteError
+				if errors.As(cause, &re) {
+					err = cause
 				}
 			}
-			code, msg := errorCode(err)
-			var buf [512]byte
-			if len(msg) > 4000 {
-				msg = msg[:4000]
-			}
-			f := frame{kind: KindError, stream: s.id, small: appendErrorPayload(buf[:0], code, msg)}
-			_ = s.c.fw.write(&f)
+		}
+		code, msg = errorCode(err)
+		if len(msg) > 4000 {
+			msg = msg[:4000]
 		}
 	}
+	c := s.c
+	var a actions
+	c.mu.Lock()
+	if round, queued := c.core.finish(s.cs, code, msg); queued {
+		_ = c.sendLocked(round, false, &a)
+	}
+	c.failedLocked(&a)
+	c.mu.Unlock()
+	c.exec(&a)
 	if s.cancelCtx != nil {
 		s.cancelCtx(context.Canceled)
 	}
-	s.c.retire(s)
-	if s.ar != nil {
-		s.ar.Release()
-		s.ar = nil
+	s.releaseCodec()
+	c.mu.Lock()
+	c.core.release(s.cs)
+	c.mu.Unlock()
+}
+
+// frameAllocator hands received frame buffers back to their pool. The Arrow message built on
+// a frame gets the payload with its capacity cut to its length, so a batch whose metadata
+// points past its body fails to decode instead of reading the recycled buffer's stale
+// tail; Free restores the capacity (the buffer came from Get(len), so its capacity is that
+// length's class size) before returning it.
+type frameAllocator struct{ p *bufpool.Pool }
+
+func (a frameAllocator) Allocate(size int) []byte { return a.p.Get(size) }
+
+func (a frameAllocator) Reallocate(size int, b []byte) []byte { return a.p.Reallocate(size, b) }
+
+func (a frameAllocator) Free(b []byte) {
+	if len(b) == 0 {
+		return
 	}
-	s.mr.Release()
-	if s.aw != nil {
-		_ = s.aw.Close()
-		s.aw = nil
+	if cap(b) == len(b) {
+		b = unsafe.Slice(&b[0], bufpool.SizeOf(len(b)))
 	}
-	s.stopGrants()
-	s.mu.Lock()
-	q := s.takeQueueLocked()
-	s.mu.Unlock()
-	releaseQueue(q)
-	s.c.releaseData(s)
+	a.p.Put(b)
 }

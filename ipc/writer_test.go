@@ -9,21 +9,57 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
-// Many goroutines writing large frames through one frameWriter: every frame arrives whole
-// and each writer's frames stay in order, whoever of them happened to write a round.
+// rawConn is a Conn over nc past a handshake it never had (the peer takes frames of any
+// size) with its background flusher and no reader: the test reads the other end itself.
+func rawConn(t *testing.T, nc net.Conn) *Conn {
+	t.Helper()
+	lg, _ := newTestLogger()
+	c := newConn(nc, false, nil, Limits{}, lg)
+	c.mu.Lock()
+	c.core.established(time.Now(), Hello{MaxFrame: MaxFrameCap, Window: MaxFrameCap, MaxStreams: 1 << 20})
+	c.mu.Unlock()
+	go c.flushLoop()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// testWrite queues a frame referencing parts and writes it as a stream's send does,
+// returning once the parts are out (credit is not the writer's business).
+func (c *Conn) testWrite(kind Kind, stream uint32, parts [][]byte) error {
+	var a actions
+	c.mu.Lock()
+	mustWait := c.core.out.frame(kind, 0, stream, parts, nil)
+	err := c.sendLocked(c.core.out.round, mustWait, &a)
+	c.failedLocked(&a)
+	c.mu.Unlock()
+	c.exec(&a)
+	return err
+}
+
+// testWriteAsync queues a frame as the reader does, for the background flusher.
+func (c *Conn) testWriteAsync(kind Kind, stream uint32, payload []byte) error {
+	c.mu.Lock()
+	err := c.core.queueAsync(kind, stream, payload)
+	c.mu.Unlock()
+	if err == nil {
+		signal(c.w.kick)
+	}
+	return err
+}
+
+// Many goroutines writing large frames through one connection's writer: every frame arrives
+// whole and each writer's frames stay in order, whoever of them happened to write a round.
 func TestFrameWriterCombinesConcurrentWriters(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	w := newFrameWriter(newSockIO(a))
-	// As a connection does: a writer writes its own round and at most two more, then hands
-	// what is left to the background flusher, so without one the test could hang with every
+	// A writer writes its own round and at most two more, then hands what is left to the
+	// background flusher, which rawConn runs: without one the test could hang with every
 	// writer waiting for a round nobody writes (it did, once in a -race run).
-	done := make(chan struct{})
-	defer close(done)
-	go w.flushLoop(done)
+	w := rawConn(t, a)
 	const writers, frames, size = 8, 40, 20 << 10
 	got := make(chan error, 1)
 	go func() {
@@ -63,7 +99,7 @@ func TestFrameWriterCombinesConcurrentWriters(t *testing.T) {
 				copy(buf[4:8], []byte{byte(s), byte(i), 7, 9})
 				copy(buf[size-4:], buf[4:8])
 				// The writer returns only once buf is out, so reusing it is safe.
-				if err := w.write(&frame{kind: KindBatch, stream: s, parts: [][]byte{buf}}); err != nil {
+				if err := w.testWrite(KindBatch, s, [][]byte{buf}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -76,8 +112,8 @@ func TestFrameWriterCombinesConcurrentWriters(t *testing.T) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.waiting) != 0 {
-		t.Fatalf("%d waiters left", len(w.waiting))
+	if len(w.w.waiting) != 0 {
+		t.Fatalf("%d waiters left", len(w.w.waiting))
 	}
 }
 
@@ -88,19 +124,18 @@ func TestFrameWriterHeartbeatsOvertakeQueuedBatches(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	w := newFrameWriter(newSockIO(a))
-	go w.flushLoop(make(chan struct{}))
+	w := rawConn(t, a)
 	big := make([]byte, maxAsyncBacklog+1)
 	errc := make(chan error, 3)
 	// The first batch blocks in the pipe (nobody reads yet); the second queues behind it.
-	go func() { errc <- w.write(&frame{kind: KindBatch, stream: 1, parts: [][]byte{big}}) }()
-	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.flushing })
-	go func() { errc <- w.write(&frame{kind: KindBatch, stream: 3, parts: [][]byte{big}}) }()
-	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.pend.frames == 1 })
-	if err := w.writeAsync(&frame{kind: KindCredit, stream: 5, small: mpAppendUint(nil, 9)}); err != nil {
+	go func() { errc <- w.testWrite(KindBatch, 1, [][]byte{big}) }()
+	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.w.flushing })
+	go func() { errc <- w.testWrite(KindBatch, 3, [][]byte{big}) }()
+	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.core.out.pend.frames == 1 })
+	if err := w.testWriteAsync(KindCredit, 5, mpAppendUint(nil, 9)); err != nil {
 		t.Fatalf("a credit behind queued batches: %v", err)
 	}
-	if err := w.writeAsync(&frame{kind: KindPong, small: mpAppendUint(nil, 7)}); err != nil {
+	if err := w.testWriteAsync(KindPong, 0, mpAppendUint(nil, 7)); err != nil {
 		t.Fatalf("a pong behind queued batches: %v", err)
 	}
 	go func() {

@@ -42,6 +42,7 @@ import (
 
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/bufpool"
 	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/storage"
@@ -128,7 +129,7 @@ type Daemon struct {
 	pins *pins // snapshots pinned for queries
 
 	pool     *vec.Pool       // the fragments' recycling pool, shared by all
-	linkPool *ipc.BufferPool // the link connections' receive buffers; it ages them out itself
+	linkPool *bufpool.Pool // the link connections' receive buffers; it ages them out itself
 	budget   *exec.Budget    // all queries' memory, shared: every fragment's budget is its child
 
 	// bg is canceled when the daemon stops: background work (compaction) ends.
@@ -205,8 +206,8 @@ func New(cfg Config) (*Daemon, error) {
 		pins: newPins(cfg.PinTTL), compactDue: map[string]bool{}, pool: newPool(cfg.PoolSize), crashPoint: crashPoint,
 		budget: exec.NewSharedBudget(max(cfg.QueryMemoryTotal, 0), "--query-memory-total")}
 	d.bg, d.bgCancel = context.WithCancel(context.Background())
-	linkPool := ipc.NewBufferPool(0) // the link's receive buffers age out as the fragments' pool does
-	linkPool.SetIdleTime(cfg.PoolIdle)
+	// The link's receive buffers age out as the fragments' pool does.
+	linkPool := bufpool.New(bufpool.Options{Retain: ipc.DefaultPoolIdle, IdleTime: cfg.PoolIdle})
 	d.linkPool = linkPool
 	d.srv = ipc.NewServer(ipc.ServerConfig{
 		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger, Pool: linkPool,

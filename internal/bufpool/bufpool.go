@@ -66,6 +66,15 @@ func classSize(c int) int {
 	return base + k*(base/4)
 }
 
+// SizeOf is the capacity of the buffer Get(n) returns: n's class size, or n itself above
+// the largest class.
+func SizeOf(n int) int {
+	if n > classSize(classes-1) {
+		return n
+	}
+	return classSize(classOf(n))
+}
+
 // Options configure a Pool.
 type Options struct {
 	// Retain bounds the bytes of idle buffers kept; beyond it freed buffers are released.

@@ -207,3 +207,103 @@ func TestReallocateShrinks(t *testing.T) {
 	p.Free(same)
 	p.Close()
 }
+
+// Trim releases the largest idle buffers first; a lower Retain releases what is over it at
+// once, and a Put over the bound keeps nothing. (From ipc's pool, which this one replaced.)
+func TestTrimLargestFirstAndRetain(t *testing.T) {
+	p := New(Options{})
+	var bufs [][]byte
+	for _, n := range []int{4 << 10, 4 << 10, 100 << 10, 1 << 20, 1 << 20, 5 << 20} {
+		bufs = append(bufs, p.Get(n))
+	}
+	var total int64
+	for _, b := range bufs {
+		total += int64(cap(b))
+		p.Put(b)
+	}
+	if got := p.Stats().Idle; got != total {
+		t.Fatalf("idle %d, want %d", got, total)
+	}
+	rel := p.Trim(total - 1)
+	if st := p.Stats(); rel != int64(SizeOf(5<<20)) || st.Idle != total-rel || st.Released != rel {
+		t.Fatalf("Trim released %d, stats %+v", rel, st)
+	}
+	misses := p.Stats().Misses
+	p.Put(p.Get(5 << 20))
+	if p.Stats().Misses != misses+1 {
+		t.Fatal("a trimmed buffer was handed out again")
+	}
+	p.SetRetain(200 << 10) // over the bound: down to the small buffers
+	if st := p.Stats(); st.Idle > 200<<10 || st.Idle < 100<<10 {
+		t.Fatalf("after SetRetain(200 KiB): %+v", st)
+	}
+	p.Put(make([]byte, 0, 1<<20)) // over the bound now: not kept
+	if st := p.Stats(); st.Idle > 200<<10 {
+		t.Fatalf("Put went over the bound: %+v", st)
+	}
+	if p.Trim(0); p.Stats().Idle != 0 {
+		t.Fatalf("Trim(0) left %d idle bytes", p.Stats().Idle)
+	}
+}
+
+// Buffers left unused for the idle time are released; a buffer in use every interval is
+// kept; over an empty pool the sweeper stops; without an idle time nothing ages out. (From
+// ipc's pool, which this one replaced.)
+func TestIdleSweepKeepsWhatIsUsed(t *testing.T) {
+	const idle = 40 * time.Millisecond
+	p := New(Options{IdleTime: idle})
+	defer p.Close()
+	cold := [][]byte{p.Get(1 << 20), p.Get(1 << 20), p.Get(64 << 10)}
+	hot := p.Get(1 << 20)
+	for _, b := range cold {
+		p.Put(b)
+	}
+	p.Put(hot)
+	hotSize := int64(cap(hot))
+	// Use one 1 MiB buffer all along: the pool keeps one, releases the rest.
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Stats().Idle > hotSize {
+		if time.Now().After(deadline) {
+			t.Fatalf("cold buffers not released: %+v", p.Stats())
+		}
+		p.Put(p.Get(1 << 20))
+		time.Sleep(idle / 8)
+	}
+	if st := p.Stats(); st.Idle != hotSize {
+		t.Fatalf("the buffer in use was released too: %+v", st)
+	}
+	// Unused, the last one goes too, and the sweeper stops.
+	for p.Stats().Idle > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("idle buffer not released: %+v", p.Stats())
+		}
+		time.Sleep(idle / 4)
+	}
+	time.Sleep(3 * idle)
+	p.mu.Lock()
+	armed := p.armed
+	p.mu.Unlock()
+	if armed {
+		t.Fatal("the sweeper is still armed over an empty pool")
+	}
+	if st := p.Stats(); st.Released != 3*hotSize+int64(SizeOf(64<<10)) {
+		t.Fatalf("released %d bytes, stats %+v", st.Released, st)
+	}
+	keep := New(Options{})
+	keep.Put(keep.Get(1 << 20))
+	time.Sleep(3 * idle)
+	if keep.Stats().Idle != hotSize {
+		t.Fatalf("with no idle time the buffer was released: %+v", keep.Stats())
+	}
+}
+
+func TestSizeOf(t *testing.T) {
+	for _, n := range []int{0, 1, 64, 65, 100 << 10, 1<<20 + 1} {
+		if b := New(Options{}).Get(n); cap(b) != SizeOf(n) {
+			t.Errorf("Get(%d) has capacity %d, SizeOf says %d", n, cap(b), SizeOf(n))
+		}
+	}
+	if top := classSize(classes - 1); SizeOf(top) != top || SizeOf(top+1) != top+1 {
+		t.Errorf("SizeOf at the largest class: %d, above it: %d", SizeOf(top), SizeOf(top+1))
+	}
+}
