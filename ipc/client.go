@@ -374,8 +374,19 @@ func (c *Client) Open(ctx context.Context, method string, args []byte, fin bool)
 	}
 }
 
+// failStalled fails the live connections that are dead by the peer's reckoning because
+// this process was stopped (Conn.failIfStalled), before one is picked for a request: after
+// a resume the first request would otherwise go out on a connection the peer has closed.
+// Their slots redial.
+func (c *Client) failStalled() {
+	for _, conn := range c.Conns() {
+		conn.failIfStalled()
+	}
+}
+
 // conn returns the least loaded live connection, waiting for one as Open describes.
 func (c *Client) conn(ctx context.Context) (*Conn, error) {
+	c.failStalled()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -419,6 +430,7 @@ func (c *Client) conn(ctx context.Context) (*Conn, error) {
 // connection it waits for one as Open does, for at most the client's DialTimeout; use
 // GoContext to bound the wait otherwise. Once a connection is up Go does not block.
 func (c *Client) Go(method string, args []byte, flush bool, done CallDone) error {
+	c.failStalled()
 	c.mu.Lock()
 	conn := c.pickLocked()
 	c.mu.Unlock()

@@ -265,6 +265,21 @@ func (c *Conn) closeWith(code, msg string) {
 	c.exec(&a)
 }
 
+// failIfStalled fails the connection if this process did not run for longer than the
+// heartbeat timeout (core.stalled), and reports whether it did.
+func (c *Conn) failIfStalled() bool {
+	var a actions
+	c.mu.Lock()
+	err := c.core.stalled(time.Now())
+	if err != nil {
+		c.core.fail(time.Now(), err, nil, 0, &a)
+		c.failedLocked(&a)
+	}
+	c.mu.Unlock()
+	c.exec(&a)
+	return err != nil
+}
+
 // fail ends the connection with err, unless it has ended already.
 func (c *Conn) fail(err error) {
 	var a actions

@@ -39,6 +39,10 @@ type core struct {
 	unreadAt time.Time // bytes were last seen waiting unread in the socket
 	lastPing time.Time // the last PING queued
 	judgeAt  time.Time // a running local peer's silence is judged again then
+	// lastTick is the last tick, or the opening. While open the core's deadline is never
+	// more than an interval away (pingDue), so a longer gap means this process did not
+	// run: see stalled.
+	lastTick time.Time
 	checking bool      // checkPeer is out: the loop will answer with peerState
 
 	streams      map[uint32]*coreStream
@@ -373,6 +377,11 @@ func (c *core) tick(now time.Time, unread int, a *actions) {
 			c.judgeSilence(now, -1, a)
 		}
 	case phaseOpen:
+		if err := c.stalled(now); err != nil {
+			c.fail(now, err, nil, 0, a)
+			return
+		}
+		c.lastTick = now
 		c.judgeSilence(now, unread, a)
 		if c.phase != phaseOpen {
 			return
@@ -386,6 +395,24 @@ func (c *core) tick(now time.Time, unread int, a *actions) {
 			}
 		}
 	}
+}
+
+// stalled is the error an open connection fails with when this process did not run for
+// longer than the heartbeat timeout (it was stopped, or suspended): the peer heard nothing
+// for that long and will have dropped the connection, though its close may not have been
+// read yet, so a request sent on it now would be lost with it. Checked at every tick and
+// before a connection is picked for a request (Conn.failIfStalled); nil otherwise. A
+// stop-the-world pause that long fails the connection too, which the peer (over TCP, at
+// least) would do as well.
+func (c *core) stalled(now time.Time) error {
+	if c.phase != phaseOpen {
+		return nil
+	}
+	if gap := now.Sub(c.lastTick); gap > c.lim.HeartbeatTimeout {
+		return fmt.Errorf("%w: this process did not run for %v, over the heartbeat timeout %v: %s will have given up on the connection",
+			ErrConnClosed, gap.Round(time.Millisecond), c.lim.HeartbeatTimeout, c.cfg.remote)
+	}
+	return nil
 }
 
 // expireHandshake ends a handshake at once, as its deadline would (the caller gave up).

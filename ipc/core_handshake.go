@@ -252,6 +252,6 @@ func (c *core) established(now time.Time, peer Hello) {
 	c.phase = phaseOpen
 	c.dec.maxFrame = uint32(c.lim.MaxFrame)
 	c.dec.quoteVersion = false
-	c.lastIn = now
+	c.lastIn, c.lastTick = now, now
 	c.judgeAt, c.checking = time.Time{}, false
 }

@@ -239,3 +239,47 @@ func (s span) overlap(from, to time.Time) time.Duration {
 	}
 	return max(0, to.Sub(from))
 }
+
+// TestFirstStatementAfterFreeze: an exemgr stopped for longer than the heartbeat timeout
+// finds, once resumed, that its primproc has dropped its connections; the first statement
+// it answers must not fail on them. Its first call to the primproc (the statement's stats)
+// went out on a connection the primproc had closed (EPIPE: "link connection closed: write:
+// io: read/write on closed pipe", 1 freeze in 40 in the fault suite) and failed the
+// statement, though a redial would have served it.
+func TestFirstStatementAfterFreeze(t *testing.T) {
+	needDaemons(t)
+	hb := []string{"--heartbeat-interval", "100ms", "--heartbeat-timeout", "400ms"}
+	dir := shared.tempDir(t)
+	port := testbin.FreePort(t)
+	url := fmt.Sprintf("tcp://127.0.0.1:%d", port)
+	pm := testbin.Start(t, shared.bin(t, "./cmd/primproc"), append([]string{"--data-dir", filepath.Join(dir, "first-after-freeze"),
+		"--listen", url, "--threads", "1", "--cache-size", "64MiB"}, hb...)...)
+	pm.WaitLog(t, `primproc: serving`, 30*time.Second)
+	if err := loadTPCH(context.Background(), []string{url}, "0.01", 1024, "region"); err != nil {
+		t.Fatal(err)
+	}
+	em := shared.startExemgr(t, []string{url}, "tcp", hb...)
+	t.Cleanup(func() { _ = em.Cmd.Process.Signal(syscall.SIGCONT); em.Kill() })
+	conn := em.conn(t)
+	for i := range 10 {
+		if err := em.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		// The statement waits in the stopped exemgr's socket, so that on the resume it
+		// runs at once, beside the news of the dropped connections.
+		done := make(chan error, 1)
+		var n int
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			done <- conn.QueryRowContext(ctx, "select count(*) from region").Scan(&n)
+		}()
+		time.Sleep(time.Second) // the primproc drops the silent exemgr after 400ms
+		if err := em.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil || n != 5 {
+			t.Fatalf("freeze %d: the first statement after the resume: %d, %s\n%s", i, n, errorText(err), em.Log())
+		}
+	}
+}
