@@ -43,7 +43,7 @@ type core struct {
 	// more than an interval away (pingDue), so a longer gap means this process did not
 	// run: see stalled.
 	lastTick time.Time
-	checking bool      // checkPeer is out: the loop will answer with peerState
+	checking bool // checkPeer is out: the loop will answer with peerState
 
 	streams      map[uint32]*coreStream
 	dataStreams  int
