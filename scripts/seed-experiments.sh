@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The seed experiments at their scale, on one machine: what ColumnStore's engineers ran
+# (the DBT3 queries on a 10 GB load over localhost sockets and over unix sockets, the big
+# PM join, select l_comment … order by 1 limit 100) and what Kudu measured (a scan moving
+# column values to the client), as two dbt3 compare runs over the same loaded store:
+#
+#   1. the 22 queries and CS1–CS3 (CS3 is the big PM join), cold (round 1) and warm,
+#      over tcp and unix, at pushdown full and filter, every daemon's CPU and peak RSS;
+#   2. the scan family (SCAN1…SCAN8, pinned at pushdown scan) and CS1–CS3 at full, filter
+#      and scan, so the link bytes per query span orders of magnitude, with ipcbench's
+#      stream over the same transports to check the fitted cost per GB.
+#
+# Each run writes its report (the answer in one sentence at the top, the cost per GB with
+# its interval, per-query tables with every daemon's CPU and peak RSS, plots) into its
+# own directory under --out. exemgr runs with --pool-idle 5s so that memory an idle
+# exemgr no longer needs goes back between queries (two exemgrs run side by side).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<USAGE
+usage: $(basename "$0") [--sf F] [--runs R] [--data DIR] [--out DIR] [--only mix|scan]
+
+  --sf F      scale factor (default 10), loaded once under DIR and reused
+  --runs R    rounds per run (default 3): round 1 cold, the others warm
+  --data DIR  where the primproc's store is kept (default $COLINK_ROOT/data)
+  --out DIR   results directory (default $COLINK_ROOT/results/seed-sfF)
+  --only X    run only the DBT3 mix (mix) or only the scan family (scan)
+USAGE
+}
+
+sf=10 runs=3 data="$COLINK_ROOT/data" out="" only=""
+while (($#)); do
+	case $1 in
+	--sf) sf=${2:?}; shift 2 ;;
+	--runs) runs=${2:?}; shift 2 ;;
+	--data) data=${2:?}; shift 2 ;;
+	--out) out=${2:?}; shift 2 ;;
+	--only) only=${2:?}; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; die 2 "unknown argument '$1'" ;;
+	esac
+done
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die 2 "--runs '$runs': want a whole number from 1"
+case $only in "" | mix | scan) ;; *) die 2 "--only '$only': want mix or scan" ;; esac
+out=${out:-$COLINK_ROOT/results/seed-sf$sf}
+mkdir -p "$out" "$data"
+bin="$COLINK_ROOT/bin"
+build_bins "$bin"
+(cd "$COLINK_ROOT" && go build -o "$bin/ipcbench" ./cmd/ipcbench) || die 1 "go build ./cmd/ipcbench failed"
+
+common=(--sf "$sf" --runs "$runs" --transports tcp,unix --data "$data" --bin "$bin" --exemgr-arg=--pool-idle=5s)
+if [[ $only != scan ]]; then
+	say "the DBT3 mix and CS1–CS3 at SF $sf, pushdown full and filter, $runs rounds"
+	"$bin/dbt3" compare "${common[@]}" --queries all --pushdown full,filter --ipcbench-rounds 0 --out "$out/mix"
+fi
+if [[ $only != mix ]]; then
+	say "the scan family and CS1–CS3 at SF $sf, pushdown full, filter and scan, $runs rounds"
+	"$bin/dbt3" compare "${common[@]}" --queries scan --pushdown full,filter,scan --ipcbench-rounds 3 --out "$out/scan"
+fi
+say "wrote $out"
