@@ -265,12 +265,15 @@ func (c *Conn) closeWith(code, msg string) {
 	c.exec(&a)
 }
 
-// failIfStalled fails the connection if this process did not run for longer than the
-// heartbeat timeout (core.stalled), and reports whether it did.
+// failIfStalled fails the connection if it carries no streams and this process did not
+// run for longer than the heartbeat timeout (core.stalled), and reports whether it did.
 func (c *Conn) failIfStalled() bool {
 	var a actions
 	c.mu.Lock()
-	err := c.core.stalled(time.Now())
+	var err error
+	if c.core.load() == 0 {
+		err = c.core.stalled(time.Now())
+	}
 	if err != nil {
 		c.core.fail(time.Now(), err, nil, 0, &a)
 		c.failedLocked(&a)

@@ -43,7 +43,11 @@ type core struct {
 	// more than an interval away (pingDue), so a longer gap means this process did not
 	// run: see stalled.
 	lastTick time.Time
-	checking bool // checkPeer is out: the loop will answer with peerState
+	// stalledAt is when a tick found such a gap (stalledFor long), until a PONG answers a
+	// PING sent since: the peer is there after all. Zero otherwise.
+	stalledAt  time.Time
+	stalledFor time.Duration
+	checking   bool // checkPeer is out: the loop will answer with peerState
 
 	streams      map[uint32]*coreStream
 	dataStreams  int
@@ -377,9 +381,8 @@ func (c *core) tick(now time.Time, unread int, a *actions) {
 			c.judgeSilence(now, -1, a)
 		}
 	case phaseOpen:
-		if err := c.stalled(now); err != nil {
-			c.fail(now, err, nil, 0, a)
-			return
+		if gap := now.Sub(c.lastTick); gap > c.lim.HeartbeatTimeout {
+			c.stalledAt, c.stalledFor = now, gap
 		}
 		c.lastTick = now
 		c.judgeSilence(now, unread, a)
@@ -397,22 +400,27 @@ func (c *core) tick(now time.Time, unread int, a *actions) {
 	}
 }
 
-// stalled is the error an open connection fails with when this process did not run for
-// longer than the heartbeat timeout (it was stopped, or suspended): the peer heard nothing
-// for that long and will have dropped the connection, though its close may not have been
-// read yet, so a request sent on it now would be lost with it. Checked at every tick and
-// before a connection is picked for a request (Conn.failIfStalled); nil otherwise. A
-// stop-the-world pause that long fails the connection too, which the peer (over TCP, at
-// least) would do as well.
+// stalled is the error an open connection is to fail with when this process did not run
+// for longer than the heartbeat timeout (it was stopped, or suspended), so that the peer,
+// which heard nothing for that long, will have dropped it, though its close may not have
+// been read yet: a request sent on it now would be lost with it. Conn.failIfStalled asks
+// before a client picks a connection for a request, and only for a connection carrying
+// no streams, which costs nothing but a redial to replace: a process merely starved that
+// long (a collector at its limit, a loaded machine) may find its peer still there, and
+// its running streams are left to the silence rule. nil otherwise.
 func (c *core) stalled(now time.Time) error {
 	if c.phase != phaseOpen {
 		return nil
 	}
-	if gap := now.Sub(c.lastTick); gap > c.lim.HeartbeatTimeout {
-		return fmt.Errorf("%w: this process did not run for %v, over the heartbeat timeout %v: %s will have given up on the connection",
-			ErrConnClosed, gap.Round(time.Millisecond), c.lim.HeartbeatTimeout, c.cfg.remote)
+	gap := now.Sub(c.lastTick)
+	if gap <= c.lim.HeartbeatTimeout {
+		if c.stalledAt.IsZero() {
+			return nil
+		}
+		gap = c.stalledFor
 	}
-	return nil
+	return fmt.Errorf("%w: this process did not run for %v, over the heartbeat timeout %v: %s will have given up on the connection",
+		ErrConnClosed, gap.Round(time.Millisecond), c.lim.HeartbeatTimeout, c.cfg.remote)
 }
 
 // expireHandshake ends a handshake at once, as its deadline would (the caller gave up).

@@ -136,6 +136,9 @@ func (c *core) dispatch(now time.Time, f inFrame, a *actions) error {
 		if rtt := now.UnixNano() - int64(nonce); rtt >= 0 {
 			c.rtt = time.Duration(rtt)
 		}
+		if !c.stalledAt.IsZero() && int64(nonce) >= c.stalledAt.UnixNano() {
+			c.stalledAt = time.Time{} // the peer answered since the stall: it kept the connection
+		}
 		return nil
 	case KindHello:
 		return fmt.Errorf("%w: HELLO after the handshake", ErrProtocol)

@@ -240,6 +240,13 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 	case "tick":
 		unread, _ := strconv.Atoi(d.ArgOr("unread", "-1"))
 		c.tick(now, unread, a)
+	case "stalled":
+		// What Conn.failIfStalled asks before a client picks the connection.
+		if err := c.stalled(now); err != nil {
+			fmt.Fprintf(&out, "stalled: %v\n", err)
+		} else {
+			out.WriteString("not stalled\n")
+		}
 	case "peer-state":
 		st := d.ArgOr("state", "R")
 		var err error
