@@ -341,7 +341,14 @@ func buildPipeline(t *testing.T, d *datadriven.TestData, tables map[string]*vec.
 			mem := memory.NewCheckedAllocator(vec.NewPool(0))
 			m := NewMaterializer(op, nil, 5, mem)
 			op = NewSource(m, op.Types(), size)
-			t.Cleanup(func() { mem.AssertSize(t, 0) })
+			// Checked when the file's cases are done (they share one testing.T), so the
+			// message says which case.
+			t.Cleanup(func() {
+				if mem.CurrentAlloc() != 0 {
+					t.Errorf("%s: materialize left %d bytes allocated", d.Pos, mem.CurrentAlloc())
+				}
+				mem.AssertSize(t, 0)
+			})
 		default:
 			t.Fatalf("%s: unknown operator %s", d.Pos, fields[0])
 		}
