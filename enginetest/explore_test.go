@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
+
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/internal/datadriven"
 	"github.com/colinkdb/colink/sql/sqlerr"
 )
 
@@ -52,7 +53,7 @@ func runQueryFile(t *testing.T, file string, sf float64) {
 						return "error: " + errorText(err) + "\n"
 					}
 					tb := out.Display
-					if _, ok := c.Arg("rowsort"); ok {
+					if c.HasArg("rowsort") {
 						slices.SortFunc(tb.Rows, func(a, b []string) int {
 							return strings.Compare(strings.Join(a, "|"), strings.Join(b, "|"))
 						})

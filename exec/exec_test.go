@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/datadriven"
 
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 // TestOperators runs testdata/*: tables, and pipelines of operators over them with their
@@ -33,7 +33,9 @@ func TestOperators(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", d.Pos, err)
 				}
-				tables[d.ArgOr("name", "t")] = tab
+				name := "t"
+				d.MaybeScanArgs(t, "name", &name)
+				tables[name] = tab
 				return ""
 			case "run":
 				return runCase(t, d, tables)
@@ -47,9 +49,7 @@ func TestOperators(t *testing.T) {
 func runCase(t *testing.T, d *datadriven.TestData, tables map[string]*vec.Table) string {
 	ordered := d.HasArg("ordered")
 	var budget int64
-	if b := d.ArgOr("budget", ""); b != "" {
-		budget, _ = strconv.ParseInt(b, 10, 64)
-	}
+	d.MaybeScanArgs(t, "budget", &budget)
 	var first string
 	pool := vec.NewScribblingPool(0)
 	for i, size := range []int{1000, 1, 2, 3, 7} {
@@ -341,7 +341,14 @@ func buildPipeline(t *testing.T, d *datadriven.TestData, tables map[string]*vec.
 			mem := memory.NewCheckedAllocator(vec.NewPool(0))
 			m := NewMaterializer(op, nil, 5, mem)
 			op = NewSource(m, op.Types(), size)
-			t.Cleanup(func() { mem.AssertSize(t, 0) })
+			// Checked when the file's cases are done (they share one testing.T), so the
+			// message says which case.
+			t.Cleanup(func() {
+				if mem.CurrentAlloc() != 0 {
+					t.Errorf("%s: materialize left %d bytes allocated", d.Pos, mem.CurrentAlloc())
+				}
+				mem.AssertSize(t, 0)
+			})
 		default:
 			t.Fatalf("%s: unknown operator %s", d.Pos, fields[0])
 		}

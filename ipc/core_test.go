@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/vmihailenco/msgpack/v5"
-
-	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 // The core's data-driven tests: every file under testdata/core is a script of events for
@@ -123,7 +122,7 @@ type coreHarness struct {
 }
 
 func newCoreHarness(t testing.TB, d *datadriven.TestData) *coreHarness {
-	arg := func(k, def string) string { return d.ArgOr(k, def) }
+	arg := func(k, def string) string { return scriptArg(t, d, k, def) }
 	h := &coreHarness{t: t, pool: newCountingPool(), streams: map[uint32]*coreStream{}, released: map[uint32]bool{}, strict: true}
 	lim := Limits{
 		MaxFrame:          int(parseSize(t, arg("max-frame", "0"))),
@@ -134,8 +133,9 @@ func newCoreHarness(t testing.TB, d *datadriven.TestData) *coreHarness {
 		HeartbeatTimeout:  parseDur(t, arg("timeout", "1s")),
 		HandshakeTimeout:  parseDur(t, arg("handshake", "5s")),
 	}
-	if v, ok := d.Arg("token"); ok {
-		h.token = []byte(v)
+	var token string
+	if d.MaybeScanArgs(t, "token", &token) {
+		h.token = []byte(token)
 	}
 	pid, _ := strconv.Atoi(arg("pid", "0"))
 	peerUID, _ := strconv.Atoi(arg("peer-uid", "1000"))
@@ -191,16 +191,21 @@ func parseDur(t testing.TB, s string) time.Duration {
 	return d
 }
 
+// scriptArg is the value of a command's argument key=value, or def when it is not given.
+func scriptArg(t testing.TB, d *datadriven.TestData, key, def string) string {
+	v := def
+	d.MaybeScanArgs(t, key, &v)
+	return v
+}
+
 func (h *coreHarness) at() time.Time { return testEpoch.Add(h.now) }
 
 func (h *coreHarness) setNow(d *datadriven.TestData) {
-	if v, ok := d.Arg("now"); ok {
-		h.now = parseDur(h.t, v)
-	}
+	d.MaybeScanArgs(h.t, "now", &h.now)
 }
 
 func (h *coreHarness) stream(d *datadriven.TestData) *coreStream {
-	id, err := strconv.ParseUint(d.ArgOr("stream", ""), 10, 32)
+	id, err := strconv.ParseUint(scriptArg(h.t, d, "stream", ""), 10, 32)
 	if err != nil {
 		d.Fatalf(h.t, "stream=: %v", err)
 	}
@@ -224,7 +229,7 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 				b = append(b, peerFrame(h.t, d, h, line)...)
 			}
 		}
-		split, _ := strconv.Atoi(d.ArgOr("split", "0"))
+		split, _ := strconv.Atoi(scriptArg(h.t, d, "split", "0"))
 		h.feed(b, split, a)
 	case "bytes":
 		for _, line := range strings.Split(d.Input, "\n") {
@@ -238,7 +243,7 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 		c.readFailed(now, io.EOF, a)
 		c.dec.release() // as the loop's reader does when its connection has failed
 	case "tick":
-		unread, _ := strconv.Atoi(d.ArgOr("unread", "-1"))
+		unread, _ := strconv.Atoi(scriptArg(h.t, d, "unread", "-1"))
 		c.tick(now, unread, a)
 	case "stalled":
 		// What Conn.failIfStalled asks before a client picks the connection.
@@ -248,7 +253,7 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 			out.WriteString("not stalled\n")
 		}
 	case "peer-state":
-		st := d.ArgOr("state", "R")
+		st := scriptArg(h.t, d, "state", "R")
 		var err error
 		if st == "gone" {
 			err = errors.New("has exited")
@@ -256,10 +261,8 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 		c.peerState(now, st[0], err, a)
 	case "open":
 		timeout := time.Duration(0)
-		if v, ok := d.Arg("timeout"); ok {
-			timeout = parseDur(h.t, v)
-		}
-		cs, _, err := c.open(d.ArgOr("method", "m"), nil, timeout, d.HasArg("fin"))
+		d.MaybeScanArgs(h.t, "timeout", &timeout)
+		cs, _, err := c.open(scriptArg(h.t, d, "method", "m"), nil, timeout, d.HasArg("fin"))
 		if err != nil {
 			fmt.Fprintf(&out, "error: %v\n", err)
 			break
@@ -268,23 +271,23 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 		fmt.Fprintf(&out, "opened stream=%d\n", cs.id)
 	case "call":
 		done := func(end []byte, err error) {} // the harness prints call-done from the actions
-		id, _, _, err := c.call(d.ArgOr("method", "m"), nil, 0, done)
+		id, _, _, err := c.call(scriptArg(h.t, d, "method", "m"), nil, 0, done)
 		if err != nil {
 			fmt.Fprintf(&out, "error: %v\n", err)
 			break
 		}
 		fmt.Fprintf(&out, "call stream=%d\n", id)
 	case "cancel-call":
-		id, _ := strconv.Atoi(d.ArgOr("stream", "0"))
-		pending, _ := c.cancelCall(uint32(id), d.ArgOr("reason", "gave up"))
+		id, _ := strconv.Atoi(scriptArg(h.t, d, "stream", "0"))
+		pending, _ := c.cancelCall(uint32(id), scriptArg(h.t, d, "reason", "gave up"))
 		fmt.Fprintf(&out, "pending=%v\n", pending)
 	case "send":
 		cs := h.stream(d)
 		kind := KindBatch
-		if d.ArgOr("kind", "BATCH") == "SCHEMA" {
+		if scriptArg(h.t, d, "kind", "BATCH") == "SCHEMA" {
 			kind = KindSchema
 		}
-		n := int(parseSize(h.t, d.ArgOr("len", "100")))
+		n := int(parseSize(h.t, scriptArg(h.t, d, "len", "100")))
 		_, _, ok, err := c.sendData(now, cs, kind, [][]byte{make([]byte, n)}, n)
 		switch {
 		case err != nil:
@@ -318,11 +321,11 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 		}
 	case "cancel":
 		cs := h.stream(d)
-		reason := d.ArgOr("reason", "canceled")
+		reason := scriptArg(h.t, d, "reason", "canceled")
 		live, _ := c.cancel(cs, fmt.Errorf("stream %d: %w: %s", cs.id, ErrCanceled, reason), reason)
 		fmt.Fprintf(&out, "live=%v\n", live)
 	case "close":
-		if _, ok := d.Arg("stream"); !ok {
+		if !d.HasArg("stream") {
 			c.fail(now, fmt.Errorf("%w: closed by this side", ErrConnClosed), nil, 0, a)
 			break
 		}
@@ -334,11 +337,11 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 		h.released[cs.id] = true
 	case "finish":
 		cs := h.stream(d)
-		c.finish(cs, d.ArgOr("code", ""), d.ArgOr("msg", ""))
+		c.finish(cs, scriptArg(h.t, d, "code", ""), scriptArg(h.t, d, "msg", ""))
 		c.release(cs)
 		h.released[cs.id] = true
 	case "close-with":
-		c.closeWith(now, d.ArgOr("code", CodeUnavailable), d.ArgOr("msg", "going away"), a)
+		c.closeWith(now, scriptArg(h.t, d, "code", CodeUnavailable), scriptArg(h.t, d, "msg", "going away"), a)
 	case "state":
 		h.state(&out)
 		return out.String()

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
+
 	"github.com/colinkdb/colink/dbt3/queries"
-	"github.com/colinkdb/colink/internal/datadriven"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/opt"
@@ -77,32 +77,23 @@ func errText(err error) string {
 	return "error (not a sqlerr.Error): " + err.Error()
 }
 
-func (h *harness) planner(c *datadriven.TestData) (*sql.Planner, plan.FormatOptions, error) {
+func (h *harness) planner(t *testing.T, c *datadriven.TestData) (*sql.Planner, plan.FormatOptions, error) {
 	sf := 1.0
-	if v, ok := c.Arg("sf"); ok {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, plan.FormatOptions{}, err
-		}
-		sf = f
-	}
+	c.MaybeScanArgs(t, "sf", &sf)
 	// At SF 1 the planner sees what the engine measures from dbgen's data; stats=spec, or
 	// another scale factor, takes TPC-H's specified distributions.
 	var stats catalog.Stats = catalog.TPCHStats{SF: sf}
-	if sf == 1 && c.ArgOr("stats", "measured") == "measured" {
+	statsKind := "measured"
+	c.MaybeScanArgs(t, "stats", &statsKind)
+	if sf == 1 && statsKind == "measured" {
 		stats = catalog.TPCHMeasuredSF1()
 	}
 	p := &sql.Planner{Catalog: h.cat, Stats: stats}
-	if v, ok := c.Arg("pmmax"); ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, plan.FormatOptions{}, err
-		}
-		p.Options.PmMaxMemorySmallSide = n
-	}
-	if v, ok := c.Arg("rules"); ok {
+	c.MaybeScanArgs(t, "pmmax", &p.Options.PmMaxMemorySmallSide)
+	var rules string
+	if c.MaybeScanArgs(t, "rules", &rules) {
 		p.Rules = []opt.Rule{}
-		for _, name := range strings.Split(v, ",") {
+		for _, name := range strings.Split(rules, ",") {
 			if name == "" {
 				continue
 			}
@@ -113,15 +104,13 @@ func (h *harness) planner(c *datadriven.TestData) (*sql.Planner, plan.FormatOpti
 			p.Rules = append(p.Rules, r)
 		}
 	}
-	_, rows := c.Arg("rows")
-	_, typ := c.Arg("types")
-	return p, plan.FormatOptions{Rows: rows, Types: typ}, nil
+	return p, plan.FormatOptions{Rows: c.HasArg("rows"), Types: c.HasArg("types")}, nil
 }
 
 // run executes a script's statements: DDL against the catalog, and returns the plan of
 // the last statement that returns rows.
-func (h *harness) run(c *datadriven.TestData, text string, optimize bool) string {
-	p, fo, err := h.planner(c)
+func (h *harness) run(t *testing.T, c *datadriven.TestData, text string, optimize bool) string {
+	p, fo, err := h.planner(t, c)
 	if err != nil {
 		return "test error: " + err.Error()
 	}
@@ -160,14 +149,14 @@ func (h *harness) run(c *datadriven.TestData, text string, optimize bool) string
 			if err != nil {
 				return errText(err)
 			}
-			if _, all := c.Arg("rules"); optimize && !all {
+			if optimize && !c.HasArg("rules") {
 				// A fully optimised plan must be executable as it stands.
 				if err := plan.Check(q); err != nil {
 					return "invalid plan: " + err.Error() + "\n" + plan.Format(q, fo)
 				}
 			}
 			out = plan.Format(q, fo)
-			if _, ok := c.Arg("names"); ok {
+			if c.HasArg("names") {
 				var names []string
 				for i, n := range q.Names {
 					names = append(names, n+" "+q.MD.Column(q.Root.Output()[i]).Type.String())
@@ -182,30 +171,26 @@ func (h *harness) run(c *datadriven.TestData, text string, optimize bool) string
 func (h *harness) cmd(t *testing.T, c *datadriven.TestData) string {
 	saved := h.env
 	defer func() { h.env = saved }()
-	if db, ok := c.Arg("db"); ok {
-		h.env.db = db
-	}
+	c.MaybeScanArgs(t, "db", &h.env.db)
 	switch c.Cmd {
 	case "bind":
-		return h.run(c, c.Input, false)
+		return h.run(t, c, c.Input, false)
 	case "opt":
-		return h.run(c, c.Input, true)
+		return h.run(t, c, c.Input, true)
 	case "exec":
-		out := h.run(c, c.Input, true)
+		out := h.run(t, c, c.Input, true)
 		if out == "" {
 			return "ok"
 		}
 		return out
 	case "tpch":
-		n, err := strconv.Atoi(c.ArgOr("q", ""))
-		if err != nil {
-			t.Fatalf("%s: bad q=%q", c.Pos, c.ArgOr("q", ""))
-		}
+		var n int
+		c.ScanArgs(t, "q", &n)
 		text, err := queries.Get(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return h.run(c, text, true)
+		return h.run(t, c, text, true)
 	case "parse":
 		stmts, err := h.p.Parse(c.Input)
 		if err != nil {
@@ -236,7 +221,7 @@ func (h *harness) cmd(t *testing.T, c *datadriven.TestData) string {
 		if !ok {
 			return fmt.Sprintf("not LOAD DATA: %T", stmts[0])
 		}
-		p, _, _ := h.planner(c)
+		p, _, _ := h.planner(t, c)
 		spec, err := p.LoadData(h.env, l)
 		if err != nil {
 			return errText(err)
@@ -253,7 +238,7 @@ func (h *harness) cmd(t *testing.T, c *datadriven.TestData) string {
 		if !ok {
 			return fmt.Sprintf("not a SET: %T", stmts[0])
 		}
-		p, _, _ := h.planner(c)
+		p, _, _ := h.planner(t, c)
 		vals, err := p.EvalSet(h.env, set)
 		if err != nil {
 			return errText(err)

@@ -14,8 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/colinkdb/colink/internal/datadriven"
+	"github.com/cockroachdb/datadriven"
 )
 
 // zoneTable is the table testdata/zonemaps scans: 1000 rows in 10 row groups of 100 (two

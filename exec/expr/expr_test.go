@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/colinkdb/colink/exec/vec"
-	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 // TestDataDriven runs testdata/*: tables of inputs and expressions with their expected
@@ -27,12 +27,16 @@ func TestDataDriven(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", d.Pos, err)
 				}
-				tables[d.ArgOr("name", "t")] = tab
+				name := "t"
+				d.MaybeScanArgs(t, "name", &name)
+				tables[name] = tab
 				return ""
 			case "eval":
-				tab := tables[d.ArgOr("table", "t")]
+				name := "t"
+				d.MaybeScanArgs(t, "table", &name)
+				tab := tables[name]
 				if tab == nil {
-					t.Fatalf("%s: no table %q", d.Pos, d.ArgOr("table", "t"))
+					t.Fatalf("%s: no table %q", d.Pos, name)
 				}
 				var sb strings.Builder
 				for _, line := range strings.Split(d.Input, "\n") {

@@ -5,12 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colinkdb/colink/internal/datadriven"
+	"github.com/cockroachdb/datadriven"
 )
 
 func TestSplitStatements(t *testing.T) {
 	datadriven.RunTest(t, "testdata/split.txt", func(t *testing.T, d *datadriven.TestData) string {
-		input := d.Input
+		// The runner trims the input's surrounding whitespace: indent=N puts N spaces back
+		// in front of it.
+		indent := 0
+		d.MaybeScanArgs(t, "indent", &indent)
+		input := strings.Repeat(" ", indent) + d.Input
 		switch d.Cmd {
 		case "split":
 			var out []string

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/go-sql-driver/mysql"
-
-	"github.com/colinkdb/colink/internal/datadriven"
 )
 
 // TestSessionStatements runs testdata/session.txt's statements, in order, on one connection

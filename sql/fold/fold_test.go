@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colinkdb/colink/internal/datadriven"
+	"github.com/cockroachdb/datadriven"
+
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/plan"

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/colinkdb/colink/internal/datadriven"
+	"github.com/cockroachdb/datadriven"
+
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/physical"

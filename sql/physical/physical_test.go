@@ -3,11 +3,11 @@ package physical_test
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
+
 	"github.com/colinkdb/colink/dbt3/queries"
-	"github.com/colinkdb/colink/internal/datadriven"
 	"github.com/colinkdb/colink/sql"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/opt"
@@ -71,24 +71,13 @@ func explain(ctx context.Context, cat *catalog.Memory, sf float64, primprocs int
 func TestExplain(t *testing.T) {
 	datadriven.RunTest(t, "testdata/explain", func(t *testing.T, c *datadriven.TestData) string {
 		sf := 1.0
-		if v, ok := c.Arg("sf"); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: sf: %v", c.Pos, err)
-			}
-			sf = f
-		}
+		c.MaybeScanArgs(t, "sf", &sf)
 		primprocs := 0
-		if v, ok := c.Arg("primprocs"); ok {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("%s: primprocs: %v", c.Pos, err)
-			}
-			primprocs = n
-		}
+		c.MaybeScanArgs(t, "primprocs", &primprocs)
 		var pushdown physical.Pushdown
-		if v, ok := c.Arg("pushdown"); ok {
-			p, err := physical.ParsePushdown(v)
+		var level string
+		if c.MaybeScanArgs(t, "pushdown", &level) {
+			p, err := physical.ParsePushdown(level)
 			if err != nil {
 				t.Fatalf("%s: %v", c.Pos, err)
 			}
@@ -96,11 +85,9 @@ func TestExplain(t *testing.T) {
 		}
 		script := c.Input
 		if c.Cmd == "tpch" {
-			v, _ := c.Arg("q")
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("%s: q: %v", c.Pos, err)
-			}
+			var n int
+			c.ScanArgs(t, "q", &n)
+			var err error
 			if script, err = queries.Get(n); err != nil {
 				t.Fatal(err)
 			}
