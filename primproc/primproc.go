@@ -128,9 +128,9 @@ type Daemon struct {
 
 	pins *pins // snapshots pinned for queries
 
-	pool     *vec.Pool       // the fragments' recycling pool, shared by all
+	pool     *vec.Pool     // the fragments' recycling pool, shared by all
 	linkPool *bufpool.Pool // the link connections' receive buffers; it ages them out itself
-	budget   *exec.Budget    // all queries' memory, shared: every fragment's budget is its child
+	budget   *exec.Budget  // all queries' memory, shared: every fragment's budget is its child
 
 	// bg is canceled when the daemon stops: background work (compaction) ends.
 	bg       context.Context
