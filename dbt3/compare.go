@@ -76,6 +76,11 @@ type CompareConfig struct {
 	// query that pins its own (Query.Pushdown).
 	Pushdowns []string
 	Runs      int // rounds; round 1 is cold
+	// Warmup runs each query (at each level) once, unmeasured, before its measured
+	// executions of a warm round, so that the transport that goes first does not refill
+	// the cache for the others: at SF 10 the working set of the run exceeds the column
+	// cache, and the first execution after another query read what that query evicted.
+	Warmup    bool
 	Queries   []Query
 	Database  string
 	Primprocs int
@@ -156,7 +161,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*measure.Run, error) {
 	}
 	run := &measure.Run{Driver: "compare"}
 	run.Notes = append(run.Notes,
-		fmt.Sprintf("%d rounds over %v at pushdown %v; round 1 cold (caches dropped with %q before each execution), the others warm; one exemgr per transport, all running over the same primprocs, and the transports take turns query by query, the order reversed from one query (and level) to the next and from one round to the next", cfg.Runs, cfg.Transports, cfg.Pushdowns, DropCacheStatement))
+		fmt.Sprintf("%d rounds over %v at pushdown %v; round 1 cold (caches dropped with %q before each execution), the others warm%s; one exemgr per transport, all running over the same primprocs, and the transports take turns query by query, the order reversed from one query (and level) to the next and from one round to the next", cfg.Runs, cfg.Transports, cfg.Pushdowns, DropCacheStatement, warmNote(cfg.Warmup)))
 	for round := 1; round <= cfg.Runs; round++ {
 		log.Info("compare: round", "round", round)
 		turn := round // so that each execution's order also flips from round to round
@@ -166,7 +171,13 @@ func Compare(ctx context.Context, cfg CompareConfig) (*measure.Run, error) {
 				levels = []string{q.Pushdown}
 			}
 			for _, level := range levels {
-				for _, tr := range RoundOrder(cfg.Transports, turn) {
+				order := RoundOrder(cfg.Transports, turn)
+				if cfg.Warmup && round > 1 {
+					if err := sessions[order[0]].warm(ctx, cfg, q, level); err != nil {
+						return run, fmt.Errorf("round %d, warming %s at %s: %w", round, q.Name, level, err)
+					}
+				}
+				for _, tr := range order {
 					if err := ctx.Err(); err != nil {
 						return run, err
 					}
@@ -188,12 +199,48 @@ func Compare(ctx context.Context, cfg CompareConfig) (*measure.Run, error) {
 	return run, nil
 }
 
+// warmNote says how warm rounds begin each query.
+func warmNote(warmup bool) string {
+	if warmup {
+		return " (each query run once unmeasured before its measured executions, so that the first transport does not refill the cache for the others)"
+	}
+	return " (without a warm-up execution: the first transport of each query may refill the cache for the others)"
+}
+
 // compareSession is one exemgr's session in a comparison, and the pushdown level it was
 // last set to.
 type compareSession struct {
 	conn  *Conn
 	m     *Measurer
 	level string
+}
+
+// setLevel sets the session's pushdown level unless it is set already.
+func (cs *compareSession) setLevel(ctx context.Context, level string) error {
+	if cs.level == level {
+		return nil
+	}
+	if _, _, err := cs.conn.Exec(ctx, "SET colink_pushdown = '"+level+"'"); err != nil {
+		return err
+	}
+	cs.level = level
+	return nil
+}
+
+// warm runs q once at level, unmeasured and unverified (CompareConfig.Warmup). A failure
+// is the measured executions' to report; only a dead daemon ends the run.
+func (cs *compareSession) warm(ctx context.Context, cfg CompareConfig, q Query, level string) error {
+	if err := cs.setLevel(ctx, level); err != nil {
+		if derr := cfg.Target.Check(); derr != nil {
+			return derr
+		}
+		return fmt.Errorf("set the pushdown level: %w", err)
+	}
+	cs.m.Pushdown = level
+	if _, err := cs.m.Run(ctx, q); err != nil && ctx.Err() == nil {
+		return cfg.Target.Check()
+	}
+	return ctx.Err()
 }
 
 // execute runs q once at level (round 1 cold). A failed query gives a sample with its
@@ -206,11 +253,8 @@ func (cs *compareSession) execute(ctx context.Context, cfg CompareConfig, v *Ver
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if cs.level != level {
-		if _, _, err := cs.conn.Exec(ctx, "SET colink_pushdown = '"+level+"'"); err != nil {
-			return nil, fail("set the pushdown level", err)
-		}
-		cs.level = level
+	if err := cs.setLevel(ctx, level); err != nil {
+		return nil, fail("set the pushdown level", err)
 	}
 	cold := round == 1
 	if cold {

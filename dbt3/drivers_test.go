@@ -375,9 +375,22 @@ func TestCompareWithFakeTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := Compare(context.Background(), CompareConfig{Target: target, Transports: []string{"tcp", "unix"}, Pushdowns: []string{"full", "filter"}, Runs: 3, Queries: qs, Primprocs: 1})
+	run, err := Compare(context.Background(), CompareConfig{Target: target, Transports: []string{"tcp", "unix"}, Pushdowns: []string{"full", "filter"}, Runs: 3, Warmup: true, Queries: qs, Primprocs: 1})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Warm rounds run each (query, level) once unmeasured first, on the transport that
+	// goes first: 7 warm-ups in each of rounds 2 and 3, none in round 1.
+	q6 := 0
+	for _, e := range target.engines {
+		for _, st := range e.Statements() {
+			if strings.Contains(st, "sum(l_extendedprice * l_discount)") {
+				q6++
+			}
+		}
+	}
+	if want := 3*2*2 + 2*2; q6 != want {
+		t.Errorf("Q6 ran %d times over both exemgrs, want %d (12 measured, a warm-up at each level in each warm round)", q6, want)
 	}
 	// Per round: three queries at two levels and SCAN2 at its own, over two transports.
 	const perRound = (3*2 + 1) * 2

@@ -43,6 +43,7 @@ type compareOptions struct {
 	primprocArgs []string
 	exemgrArgs   []string
 	streamRounds int
+	warmup       bool
 	verbose      bool
 }
 
@@ -64,6 +65,7 @@ func (o *compareOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.duckdb, "duckdb", "", "a DuckDB run's JSON (bench/duckdb) to put beside colink in the report")
 	fs.StringArrayVar(&o.primprocArgs, "primproc-arg", nil, "extra primproc flag, repeatable (e.g. --primproc-arg=--cache-size=2GiB)")
 	fs.StringArrayVar(&o.exemgrArgs, "exemgr-arg", nil, "extra exemgr flag, repeatable")
+	fs.BoolVar(&o.warmup, "warmup", true, "in warm rounds, run each query once unmeasured before its measured executions, so that the first transport does not refill the column cache for the others (the working set exceeds the cache at SF 10)")
 	fs.IntVar(&o.streamRounds, "ipcbench-rounds", 3, "after the queries, rounds of ipcbench's stream mode (1 GB per transport each) against the same primproc, to check the fitted CPU per GB; 0 skips it")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "log each step and sample on stderr")
 }
@@ -249,7 +251,7 @@ func (o *compareOptions) run(ctx context.Context, e *env, command string) (err e
 	bar := e.progressBar(int64(total), "running queries", "")
 	failed := 0
 	run, cerr := dbt3.Compare(ctx, dbt3.CompareConfig{
-		Target: cl, Transports: p.transports, Pushdowns: p.pushdowns, Runs: o.runs, Queries: p.queries, Primprocs: o.primprocs, Database: dbt3.DefaultDatabase,
+		Target: cl, Transports: p.transports, Pushdowns: p.pushdowns, Runs: o.runs, Warmup: o.warmup, Queries: p.queries, Primprocs: o.primprocs, Database: dbt3.DefaultDatabase,
 		Verifier: p.verifier, Log: log,
 		OnSample: func(s measure.Sample) {
 			if s.Error != "" {
