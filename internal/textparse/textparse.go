@@ -66,28 +66,28 @@ const (
 // Trim returns b without the bytes of sp at either end.
 func Trim(b []byte, sp Space) []byte {
 	switch sp {
-	case Blanks:
-		i, j := 0, len(b)
-		for i < j && b[i] == ' ' {
-			i++
-		}
-		for j > i && b[j-1] == ' ' {
-			j--
-		}
-		return b[i:j]
-	case BlanksTabs:
-		i, j := 0, len(b)
-		for i < j && (b[i] == ' ' || b[i] == '\t') {
-			i++
-		}
-		for j > i && (b[j-1] == ' ' || b[j-1] == '\t') {
-			j--
-		}
-		return b[i:j]
 	case UnicodeSpace:
 		return bytes.TrimSpace(b)
+	case NoSpace:
+		return b
 	}
-	return b
+	i, j := 0, len(b)
+	tabs := sp == BlanksTabs
+	for i < j && (b[i] == ' ' || tabs && b[i] == '\t') {
+		i++
+	}
+	for j > i && (b[j-1] == ' ' || tabs && b[j-1] == '\t') {
+		j--
+	}
+	return b[i:j]
+}
+
+// plain reports whether b starts and ends with a printable ASCII byte, so that no Space
+// trims it (ASCII blanks are ' ' and below, every byte of a Unicode space 0x80 or above):
+// the readers of single values skip Trim's call for such text, the common kind.
+func plain(b []byte) bool {
+	n := len(b)
+	return n > 0 && b[0]-'!' <= '~'-'!' && b[n-1]-'!' <= '~'-'!'
 }
 
 // sign reads an optional '+' or '-' at the start of b.
@@ -102,23 +102,35 @@ func sign(b []byte) (neg bool, rest []byte) {
 // strict integer of LOAD DATA and of the batch text format ("12abc", "1.0" and "" are
 // ErrSyntax). A value beyond int64 is ErrRange; a narrower column checks its own range.
 func Int(b []byte, sp Space) (int64, error) {
-	neg, b := sign(Trim(b, sp))
+	if !plain(b) {
+		b = Trim(b, sp)
+	}
+	neg, b := sign(b)
 	if len(b) == 0 {
 		return 0, ErrSyntax
 	}
 	var u uint64
-	over := false
-	for _, c := range b {
+	for i, c := range b {
 		if c < '0' || c > '9' {
 			return 0, ErrSyntax
 		}
 		if u > (math.MaxInt64+1)/10 {
-			over = true // keep checking the syntax
-			continue
+			return 0, intOverflow(b[i:])
 		}
 		u = u*10 + uint64(c-'0')
 	}
-	return signed(u, neg, over)
+	return signed(u, neg, false)
+}
+
+// intOverflow is Int's error for digits beyond int64, the rest being b: ErrRange if b is
+// all digits, else ErrSyntax.
+func intOverflow(b []byte) error {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return ErrSyntax
+		}
+	}
+	return ErrRange
 }
 
 // signed applies a sign to a magnitude read by Int or IntPrefix.
@@ -179,7 +191,10 @@ type Number struct {
 // or "1.2.3").
 func ParseNumber(b []byte, f NumberForm) (Number, error) {
 	var n Number
-	n.Neg, b = sign(Trim(b, f.Space))
+	if !plain(b) {
+		b = Trim(b, f.Space)
+	}
+	n.Neg, b = sign(b)
 	k := 0
 	for k < len(b) && b[k] >= '0' && b[k] <= '9' {
 		k++
@@ -341,11 +356,70 @@ func (n Number) Scaled(scale int32) (Int128, error) {
 // Decimal reads b as a number of form f (ParseNumber) and returns its unscaled value at
 // scale (Number.Scaled).
 func Decimal(b []byte, f NumberForm, scale int32) (Int128, error) {
+	if v, ok := decimal18(b, f, scale); ok {
+		return v, nil
+	}
 	n, err := ParseNumber(b, f)
 	if err != nil {
 		return Int128{}, err
 	}
 	return n.Scaled(scale)
+}
+
+// decimal18 is Decimal in one pass for the common number — no exponent, its integer
+// digits and the scale within 18 digits, so the result fits a uint64 with room for the
+// rounding — which is most of LOAD DATA's fields. ok=false leaves any other text, good or
+// bad, to the general path.
+func decimal18(b []byte, f NumberForm, scale int32) (Int128, bool) {
+	if scale < 0 || scale > 18 {
+		return Int128{}, false
+	}
+	if !plain(b) {
+		b = Trim(b, f.Space)
+	}
+	neg, b := sign(b)
+	i := 0
+	for i < len(b) && b[i] == '0' {
+		i++
+	}
+	start := i
+	var u uint64
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		u = u*10 + uint64(b[i]-'0') // wraps harmlessly when there are too many digits
+		i++
+	}
+	nint, seen := i-start, i > 0
+	if nint+int(scale) > 18 {
+		return Int128{}, false
+	}
+	nfrac, up := 0, false
+	if i < len(b) && b[i] == '.' {
+		i++
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			switch {
+			case nfrac < int(scale):
+				u = u*10 + uint64(b[i]-'0')
+			case nfrac == int(scale):
+				up = b[i] >= '5'
+			}
+			nfrac++
+		}
+		seen = seen || nfrac > 0
+	}
+	if i != len(b) || !seen || f.MaxDigits > 0 && nint+nfrac > f.MaxDigits {
+		return Int128{}, false
+	}
+	for k := nfrac; k < int(scale); k++ {
+		u *= 10
+	}
+	if up {
+		u++
+	}
+	v := int64(u) // at most 10^18
+	if neg {
+		v = -v
+	}
+	return Int128{Lo: uint64(v), Hi: v >> 63}, true
 }
 
 // DateForm says which spellings of a date Date accepts. Every form is year-month-day with
@@ -364,7 +438,21 @@ type DateForm struct {
 // 1970-01-01. ErrSyntax if it is not of the form, ErrRange if it is no day of MySQL's DATE
 // range (a zero date, 1998-02-30, 0000-01-01).
 func Date(b []byte, f DateForm) (int64, error) {
-	b = Trim(b, f.Space)
+	if !plain(b) {
+		b = Trim(b, f.Space)
+	}
+	if len(b) == 10 && b[4] == '-' && b[7] == '-' {
+		// YYYY-MM-DD, every form's, read at fixed places.
+		y, ok1 := digits(b[0:4])
+		m, ok2 := digits(b[5:7])
+		d, ok3 := digits(b[8:10])
+		if ok1 && ok2 && ok3 {
+			if !civil.Valid(y, m, d) {
+				return 0, ErrRange
+			}
+			return civil.Days(y, m, d), nil
+		}
+	}
 	var part [3]int
 	p, nd := 0, 0
 	for _, c := range b {
@@ -392,4 +480,16 @@ func Date(b []byte, f DateForm) (int64, error) {
 		return 0, ErrRange
 	}
 	return civil.Days(part[0], part[1], part[2]), nil
+}
+
+// digits reads a few digits (at most 4) as a number.
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
