@@ -119,7 +119,7 @@ func Int(b []byte, sp Space) (int64, error) {
 		}
 		u = u*10 + uint64(c-'0')
 	}
-	return signed(u, neg, false)
+	return signed(u, neg)
 }
 
 // intOverflow is Int's error for digits beyond int64, the rest being b: ErrRange if b is
@@ -134,9 +134,9 @@ func intOverflow(b []byte) error {
 }
 
 // signed applies a sign to a magnitude read by Int or IntPrefix.
-func signed(u uint64, neg, over bool) (int64, error) {
+func signed(u uint64, neg bool) (int64, error) {
 	switch {
-	case over, neg && u > math.MaxInt64+1, !neg && u > math.MaxInt64:
+	case neg && u > math.MaxInt64+1, !neg && u > math.MaxInt64:
 		return 0, ErrRange
 	case neg:
 		return -int64(u), nil // -(1<<63) wraps to MinInt64, as wanted
@@ -162,7 +162,7 @@ func IntPrefix(b []byte, sp Space) (int64, error) {
 		}
 		u = u*10 + uint64(c-'0')
 	}
-	return signed(u, neg, false)
+	return signed(u, neg)
 }
 
 // NumberForm says which decimal numbers ParseNumber accepts.
