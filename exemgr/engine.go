@@ -23,6 +23,7 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/internal/daemon"
+	"github.com/colinkdb/colink/internal/textparse"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/link/twophase"
@@ -671,7 +672,7 @@ func nonNegativeInt(v types.Value) (int64, bool) {
 		}
 		return v.Dec.Int64(), true
 	case types.Char, types.Varchar:
-		n, err := strconv.ParseInt(strings.TrimSpace(v.Str), 10, 64)
+		n, err := textparse.Int([]byte(v.Str), textparse.UnicodeSpace)
 		if err != nil || n < 0 {
 			return 0, false
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/textparse"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/tpch"
@@ -505,7 +506,7 @@ func (t *tblReader) parseLine(line []byte) error {
 		var err error
 		switch c.Type.Kind {
 		case tpch.KindInt32, tpch.KindInt64:
-			vals[i], err = strconv.ParseInt(string(s), 10, 64)
+			vals[i], err = textparse.Int(s, textparse.NoSpace)
 			if err == nil && c.Type.Kind == tpch.KindInt32 && int64(int32(vals[i])) != vals[i] {
 				err = fmt.Errorf("out of range")
 			}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/textparse"
 )
 
 // castNode converts values to another type. Implicit casts are the exact conversions the
@@ -234,41 +235,10 @@ func integerAt(a *vec.Vec, from vec.Type, i int32) (vec.Int128, bool, error) {
 		if _, err := vec.ParseDecimalScale(s, 0); err != nil {
 			return vec.Int128{}, false, badValue("INTEGER", s)
 		}
-		n, ok := integerPrefix(s)
-		return vec.I128(n), ok, nil
+		n, err := textparse.IntPrefix(s, textparse.BlanksTabs)
+		return vec.I128(n), err == nil, nil
 	}
 	return numberAt(a, from, i, 0)
-}
-
-// integerPrefix reads the optional sign and digits at the start of s (after spaces): the
-// integer part of a number written in s. ok=false if it does not fit BIGINT.
-func integerPrefix(s []byte) (int64, bool) {
-	j := 0
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
-		j++
-	}
-	neg := false
-	if j < len(s) && (s[j] == '-' || s[j] == '+') {
-		neg = s[j] == '-'
-		j++
-	}
-	var u uint64
-	for ; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
-		if u > (1<<63)/10 {
-			return 0, false
-		}
-		u = u*10 + uint64(s[j]-'0')
-		if u > 1<<63 {
-			return 0, false
-		}
-	}
-	if neg {
-		return -int64(u), true // -(1<<63) wraps to MinInt64, as wanted
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
 }
 
 // castSlow is the general per-row conversion.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/textparse"
 )
 
 // Parse reads the s-expression syntax that Expr.String prints. Column references are #i,
@@ -207,7 +208,7 @@ func (p *parser) leaf(tok string) (*Expr, error) {
 	}
 	if c := tok[0]; c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9') {
 		if !strings.ContainsAny(tok, ".eE") {
-			v, err := strconv.ParseInt(tok, 10, 64)
+			v, err := textparse.Int([]byte(tok), textparse.NoSpace)
 			if err == nil {
 				return Const(vec.Int64Datum(v)), nil
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/colinkdb/colink/internal/civil"
+	"github.com/colinkdb/colink/internal/textparse"
 )
 
 // CivilFromDays converts days since 1970-01-01 to a proleptic Gregorian date.
@@ -41,42 +42,17 @@ const (
 	MaxDate = int32(civil.MaxDays)
 )
 
-// ParseDate parses YYYY-MM-DD (also YYYY-M-D) into days since 1970-01-01.
+// ParseDate parses YYYY-MM-DD (also YYYY-M-D, and years of fewer digits) with spaces
+// around it into days since 1970-01-01.
 func ParseDate(s []byte) (int32, error) {
-	i, j := 0, len(s)
-	for i < j && s[i] == ' ' {
-		i++
+	d, err := textparse.Date(s, textparse.DateForm{Space: textparse.Blanks})
+	switch err {
+	case nil:
+		return int32(d), nil
+	case textparse.ErrRange:
+		return 0, fmt.Errorf("vec: date %q out of range", textparse.Trim(s, textparse.Blanks))
 	}
-	for j > i && s[j-1] == ' ' {
-		j--
-	}
-	s = s[i:j]
-	var parts [3]int32
-	p, nd := 0, 0
-	for k := 0; k < len(s); k++ {
-		c := s[k]
-		switch {
-		case c >= '0' && c <= '9':
-			if nd >= 4 || (p > 0 && nd >= 2) {
-				return 0, fmt.Errorf("vec: bad date %q", s)
-			}
-			parts[p] = parts[p]*10 + int32(c-'0')
-			nd++
-		case c == '-' && nd > 0 && p < 2:
-			p++
-			nd = 0
-		default:
-			return 0, fmt.Errorf("vec: bad date %q", s)
-		}
-	}
-	if p != 2 || nd == 0 {
-		return 0, fmt.Errorf("vec: bad date %q", s)
-	}
-	y, m, d := int(parts[0]), int(parts[1]), int(parts[2])
-	if !civil.Valid(y, m, d) {
-		return 0, fmt.Errorf("vec: date %q out of range", s)
-	}
-	return int32(civil.Days(y, m, d)), nil
+	return 0, fmt.Errorf("vec: bad date %q", textparse.Trim(s, textparse.Blanks))
 }
 
 // AppendDate appends YYYY-MM-DD.

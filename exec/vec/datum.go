@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/colinkdb/colink/internal/textparse"
 )
 
 // Datum is one typed value: a literal in an expression, a zone-map bound, a scalar
@@ -200,12 +202,12 @@ func ParseDatum(t Type, s string) (Datum, error) {
 			return BoolDatum(false), nil
 		}
 	case Int32:
-		v, err := strconv.ParseInt(s, 10, 32)
-		if err == nil {
+		v, err := textparse.Int([]byte(s), textparse.NoSpace)
+		if err == nil && v == int64(int32(v)) {
 			return Int32Datum(int32(v)), nil
 		}
 	case Int64:
-		v, err := strconv.ParseInt(s, 10, 64)
+		v, err := textparse.Int([]byte(s), textparse.NoSpace)
 		if err == nil {
 			return Int64Datum(v), nil
 		}

@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/colinkdb/colink/exec/vec"
 	"io"
 	"math"
 	"strconv"
@@ -22,8 +21,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/exemgr/frontend"
-	"github.com/colinkdb/colink/internal/civil"
+	"github.com/colinkdb/colink/internal/textparse"
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql"
 )
@@ -475,12 +475,20 @@ func (l *Loader) member() (int, error) {
 	return link.MemberOfInt(v, l.members), err
 }
 
+// LOAD DATA's numbers and dates: strict, with spaces around them (bytes.TrimSpace's), no
+// exponent in a decimal, extra fraction digits rounded half away from zero, and dates
+// written YYYY-MM-DD.
+var (
+	decimalForm = textparse.NumberForm{Space: textparse.UnicodeSpace}
+	dateForm    = textparse.DateForm{Space: textparse.UnicodeSpace, Year4: true, MonthDay2: true}
+)
+
 // parseIntLike parses an integer, decimal or date column's value as its stored integer.
 func (l *Loader) parseIntLike(c *loadColumn, raw []byte) (int64, error) {
 	switch c.typ.(type) {
 	case *arrow.Int32Type:
-		v, ok := parseInt(raw)
-		if !ok {
+		v, err := textparse.Int(raw, textparse.UnicodeSpace)
+		if err != nil { // beyond BIGINT too: MySQL's message is the same
 			return 0, loadErr(1366, "HY000", "Incorrect integer value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
 		}
 		if v < math.MinInt32 || v > math.MaxInt32 {
@@ -488,23 +496,24 @@ func (l *Loader) parseIntLike(c *loadColumn, raw []byte) (int64, error) {
 		}
 		return v, nil
 	case *arrow.Int64Type:
-		v, ok := parseInt(raw)
-		if !ok {
+		v, err := textparse.Int(raw, textparse.UnicodeSpace)
+		if err != nil {
 			return 0, loadErr(1366, "HY000", "Incorrect integer value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
 		}
 		return v, nil
 	case *arrow.Decimal64Type:
-		v, ok, inRange := parseDecimal(raw, c.prec, c.scale)
-		if !ok {
+		u, err := textparse.Decimal(raw, decimalForm, c.scale)
+		if err == textparse.ErrSyntax {
 			return 0, loadErr(1366, "HY000", "Incorrect decimal value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
 		}
-		if !inRange {
+		v, ok := u.Int64()
+		if err != nil || !ok || !vec.FitsPrecision64(v, c.prec) {
 			return 0, loadErr(1264, "22003", "Out of range value for column '%s' at row %d", c.name, l.line)
 		}
 		return v, nil
 	case *arrow.Date32Type:
-		v, ok := parseDate(raw)
-		if !ok {
+		v, err := textparse.Date(raw, dateForm)
+		if err != nil {
 			return 0, loadErr(1292, "22007", "Incorrect date value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
 		}
 		return int64(v), nil
@@ -600,125 +609,4 @@ func clip(b []byte) string {
 		return string(b[:64]) + "…"
 	}
 	return string(b)
-}
-
-// parseInt parses a decimal integer (an optional sign, digits, surrounding blanks).
-func parseInt(b []byte) (int64, bool) {
-	b = bytes.TrimSpace(b)
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > (math.MaxInt64+1)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	if neg {
-		if v > math.MaxInt64+1 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
-
-// parseDecimal parses a decimal number into its value scaled by 10^scale, rounding extra
-// fraction digits half away from zero. inRange is false if it needs more than prec-scale
-// integer digits.
-func parseDecimal(b []byte, prec, scale int32) (v int64, ok, inRange bool) {
-	b = bytes.TrimSpace(b)
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	intPart, frac := b, []byte(nil)
-	if i := bytes.IndexByte(b, '.'); i >= 0 {
-		intPart, frac = b[:i], b[i+1:]
-	}
-	if len(intPart) == 0 && len(frac) == 0 {
-		return 0, false, false
-	}
-	var u uint64
-	digits := 0
-	for _, c := range intPart {
-		if c < '0' || c > '9' {
-			return 0, false, false
-		}
-		if u == 0 && c == '0' {
-			continue
-		}
-		digits++
-		if digits > 18 {
-			return 0, true, false
-		}
-		u = u*10 + uint64(c-'0')
-	}
-	if int32(digits) > prec-scale {
-		return 0, true, false
-	}
-	for i := int32(0); i < scale; i++ {
-		u *= 10
-		if int(i) < len(frac) {
-			c := frac[i]
-			if c < '0' || c > '9' {
-				return 0, false, false
-			}
-			u += uint64(c - '0')
-		}
-	}
-	for i := int(scale); i < len(frac); i++ {
-		if frac[i] < '0' || frac[i] > '9' {
-			return 0, false, false
-		}
-	}
-	if int(scale) < len(frac) && frac[scale] >= '5' {
-		u++
-	}
-	if u > math.MaxInt64 {
-		return 0, true, false
-	}
-	v = int64(u)
-	if neg {
-		v = -v
-	}
-	return v, true, true
-}
-
-// parseDate parses YYYY-MM-DD into days since 1970-01-01.
-func parseDate(b []byte) (int32, bool) {
-	b = bytes.TrimSpace(b)
-	if len(b) != 10 || b[4] != '-' || b[7] != '-' {
-		return 0, false
-	}
-	num := func(s []byte) (int, bool) {
-		n := 0
-		for _, c := range s {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n, true
-	}
-	y, ok1 := num(b[:4])
-	m, ok2 := num(b[5:7])
-	d, ok3 := num(b[8:10])
-	if !ok1 || !ok2 || !ok3 || !civil.Valid(y, m, d) {
-		return 0, false
-	}
-	return int32(civil.Days(y, m, d)), true
 }

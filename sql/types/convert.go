@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/colinkdb/colink/internal/textparse"
 )
 
 // Convert casts v to type t as MySQL's CAST and implicit conversions do for the cases the
@@ -42,17 +44,15 @@ func Convert(v Value, t Type) (Value, error) {
 			// MySQL's CAST(double AS SIGNED) is rint: half to even (2.5 is 2).
 			i = int64(math.RoundToEven(v.Float))
 		case Char, Varchar:
-			n, err := strconv.ParseInt(strings.TrimSpace(v.Str), 10, 64)
+			n, err := textparse.Int([]byte(v.Str), textparse.UnicodeSpace)
 			if err != nil {
-				_, derr := ParseDecimal(v.Str)
-				_, ferr := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
-				if derr != nil && ferr != nil {
+				// Any number MySQL reads as a double gives its integer part as written, as
+				// in MySQL ('12.9' is 12, '1e3' is 1; MySQL also warns).
+				if _, ferr := strconv.ParseFloat(strings.TrimSpace(v.Str), 64); ferr != nil {
 					return Value{}, fmt.Errorf("truncated incorrect INTEGER value: '%s'", v.Str)
 				}
-				// A number with a fraction or an exponent gives its integer part as
-				// written, as in MySQL ('12.9' is 12, '1e3' is 1; MySQL also warns).
-				p, ok := integerPrefix(v.Str)
-				if !ok {
+				p, perr := textparse.IntPrefix([]byte(v.Str), textparse.UnicodeSpace)
+				if perr != nil {
 					return Value{}, fmt.Errorf("value %s is out of range for %s", v, t)
 				}
 				n = p
@@ -378,23 +378,4 @@ func DecimalArith(op ArithOp, a, b Value) (Value, error) {
 		return Value{}, &OutOfRangeError{Type: "DECIMAL"}
 	}
 	return Value{Type: Type{Kind: Decimal, Precision: max(n, s, 1), Scale: s}, Dec: u}, nil
-}
-
-// integerPrefix reads the optional sign and digits at the start of s (after spaces): the
-// integer part of a number written in s. ok=false if it does not fit BIGINT.
-func integerPrefix(s string) (int64, bool) {
-	s = strings.TrimLeft(s, " \t\n\r")
-	j := 0
-	if j < len(s) && (s[j] == '-' || s[j] == '+') {
-		j++
-	}
-	k := j
-	for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-		k++
-	}
-	if k == j {
-		return 0, true // "-.5": no integer digits
-	}
-	n, err := strconv.ParseInt(s[:k], 10, 64)
-	return n, err == nil
 }

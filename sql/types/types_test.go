@@ -130,6 +130,14 @@ func TestConvertRounds(t *testing.T) {
 		{IntValue(24), Dec(15, 2), "24.00"},
 		{StringValue("1995-03-15"), DateType, "date '1995-03-15'"},
 		{StringValue(" 42 "), Int32Type, "42"},
+		{StringValue("+42"), Int64Type, "42"},
+		{StringValue("12.9"), Int64Type, "12"}, // CAST(… AS SIGNED): the integer part, as MySQL
+		{StringValue("-12.9"), Int64Type, "-12"},
+		{StringValue("1e3"), Int64Type, "1"},
+		{StringValue("\v12.5"), Int64Type, "12"},
+		{StringValue("-9223372036854775808"), Int64Type, "-9223372036854775808"},
+		{StringValue(" 1.005 "), Dec(5, 2), "1.01"},
+		{StringValue("1995-3-5"), DateType, "date '1995-03-05'"},
 		{FloatValue(0.125), Dec(5, 2), "0.13"},
 		{DateValue(0), VarcharType(10), "'1970-01-01'"},
 	}
@@ -144,6 +152,13 @@ func TestConvertRounds(t *testing.T) {
 		to Type
 	}{
 		{StringValue("x"), Int32Type},
+		{StringValue("12abc"), Int64Type},
+		{StringValue("9223372036854775808"), Int64Type},
+		{StringValue("99999999999999999999.5"), Int64Type},
+		{StringValue("3000000000"), Int32Type},
+		{StringValue("1e3"), Dec(5, 0)}, // a DECIMAL literal has no exponent
+		{StringValue("95-01-01"), DateType},
+		{StringValue("0000-00-00"), DateType},
 		{IntValue(1 << 40), Int32Type},
 		{mustDec(t, "12345.6"), Dec(5, 2)},
 		{StringValue("1995-02-30"), DateType},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/colinkdb/colink/internal/civil"
+	"github.com/colinkdb/colink/internal/textparse"
 )
 
 // Value is a constant of a SQL type: a literal in a query, or what the constant folder
@@ -76,64 +77,35 @@ func digits(i int64) int {
 
 // ParseDecimal reads a decimal literal such as "0.2", ".06", "-1.50" or "100", typed as
 // MySQL types it: scale the digits after the point, precision all digits (at least one
-// before the point).
+// before the point; leading zeros before it do not count). It has no exponent, and spaces
+// around it are skipped.
 func ParseDecimal(s string) (Value, error) {
-	t := strings.TrimSpace(s)
-	neg := false
-	if t != "" && (t[0] == '-' || t[0] == '+') {
-		neg = t[0] == '-'
-		t = t[1:]
-	}
-	intPart, frac, _ := strings.Cut(t, ".")
-	if intPart == "" && frac == "" || !allDigits(intPart) || !allDigits(frac) {
+	n, err := textparse.ParseNumber([]byte(s), textparse.NumberForm{Space: textparse.UnicodeSpace})
+	if err != nil {
 		return Value{}, fmt.Errorf("%q is not a decimal number", s)
 	}
-	intPart = strings.TrimLeft(intPart, "0")
-	u, ok := new(big.Int).SetString(intPart+frac, 10)
-	if !ok {
-		if intPart+frac != "" {
-			return Value{}, fmt.Errorf("%q is not a decimal number", s)
-		}
-		u = new(big.Int)
-	}
-	if neg {
-		u.Neg(u)
-	}
-	p := max(len(intPart), 1) + len(frac)
+	p := max(len(n.Int), 1) + len(n.Frac)
 	if p > MaxPrecision {
 		return Value{}, fmt.Errorf("decimal %q has more than %d digits", s, MaxPrecision)
 	}
-	return Value{Type: Dec(p, len(frac)), Dec: u}, nil
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
+	u, err := n.Scaled(int32(len(n.Frac)))
+	if err != nil { // cannot be: p <= 38
+		return Value{}, fmt.Errorf("decimal %q: %v", s, err)
 	}
-	return true
+	d := new(big.Int).Lsh(big.NewInt(u.Hi), 64)
+	d.Add(d, new(big.Int).SetUint64(u.Lo))
+	return Value{Type: Dec(p, len(n.Frac)), Dec: d}, nil
 }
 
-// ParseDate reads 'YYYY-MM-DD' (month and day may have one digit) into days since
-// 1970-01-01, rejecting dates outside MySQL's range 0001-01-01 … 9999-12-31 and days that do
-// not exist.
+// ParseDate reads 'YYYY-MM-DD' (month and day may have one digit; spaces around it are
+// skipped) into days since 1970-01-01, rejecting dates outside MySQL's range
+// 0001-01-01 … 9999-12-31 and days that do not exist.
 func ParseDate(s string) (int64, error) {
-	parts := strings.Split(strings.TrimSpace(s), "-")
-	if len(parts) != 3 || len(parts[0]) != 4 {
+	d, err := textparse.Date([]byte(s), textparse.DateForm{Space: textparse.UnicodeSpace, Year4: true})
+	if err != nil {
 		return 0, fmt.Errorf("incorrect DATE value: '%s'", s)
 	}
-	var n [3]int
-	for i, p := range parts {
-		if p == "" || len(p) > 4 || i > 0 && len(p) > 2 || !allDigits(p) {
-			return 0, fmt.Errorf("incorrect DATE value: '%s'", s)
-		}
-		n[i], _ = strconv.Atoi(p)
-	}
-	if !civil.Valid(n[0], n[1], n[2]) {
-		return 0, fmt.Errorf("incorrect DATE value: '%s'", s)
-	}
-	return civil.Days(n[0], n[1], n[2]), nil
+	return d, nil
 }
 
 // DaysFromCivil converts a calendar date to days since 1970-01-01.
