@@ -147,6 +147,9 @@ type Engine struct {
 	// active counts statements running (from Query until their rows end), so that an idle
 	// exemgr returns its free memory to the OS.
 	active atomic.Int64
+	// started counts the statements begun, for the Reclaimer: it returns memory only
+	// after a whole interval in which none began.
+	started atomic.Int64
 
 	bg sync.WaitGroup // background unpins, waited for by Close
 }
@@ -255,6 +258,7 @@ var flushCache = regexp.MustCompile(`(?is)^\s*select\s+calflushcache\s*\(\s*\)\s
 // Query implements frontend.Engine.
 func (e *Engine) Query(ctx context.Context, s *frontend.Session, text string) (_ *frontend.Result, err error) {
 	e.active.Add(1)
+	e.started.Add(1)
 	rowsOwnActive := false // a result with rows ends the statement when its rows end
 	defer func() {
 		if !rowsOwnActive {
@@ -313,7 +317,7 @@ func (e *Engine) Reclaim(interval time.Duration) Service {
 		// The link's receive pool ages its buffers out on its own; what it lets go counts
 		// as released too, so that it is collected and returned once idle.
 		linkReleased := daemon.Released(func() int64 { return em.linkPool.Stats().Released })
-		r := &daemon.Reclaimer{Busy: func() bool { return e.active.Load() > 0 }, Sweeps: []func() int64{e.pool.Sweep, linkReleased},
+		r := &daemon.Reclaimer{Busy: func() bool { return e.active.Load() > 0 }, Started: e.started.Load, Sweeps: []func() int64{e.pool.Sweep, linkReleased},
 			MinFree: daemon.DefaultReclaimMinFree, Log: e.log}
 		t := time.NewTicker(interval)
 		defer t.Stop()

@@ -378,7 +378,16 @@ func (d *Daemon) reclaimer() *daemon.Reclaimer {
 	// The link's receive pool ages its buffers out on its own; what it lets go counts as
 	// released too, so that it is collected and returned once idle.
 	linkReleased := daemon.Released(func() int64 { return d.linkPool.Stats().Released })
-	return &daemon.Reclaimer{Busy: d.busy, Sweeps: []func() int64{d.pool.Sweep, linkReleased}, MinFree: daemon.DefaultReclaimMinFree, Log: d.log}
+	return &daemon.Reclaimer{Busy: d.busy, Started: d.requests, Sweeps: []func() int64{d.pool.Sweep, linkReleased}, MinFree: daemon.DefaultReclaimMinFree, Log: d.log}
+}
+
+// requests is the number of requests begun so far.
+func (d *Daemon) requests() int64 {
+	var n int64
+	for _, c := range d.methods {
+		n += c.calls.Load()
+	}
+	return n
 }
 
 // busy reports whether a request is running.

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -145,7 +147,7 @@ func GoHeap() (live, held int64) {
 
 // Reclaimer gives an idle daemon's memory back to the operating system: on each Tick it
 // sweeps the pools (releasing what lay unused since the last tick) and, when nothing is
-// running and the sweeps released since it last collected (over however many ticks), or
+// running (nor began since the last tick, with Started) and the sweeps released since it last collected (over however many ticks), or
 // the Go runtime holds beyond its live heap, or the heap allocated since it last
 // collected, at least MinFree bytes, or goroutines ended by the hundred since then
 // (sessions that hung up: their stacks and buffers were live at the last collection and
@@ -154,7 +156,13 @@ func GoHeap() (live, held int64) {
 // gets to it. Ticked every pool-idle interval, an idle daemon is back near its idle size
 // within two intervals of its last query.
 type Reclaimer struct {
-	Busy    func() bool
+	Busy func() bool
+	// Started, if set, counts the requests the daemon has begun. Memory is returned only
+	// after a whole tick interval in which none began: returning a few GB blocks the
+	// process for half a second or more (the runtime scavenges under its heap lock), and
+	// a tick that fell into the gap between two queries of a benchmark stalled primproc's
+	// heartbeats past the peer's timeout (SF 10, Q18 right after another Q18).
+	Started func() int64
 	Sweeps  []func() int64
 	MinFree int64
 	Log     *slog.Logger
@@ -163,6 +171,7 @@ type Reclaimer struct {
 	// (Tick runs on one goroutine).
 	allocatedAt, pending int64
 	goroutinesAt         int
+	startedAt            int64 // Started at the last tick
 }
 
 // goroutinesEnded is how many goroutines must have ended since the last collection for
@@ -199,6 +208,14 @@ func (r *Reclaimer) Tick() (released int64, returned bool) {
 		released += s()
 	}
 	r.pending += released
+	if r.Started != nil {
+		n := r.Started()
+		idle := n == r.startedAt
+		r.startedAt = n
+		if !idle {
+			return released, false
+		}
+	}
 	if r.Busy != nil && r.Busy() {
 		return released, false
 	}
@@ -214,12 +231,18 @@ func (r *Reclaimer) Tick() (released int64, returned bool) {
 		r.goroutinesAt-goroutines < goroutinesEnded {
 		return released, false
 	}
+	start := time.Now()
 	debug.FreeOSMemory()
+	took := time.Since(start)
 	r.allocatedAt, r.pending, r.goroutinesAt = heapAllocated(), 0, runtime.NumGoroutine()
 	if r.Log != nil {
 		after, _ := GoHeap()
-		r.Log.Debug("idle: memory returned to the OS", "pools_released", released, "heap_held_before", held,
-			"heap_held_after", after, "rss", ResidentBytes())
+		level := slog.LevelDebug
+		if took > 100*time.Millisecond {
+			level = slog.LevelInfo // long enough to delay heartbeats: worth seeing
+		}
+		r.Log.Log(context.Background(), level, "idle: memory returned to the OS", "took", took.Round(time.Millisecond),
+			"pools_released", released, "heap_held_before", held, "heap_held_after", after, "rss", ResidentBytes())
 	}
 	return released, true
 }

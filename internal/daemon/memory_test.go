@@ -104,4 +104,21 @@ func TestReclaimer(t *testing.T) {
 	if _, returned := r.Tick(); !returned {
 		t.Fatalf("%d goroutines ended and the idle daemon did not return memory", 2*goroutinesEnded)
 	}
+
+	// A request begun since the last tick holds the return off for a tick: between two
+	// back-to-back queries the daemon is idle only for an instant.
+	var started int64
+	r.Started = func() int64 { return started }
+	r.Tick()
+	garbage = make([]byte, 64<<20)
+	garbage[len(garbage)-1] = 1
+	runtime.KeepAlive(garbage)
+	garbage = nil
+	started++
+	if _, returned := r.Tick(); returned {
+		t.Fatal("returned memory right after a request began")
+	}
+	if _, returned := r.Tick(); !returned {
+		t.Fatal("an interval without a request, and 64 MiB of garbage, did not return memory")
+	}
 }
