@@ -66,17 +66,11 @@ func killPrimprocQuery(cfg *Config) Fault {
 			i := (t.Try - 1) % e.cl.Primprocs()
 			name := e.pmName(i)
 			t.note("%s killed", name)
-			qctx, cancel := context.WithCancel(ctx)
+			res, cancel, ok := e.midQuery(ctx, t)
 			defer cancel()
-			res, err := e.start(qctx, longQuery)
-			if err != nil {
-				t.fail(UnclearError, "open a session: %v", err)
+			if !ok {
 				return
 			}
-			if !e.waitRunning(ctx, t, res) {
-				return
-			}
-			sleep(ctx, e.jitter(0, 300*time.Millisecond))
 			injected := time.Now()
 			if !e.kill(t, name) {
 				return
@@ -109,17 +103,11 @@ func stopPrimprocQuery(cfg *Config) Fault {
 			i := (t.Try - 1) % e.cl.Primprocs()
 			name := e.pmName(i)
 			t.note("%s stopped", name)
-			qctx, cancel := context.WithCancel(ctx)
+			res, cancel, ok := e.midQuery(ctx, t)
 			defer cancel()
-			res, err := e.start(qctx, longQuery)
-			if err != nil {
-				t.fail(UnclearError, "open a session: %v", err)
+			if !ok {
 				return
 			}
-			if !e.waitRunning(ctx, t, res) {
-				return
-			}
-			sleep(ctx, e.jitter(0, 300*time.Millisecond))
 			injected := time.Now()
 			if !e.signal(t, name, syscall.SIGSTOP) {
 				return
@@ -167,17 +155,11 @@ func killExemgrQuery(cfg *Config) Fault {
 			return nil
 		},
 		Try: func(ctx context.Context, e *Env, t *Trial) {
-			qctx, cancel := context.WithCancel(ctx)
+			res, cancel, ok := e.midQuery(ctx, t)
 			defer cancel()
-			res, err := e.start(qctx, longQuery)
-			if err != nil {
-				t.fail(UnclearError, "open a session: %v", err)
+			if !ok {
 				return
 			}
-			if !e.waitRunning(ctx, t, res) {
-				return
-			}
-			sleep(ctx, e.jitter(0, 300*time.Millisecond))
 			injected := time.Now()
 			if !e.kill(t, "exemgr") {
 				return
@@ -235,17 +217,11 @@ func stopExemgrQuery(cfg *Config) Fault {
 			"after the resume the client's statement ends within %v, with an error naming a primproc (or the right answer), "+
 			"and the check query answers right", cfg.freezeBound(), killBound+cfg.Slack),
 		Try: func(ctx context.Context, e *Env, t *Trial) {
-			qctx, cancel := context.WithCancel(ctx)
+			res, cancel, ok := e.midQuery(ctx, t)
 			defer cancel()
-			res, err := e.start(qctx, longQuery)
-			if err != nil {
-				t.fail(UnclearError, "open a session: %v", err)
+			if !ok {
 				return
 			}
-			if !e.waitRunning(ctx, t, res) {
-				return
-			}
-			sleep(ctx, e.jitter(0, 300*time.Millisecond))
 			if !e.signal(t, "exemgr", syscall.SIGSTOP) {
 				return
 			}
@@ -287,4 +263,22 @@ func stopExemgrQuery(cfg *Config) Fault {
 			e.verify(ctx, t, "after the resume")
 		},
 	}
+}
+
+// midQuery starts the long query on a session of its own, waits until its fragments run
+// on every primproc, and pauses up to 300 ms more: the moment to inject a fault. It
+// returns the query's outcome channel and what cancels the query; ok is false, with t
+// failed, if the query could not be brought there.
+func (e *Env) midQuery(ctx context.Context, t *Trial) (<-chan result, context.CancelFunc, bool) {
+	qctx, cancel := context.WithCancel(ctx)
+	res, err := e.start(qctx, longQuery)
+	if err != nil {
+		t.fail(UnclearError, "open a session: %v", err)
+		return nil, cancel, false
+	}
+	if !e.waitRunning(ctx, t, res) {
+		return nil, cancel, false
+	}
+	sleep(ctx, e.jitter(0, 300*time.Millisecond))
+	return res, cancel, true
 }
