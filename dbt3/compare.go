@@ -76,10 +76,12 @@ type CompareConfig struct {
 	// query that pins its own (Query.Pushdown).
 	Pushdowns []string
 	Runs      int // rounds; round 1 is cold
-	// Warmup runs each query (at each level) once, unmeasured, before its measured
-	// executions of a warm round, so that the transport that goes first does not refill
-	// the cache for the others: at SF 10 the working set of the run exceeds the column
-	// cache, and the first execution after another query read what that query evicted.
+	// Warmup runs each query (at each level) once over every transport, unmeasured,
+	// before its measured executions of a warm round, so that the transport that goes
+	// first does not refill the column cache for the others (at SF 10 the run's working
+	// set exceeds it, and the first execution after another query read what that query
+	// evicted), nor find its exemgr warmer than the others' (with a warm-up on the first
+	// transport alone, the rounds' fitted slopes alternated in sign with the order).
 	Warmup    bool
 	Queries   []Query
 	Database  string
@@ -173,8 +175,10 @@ func Compare(ctx context.Context, cfg CompareConfig) (*measure.Run, error) {
 			for _, level := range levels {
 				order := RoundOrder(cfg.Transports, turn)
 				if cfg.Warmup && round > 1 {
-					if err := sessions[order[0]].warm(ctx, cfg, q, level); err != nil {
-						return run, fmt.Errorf("round %d, warming %s at %s: %w", round, q.Name, level, err)
+					for _, tr := range order {
+						if err := sessions[tr].warm(ctx, cfg, q, level); err != nil {
+							return run, fmt.Errorf("round %d, warming %s at %s over %s: %w", round, q.Name, level, tr, err)
+						}
 					}
 				}
 				for _, tr := range order {
@@ -202,7 +206,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*measure.Run, error) {
 // warmNote says how warm rounds begin each query.
 func warmNote(warmup bool) string {
 	if warmup {
-		return " (each query run once unmeasured before its measured executions, so that the first transport does not refill the cache for the others)"
+		return " (each query run once unmeasured over every transport before its measured executions, so that the first does not refill the cache for the others)"
 	}
 	return " (without a warm-up execution: the first transport of each query may refill the cache for the others)"
 }

@@ -65,7 +65,7 @@ func (o *compareOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.duckdb, "duckdb", "", "a DuckDB run's JSON (bench/duckdb) to put beside colink in the report")
 	fs.StringArrayVar(&o.primprocArgs, "primproc-arg", nil, "extra primproc flag, repeatable (e.g. --primproc-arg=--cache-size=2GiB)")
 	fs.StringArrayVar(&o.exemgrArgs, "exemgr-arg", nil, "extra exemgr flag, repeatable")
-	fs.BoolVar(&o.warmup, "warmup", true, "in warm rounds, run each query once unmeasured before its measured executions, so that the first transport does not refill the column cache for the others (the working set exceeds the cache at SF 10)")
+	fs.BoolVar(&o.warmup, "warmup", true, "in warm rounds, run each query once unmeasured over every transport before its measured executions, so that the first does not refill the column cache for the others (the working set exceeds the cache at SF 10) nor run on a warmer exemgr")
 	fs.IntVar(&o.streamRounds, "ipcbench-rounds", 3, "after the queries, rounds of ipcbench's stream mode (1 GB per transport each) against the same primproc, to check the fitted CPU per GB; 0 skips it")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "log each step and sample on stderr")
 }
