@@ -248,7 +248,10 @@ func (s span) overlap(from, to time.Time) time.Duration {
 // statement, though a redial would have served it.
 func TestFirstStatementAfterFreeze(t *testing.T) {
 	needDaemons(t)
-	hb := []string{"--heartbeat-interval", "100ms", "--heartbeat-timeout", "400ms"}
+	// A timeout of 2 s, not the 400 ms the other freeze tests use: the redial after each
+	// resume must finish its handshake within it, and with the whole suite running on 2
+	// cores a primproc once took over a second to answer a hello.
+	hb := []string{"--heartbeat-interval", "250ms", "--heartbeat-timeout", "2s"}
 	dir := shared.tempDir(t)
 	port := testbin.FreePort(t)
 	url := fmt.Sprintf("tcp://127.0.0.1:%d", port)
@@ -261,7 +264,7 @@ func TestFirstStatementAfterFreeze(t *testing.T) {
 	em := shared.startExemgr(t, []string{url}, "tcp", hb...)
 	t.Cleanup(func() { _ = em.Cmd.Process.Signal(syscall.SIGCONT); em.Kill() })
 	conn := em.conn(t)
-	for i := range 10 {
+	for i := range 6 {
 		if err := em.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +277,7 @@ func TestFirstStatementAfterFreeze(t *testing.T) {
 			defer cancel()
 			done <- conn.QueryRowContext(ctx, "select count(*) from region").Scan(&n)
 		}()
-		time.Sleep(time.Second) // the primproc drops the silent exemgr after 400ms
+		time.Sleep(3 * time.Second) // the primproc drops the silent exemgr after 2s
 		if err := em.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
