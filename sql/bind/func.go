@@ -8,7 +8,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/colinkdb/colink/exec/fn"
-	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/lower"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -263,7 +262,7 @@ func (b *Binder) apply(f *fn.Func, called string, a []plan.Expr, text string) (p
 	if err != nil {
 		return nil, sqlerr.New(sqlerr.ErUnknown, "internal error typing '%s': %v", text, err)
 	}
-	t := sqlType(sig.Result)
+	t, _ := lower.SQLType(sig.Result.Type, sig.Result.Len)
 	switch {
 	case sig.Same >= 0:
 		t = out[sig.Same].Type()
@@ -332,27 +331,6 @@ func fnArg(e plan.Expr) (fn.Arg, error) {
 		a.Const = &d
 	}
 	return a, nil
-}
-
-// sqlType is the SQL type of a typing rule's result.
-func sqlType(t fn.Type) types.Type {
-	switch t.ID {
-	case vec.Bool:
-		return types.BoolType
-	case vec.Int32:
-		return types.Int32Type
-	case vec.Int64:
-		return types.Int64Type
-	case vec.Float64:
-		return types.Float64Type
-	case vec.Date32:
-		return types.DateType
-	case vec.Decimal64, vec.Decimal128:
-		return types.Dec(int(t.Precision), int(t.Scale))
-	case vec.String:
-		return types.VarcharType(t.Len)
-	}
-	return types.Type{}
 }
 
 // intArg makes a BIGINT count of n (LEFT, RIGHT), as SUBSTRING's positions are.

@@ -84,6 +84,28 @@ func Datum(v types.Value) (vec.Datum, error) {
 	return vec.Datum{}, fmt.Errorf("lower: no datum for %s", v.Type)
 }
 
+// SQLType is the SQL type exec's type t carries, the inverse of Type (a string's length,
+// which exec does not carry, is strLen); false for a type with no SQL counterpart.
+func SQLType(t vec.Type, strLen int) (types.Type, bool) {
+	switch t.ID {
+	case vec.Bool:
+		return types.BoolType, true
+	case vec.Int32:
+		return types.Int32Type, true
+	case vec.Int64:
+		return types.Int64Type, true
+	case vec.Float64:
+		return types.Float64Type, true
+	case vec.Date32:
+		return types.DateType, true
+	case vec.Decimal64, vec.Decimal128:
+		return types.Dec(int(t.Precision), int(t.Scale)), true
+	case vec.String:
+		return types.VarcharType(strLen), true
+	}
+	return types.Type{}, false
+}
+
 // Value converts a datum back to a constant of SQL type t, the inverse of Datum: the
 // payload is read in the datum's own type and converted to t where exec carries the two
 // differently (a decimal of another scale).
@@ -91,20 +113,16 @@ func Value(d vec.Datum, t types.Type) (types.Value, error) {
 	if d.Null {
 		return types.NullValue(t), nil
 	}
-	v := types.Value{Int: d.Int}
+	st, ok := SQLType(d.Type, 0)
+	if !ok {
+		return types.Value{}, fmt.Errorf("lower: no value for %s", d.Type)
+	}
+	v := types.Value{Type: st, Int: d.Int}
 	switch d.Type.ID {
-	case vec.Bool:
-		v.Type = types.BoolType
-	case vec.Int32:
-		v.Type = types.Int32Type
-	case vec.Int64:
-		v.Type = types.Int64Type
-	case vec.Date32:
-		v.Type = types.DateType
 	case vec.Float64:
 		v = types.FloatValue(d.Float)
 	case vec.String:
-		v = types.Value{Type: types.VarcharType(0), Str: d.Str}
+		v = types.Value{Type: st, Str: d.Str}
 	case vec.Decimal64, vec.Decimal128:
 		u := big.NewInt(d.Int)
 		if d.Type.ID == vec.Decimal128 {
@@ -112,9 +130,7 @@ func Value(d vec.Datum, t types.Type) (types.Value, error) {
 			u = new(big.Int).Lsh(big.NewInt(d.Hi), 64)
 			u.Add(u, new(big.Int).SetUint64(uint64(d.Int)))
 		}
-		v = types.DecimalValue(u, types.Dec(int(d.Type.Precision), int(d.Type.Scale)))
-	default:
-		return types.Value{}, fmt.Errorf("lower: no value for %s", d.Type)
+		v = types.DecimalValue(u, st)
 	}
 	if vt, err := Type(t); err == nil && vt == d.Type && !t.IsString() {
 		v.Type = t // carried alike: only the SQL type's details differ (digits)
