@@ -379,6 +379,20 @@ func (c *Client) Open(ctx context.Context, method string, args []byte, fin bool)
 // a resume the first request would otherwise go out on a connection the peer has closed.
 // Their slots redial.
 func (c *Client) failStalled() {
+	// The common case, nothing stalled, looks without allocating (this runs before every
+	// request); conn's lock is taken under the client's, as pickLocked takes it.
+	c.mu.Lock()
+	stalled := false
+	for _, s := range c.slots {
+		if s.live() && s.conn.stalledIdle() {
+			stalled = true
+			break
+		}
+	}
+	c.mu.Unlock()
+	if !stalled {
+		return
+	}
 	for _, conn := range c.Conns() {
 		conn.failIfStalled()
 	}

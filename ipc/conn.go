@@ -265,6 +265,13 @@ func (c *Conn) closeWith(code, msg string) {
 	c.exec(&a)
 }
 
+// stalledIdle reports whether failIfStalled would fail the connection now.
+func (c *Conn) stalledIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.core.load() == 0 && c.core.stalled(time.Now()) != nil
+}
+
 // failIfStalled fails the connection if it carries no streams and this process did not
 // run for longer than the heartbeat timeout (core.stalled), and reports whether it did.
 func (c *Conn) failIfStalled() bool {
