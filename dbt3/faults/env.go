@@ -54,16 +54,21 @@ const (
 	// hundred at SF 1 (15,000 orders).
 	checkQuery = "select l_returnflag, l_linestatus, count(*), sum(l_quantity), sum(o_totalprice) from lineitem, orders " +
 		"where l_orderkey = o_orderkey and o_orderkey <= 60000 group by l_returnflag, l_linestatus order by 1, 2"
-	// longQuery keeps the primprocs busy for seconds at any scale factor: a self-join of some
-	// of the first orders' lineitems on a column with seven values counts some 320 million
-	// pairs, in a join on the primprocs (the build side is broadcast).
+	// longQuery keeps the primprocs busy for seconds at any scale factor: a self-join of the
+	// lineitems of some suppliers on a column with seven values counts some 320 million
+	// pairs, in a join on the primprocs (the build side is broadcast). It selects by supplier,
+	// not by order: l_suppkey <= K picks about 600·K rows at every scale factor (SF·6M rows
+	// over SF·10,000 suppliers) spread over every segment, so every primproc has work, where a
+	// range of the first orders lies in one primproc's first segment beyond SF 0.01 (the
+	// others' zone maps pruned it at once, and the query never ran on every primproc).
+	// K ≤ 100 keeps it valid from SF 0.01 (100 suppliers).
 	longQuery = "select count(*) from lineitem a join lineitem b on a.l_linenumber = b.l_linenumber " +
-		"where a.l_orderkey <= 30000 and b.l_orderkey <= 60000"
+		"where a.l_suppkey <= 50 and b.l_suppkey <= 100"
 	// longAnswerQuery answers longQuery in milliseconds, another way: the pairs per
 	// l_linenumber value, multiplied out.
 	longAnswerQuery = "select sum(a.c * b.c) from " +
-		"(select l_linenumber, count(*) c from lineitem where l_orderkey <= 30000 group by l_linenumber) a join " +
-		"(select l_linenumber, count(*) c from lineitem where l_orderkey <= 60000 group by l_linenumber) b on a.l_linenumber = b.l_linenumber"
+		"(select l_linenumber, count(*) c from lineitem where l_suppkey <= 50 group by l_linenumber) a join " +
+		"(select l_linenumber, count(*) c from lineitem where l_suppkey <= 100 group by l_linenumber) b on a.l_linenumber = b.l_linenumber"
 	// viewName is the view that must survive exemgr's kill -9 (exemgr keeps views in its
 	// --data-dir).
 	viewName  = "faults_view"
