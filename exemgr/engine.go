@@ -438,16 +438,21 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 	case *sql.Kill:
 		return nil, sqlerr.Unsupported("KILL here") // the front end answers KILL itself
 	}
-	versions, err := r.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// The deadline also bounds the statements waiting behind this one for the refresh.
-	rctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
-	err = e.cat.refresh(rctx, e.cl, versions)
-	cancel()
-	if err != nil {
-		return nil, err
+	// A query without tables (SELECT 1, a client's or a load balancer's health check)
+	// needs neither the primprocs' stats nor a fresh catalog: it answers while every
+	// primproc is down. Its statistics then have no primproc figures.
+	if q, ok := stmt.(*sql.Query); !ok || q.ReadsTables() {
+		versions, err := r.begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// The deadline also bounds the statements waiting behind this one for the refresh.
+		rctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
+		err = e.cat.refresh(rctx, e.cl, versions)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
 	view := e.cat.view()
 	switch x := stmt.(type) {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/colinkdb/colink/internal/testbin"
 )
@@ -87,6 +88,49 @@ func TestComments(t *testing.T) {
 			out, _ = mariadb(t, em, script, args...)
 			if want := "@@sql_mode\t@@time_zone\n\tSYSTEM\n"; out != want {
 				t.Errorf("the script with %q: printed %q, want %q", args, out, want)
+			}
+		}
+	})
+}
+
+// TestHealthChecksWithoutPrimproc: with its only primproc down (never started), exemgr
+// still answers what needs no table: the health checks of load balancers, pools and the
+// mariadb client. A query of a table still fails at once, naming the primproc.
+func TestHealthChecksWithoutPrimproc(t *testing.T) {
+	em, url := exemgrWithoutPrimproc(t)
+	conn := em.conn(t)
+	ctx := context.Background()
+	for _, q := range []string{"SELECT 1", "select 1 from dual", "SELECT @@version", "SELECT VERSION()", "select 1 + 2 * 3, 'ok', null",
+		"SET @x = 1", "SET NAMES utf8mb4", "SET SESSION sql_mode = 'ANSI'", "select @x", "SHOW VARIABLES", "SHOW VARIABLES LIKE 'version%'",
+		"USE tpch", "select (select 1)", "SHOW WARNINGS"} {
+		start := time.Now()
+		rows, err := conn.QueryContext(ctx, q)
+		if err == nil {
+			_, err = result(rows, "NULL")
+			rows.Close()
+		}
+		if err != nil {
+			t.Errorf("%s: %s", q, errorText(err))
+		} else if took := time.Since(start); took > 500*time.Millisecond {
+			t.Errorf("%s took %v: it waited for the primproc", q, took)
+		}
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, "select 40 + 2").Scan(&n); err != nil || n != 42 {
+		t.Errorf("select 40 + 2: %d, %s", n, errorText(err))
+	}
+	for _, q := range []string{"select count(*) from nation", "select (select count(*) from region)", "show tables"} {
+		_, err := conn.ExecContext(ctx, q)
+		if got := errorText(err); err == nil || !strings.Contains(got, url) {
+			t.Errorf("%s: %s, want an error naming %s", q, got, url)
+		}
+	}
+	t.Run("mariadb", func(t *testing.T) {
+		needMariadb(t)
+		out, _ := mariadb(t, em, "", "tpch", "-e", "select 1; select @@version; select version(); set @y = 2; show variables like 'version'; use tpch")
+		for _, want := range []string{"1\n1\n", "@@version\n8.0.11-colink\n", "version()\n8.0.11-colink\n", "version\t8.0.11-colink\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("mariadb printed %q, want %q in it", out, want)
 			}
 		}
 	})
