@@ -346,6 +346,9 @@ type env struct {
 	e  *Engine
 	s  *frontend.Session
 	st *session
+	// now is when the statement began: @@timestamp, the time NOW() and CURDATE() read
+	// (zero outside a statement).
+	now time.Time
 }
 
 func (v env) Database() string { return v.s.Database() }
@@ -371,9 +374,20 @@ func (v env) SystemVariable(name string, global bool) (types.Value, bool) {
 	if global {
 		return types.Value{}, false
 	}
-	val, ok := v.s.Var(name)
+	switch strings.ToLower(name) {
+	case "timestamp": // MySQL's: the statement's start, in seconds since the epoch
+		if !v.now.IsZero() {
+			return types.FloatValue(float64(v.now.UnixMicro()) / 1e6), true
+		}
+	case "pseudo_thread_id": // MySQL's: the connection's id unless set
+		return types.IntValue(int64(v.s.ID())), true
+	}
+	val, numeric, ok := v.s.SystemVar(name)
 	if !ok {
 		return types.Value{}, false
+	}
+	if n, err := strconv.ParseInt(val, 10, 64); numeric && err == nil {
+		return types.IntValue(n), true
 	}
 	return types.StringValue(val), true
 }
@@ -425,7 +439,7 @@ func (e *Engine) smallSide(st *session) int64 {
 
 // statement runs one parsed statement (or the cache flush, when stmt is nil).
 func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session, r *recorder, stmt sql.Statement) (*frontend.Result, error) {
-	ev := env{e: e, s: s, st: st}
+	ev := env{e: e, s: s, st: st, now: r.start}
 	switch x := stmt.(type) {
 	case *sql.Set:
 		return nil, e.set(ev, x)

@@ -135,3 +135,64 @@ func TestHealthChecksWithoutPrimproc(t *testing.T) {
 		}
 	})
 }
+
+// TestDateAndSessionFunctions: NOW() and its spellings, CURDATE(), UNIX_TIMESTAMP(),
+// DATABASE(), VERSION() and CONNECTION_ID() through a real exemgr, with their MySQL result
+// types (NOW() as a DATETIME's text: colink has no DATETIME). The statement's time is one
+// value for the whole statement, a SLEEP inside it notwithstanding, and the next statement
+// reads its own.
+func TestDateAndSessionFunctions(t *testing.T) {
+	em, _ := exemgrWithoutPrimproc(t)
+	conn := em.conn(t)
+	ctx := context.Background()
+	rows, err := conn.QueryContext(ctx, "select now(), current_timestamp, current_timestamp(), curdate(), current_date, unix_timestamp(), "+
+		"unix_timestamp(date '1970-01-02') - unix_timestamp(date '1970-01-01'), database(), version(), connection_id(), connection_id() + 0, sleep(0.2), now(6)")
+	if err != nil {
+		t.Fatal(errorText(err))
+	}
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ct := range types {
+		got = append(got, ct.DatabaseTypeName())
+	}
+	if want := "VARCHAR VARCHAR VARCHAR DATE DATE BIGINT BIGINT VARCHAR VARCHAR BIGINT BIGINT BIGINT VARCHAR"; strings.Join(got, " ") != want {
+		t.Errorf("column types %s, want %s", strings.Join(got, " "), want)
+	}
+	tb, err := result(rows, "NULL")
+	rows.Close()
+	if err != nil {
+		t.Fatal(errorText(err))
+	}
+	r := tb.Rows[0]
+	now := time.Now()
+	start, err := time.ParseInLocation("2006-01-02 15:04:05", r[0], time.Local)
+	if err != nil || now.Sub(start) < 0 || now.Sub(start) > 5*time.Second {
+		t.Errorf("now() = %q at %v", r[0], now)
+	}
+	if r[1] != r[0] || r[2] != r[0] || !strings.HasPrefix(r[12], r[0]+".") {
+		t.Errorf("now(), current_timestamp, current_timestamp(), now(6) disagree within a statement: %q", r)
+	}
+	if r[3] != r[0][:10] || r[4] != r[0][:10] {
+		t.Errorf("curdate() %q, current_date %q, now() %q", r[3], r[4], r[0])
+	}
+	if r[5] != fmt.Sprint(start.Unix()) || r[6] != "86400" {
+		t.Errorf("unix_timestamp() = %s, want %d; a day apart: %s", r[5], start.Unix(), r[6])
+	}
+	if r[7] != "tpch" || r[8] != "8.0.11-colink" || r[9] == "" || r[10] != r[9] {
+		t.Errorf("database(), version(), connection_id(): %q", r[7:11])
+	}
+	var later string
+	if err := conn.QueryRowContext(ctx, "select now(6)").Scan(&later); err != nil || later <= r[12] {
+		t.Errorf("the next statement's now(6) = %q, %s; the previous one's %q", later, errorText(err), r[12])
+	}
+	t.Run("mariadb", func(t *testing.T) {
+		needMariadb(t)
+		out, _ := mariadb(t, em, "", "tpch", "-N", "-e", "select now() = current_timestamp, curdate() = current_date, unix_timestamp() > 1700000000, database(), version(), connection_id() > 0")
+		if want := "1\t1\t1\ttpch\t8.0.11-colink\t1\n"; out != want {
+			t.Errorf("mariadb printed %q, want %q", out, want)
+		}
+	})
+}

@@ -270,6 +270,7 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	pc.authenticated()
 
 	sess := NewSession(mc.ConnectionID(), mc.GetUser(), hostOf(remote))
+	sess.server = s.vars
 	sess.database = hs.database
 	sess.closeConn = func() { nc.Close() }
 	s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
@@ -166,6 +167,84 @@ func TestKernelsAgreeWithFolding(t *testing.T) {
 		}
 		if folded != kernel {
 			t.Errorf("%s with ? = %s: folded %s, on column %s: %s", c.text, c.value, folded, c.col, kernel)
+		}
+	}
+}
+
+// sessionEnv is a session whose statement began at @@timestamp ts, on connection 42.
+type sessionEnv struct {
+	env
+	ts float64
+}
+
+func (e sessionEnv) SystemVariable(name string, _ bool) (types.Value, bool) {
+	switch name {
+	case "timestamp":
+		return types.FloatValue(e.ts), true
+	case "pseudo_thread_id":
+		return types.IntValue(42), true
+	}
+	return types.Value{}, false
+}
+
+// TestStatementTime: NOW(), CURRENT_TIMESTAMP, CURDATE(), UNIX_TIMESTAMP() read the
+// statement's @@timestamp, bound once as literals (every row agrees), with MySQL's text and
+// types; NOW(fsp) truncates; CONNECTION_ID() is the session's.
+func TestStatementTime(t *testing.T) {
+	ts := time.Date(2024, 2, 29, 13, 4, 5, 987654000, time.Local)
+	q := "select now(), current_timestamp, current_timestamp(), localtimestamp, now(3), now(6), curdate(), current_date, " +
+		"unix_timestamp(), connection_id(), unix_timestamp(date '1970-01-02') - unix_timestamp(date '1970-01-01') from orders"
+	stmts, err := sql.NewParser().Parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
+	p, err := planner.Plan(context.Background(), sessionEnv{ts: float64(ts.UnixMicro()) / 1e6}, stmts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proj *plan.Project
+	plan.WalkPlan(p.Root, func(n plan.Node) bool {
+		if pr, ok := n.(*plan.Project); ok && proj == nil {
+			proj = pr
+		}
+		return proj == nil
+	})
+	want := []string{"'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05' varchar(19)",
+		"'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05.987' varchar(23)", "'2024-02-29 13:04:05.987654' varchar(26)",
+		"date '2024-02-29' date", "date '2024-02-29' date", fmt.Sprintf("%d bigint", ts.Unix()), "42 bigint", "86400 bigint"}
+	if proj == nil || len(proj.Exprs) != len(want) {
+		t.Fatalf("no projection of %d expressions in %s", len(want), plan.Format(p, plan.FormatOptions{}))
+	}
+	for i, e := range proj.Exprs {
+		l, ok := e.(*plan.Literal)
+		if !ok {
+			t.Errorf("expression %d is %T, not a literal", i, e)
+			continue
+		}
+		if got := l.V.String() + " " + l.V.Type.String(); got != want[i] {
+			t.Errorf("expression %d: %s, want %s", i, got, want[i])
+		}
+	}
+	// UNIX_TIMESTAMP(d) folded and on a column agree; 0 outside TIMESTAMP's range.
+	for _, d := range []string{"1996-01-02", "1969-12-31", "2040-01-01"} {
+		folded := evalOnRow(t, "unix_timestamp(date '"+d+"')", nil)
+		kernel := evalOnRow(t, "unix_timestamp(o_orderdate)", map[string]string{"o_orderdate": d})
+		want := "0"
+		if d == "1996-01-02" {
+			want = fmt.Sprint(time.Date(1996, 1, 2, 0, 0, 0, 0, time.Local).Unix())
+		}
+		if folded != want || kernel != want {
+			t.Errorf("unix_timestamp of %s: folded %s, on a column %s, want %s", d, folded, kernel, want)
+		}
+	}
+	for _, bad := range []string{"select now(7)", "select now(1, 2)", "select curdate(1)"} {
+		stmts, err := sql.NewParser().Parse(bad)
+		if err == nil {
+			_, err = planner.Plan(context.Background(), sessionEnv{}, stmts[0])
+		}
+		if err == nil {
+			t.Errorf("%s: no error", bad)
 		}
 	}
 }
