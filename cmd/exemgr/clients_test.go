@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +194,36 @@ func TestDateAndSessionFunctions(t *testing.T) {
 		out, _ := mariadb(t, em, "", "tpch", "-N", "-e", "select now() = current_timestamp, curdate() = current_date, unix_timestamp() > 1700000000, database(), version(), connection_id() > 0")
 		if want := "1\t1\t1\ttpch\t8.0.11-colink\t1\n"; out != want {
 			t.Errorf("mariadb printed %q, want %q", out, want)
+		}
+	})
+}
+
+// TestUnsupportedNamed: a statement colink does not support is 1235 naming the feature in
+// MySQL's words — which SHOW, not "this SHOW statement".
+func TestUnsupportedNamed(t *testing.T) {
+	needDaemons(t)
+	url := fmt.Sprintf("tcp://127.0.0.1:%d", testbin.FreePort(t))
+	pm := shared.start(t, shared.bin(t, "./cmd/primproc"), "--data-dir", filepath.Join(testbin.TempDir(t), "pm"), "--listen", url, "--threads", "1")
+	t.Cleanup(pm.Kill)
+	pm.WaitLog(t, `primproc: serving`, 10*time.Second)
+	em := shared.startExemgr(t, []string{url}, "tcp")
+	t.Cleanup(em.Kill)
+	conn := em.conn(t)
+	for q, want := range map[string]string{
+		"show engines":                     "SHOW ENGINES",
+		"show create table nation":         "SHOW CREATE TABLE",
+		"show global status like 'Uptime'": "SHOW GLOBAL STATUS",
+	} {
+		_, err := conn.ExecContext(context.Background(), q)
+		if got := errorText(err); got != "ERROR 1235 (42000): This version of colink doesn't yet support '"+want+"'" {
+			t.Errorf("%s: %s, want 1235 naming %s", q, got, want)
+		}
+	}
+	t.Run("mariadb", func(t *testing.T) {
+		needMariadb(t)
+		_, stderr, _ := runMariadb(t, em, "", true, "-e", "show engines")
+		if want := "ERROR 1235 (42000) at line 1: This version of colink doesn't yet support 'SHOW ENGINES'\n"; !strings.HasSuffix(stderr, want) {
+			t.Errorf("mariadb printed %q, want it to end in %q", stderr, want)
 		}
 	})
 }
