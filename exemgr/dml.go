@@ -105,7 +105,7 @@ func (e *Engine) pinSnapshots(ctx context.Context, query string) (*twophase.Pins
 // queryPins pins the snapshots a query's fragments run on, or returns nil when they need
 // none (one primproc, one fragment).
 func (e *Engine) queryPins(ctx context.Context, pl *physical.Plan, query string) (*twophase.Pins, error) {
-	if len(e.cl) == 1 && len(pl.Fragments()) <= 1 {
+	if len(pl.Fragments()) == 0 || len(e.cl) == 1 && len(pl.Fragments()) <= 1 {
 		return nil, nil
 	}
 	return e.pinSnapshots(ctx, query)

@@ -346,6 +346,9 @@ type env struct {
 	e  *Engine
 	s  *frontend.Session
 	st *session
+	// now is when the statement began: @@timestamp, the time NOW() and CURDATE() read
+	// (zero outside a statement).
+	now time.Time
 }
 
 func (v env) Database() string { return v.s.Database() }
@@ -371,9 +374,20 @@ func (v env) SystemVariable(name string, global bool) (types.Value, bool) {
 	if global {
 		return types.Value{}, false
 	}
-	val, ok := v.s.Var(name)
+	switch strings.ToLower(name) {
+	case "timestamp": // MySQL's: the statement's start, in seconds since the epoch
+		if !v.now.IsZero() {
+			return types.FloatValue(float64(v.now.UnixMicro()) / 1e6), true
+		}
+	case "pseudo_thread_id": // MySQL's: the connection's id unless set
+		return types.IntValue(int64(v.s.ID())), true
+	}
+	val, numeric, ok := v.s.SystemVar(name)
 	if !ok {
 		return types.Value{}, false
+	}
+	if n, err := strconv.ParseInt(val, 10, 64); numeric && err == nil {
+		return types.IntValue(n), true
 	}
 	return types.StringValue(val), true
 }
@@ -425,7 +439,7 @@ func (e *Engine) smallSide(st *session) int64 {
 
 // statement runs one parsed statement (or the cache flush, when stmt is nil).
 func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session, r *recorder, stmt sql.Statement) (*frontend.Result, error) {
-	ev := env{e: e, s: s, st: st}
+	ev := env{e: e, s: s, st: st, now: r.start}
 	switch x := stmt.(type) {
 	case *sql.Set:
 		return nil, e.set(ev, x)
@@ -438,16 +452,21 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 	case *sql.Kill:
 		return nil, sqlerr.Unsupported("KILL here") // the front end answers KILL itself
 	}
-	versions, err := r.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// The deadline also bounds the statements waiting behind this one for the refresh.
-	rctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
-	err = e.cat.refresh(rctx, e.cl, versions)
-	cancel()
-	if err != nil {
-		return nil, err
+	// A query without tables (SELECT 1, a client's or a load balancer's health check)
+	// needs neither the primprocs' stats nor a fresh catalog: it answers while every
+	// primproc is down. Its statistics then have no primproc figures.
+	if q, ok := stmt.(*sql.Query); !ok || q.ReadsTables() {
+		versions, err := r.begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// The deadline also bounds the statements waiting behind this one for the refresh.
+		rctx, cancel := context.WithTimeout(ctx, e.cfg.PrimProcTimeout)
+		err = e.cat.refresh(rctx, e.cl, versions)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
 	view := e.cat.view()
 	switch x := stmt.(type) {

@@ -41,6 +41,27 @@ type Query struct {
 	Stmt ast.ResultSetNode
 }
 
+// ReadsTables reports whether the query names a table or view anywhere (its FROM, a
+// subquery's, a CTE's): one that does not (SELECT 1, SELECT NOW()) needs no catalog and no
+// primproc to run.
+func (q *Query) ReadsTables() bool {
+	v := &tableFinder{}
+	q.Stmt.Accept(v)
+	return v.found
+}
+
+// tableFinder finds a table name in a statement.
+type tableFinder struct{ found bool }
+
+func (v *tableFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(*ast.TableName); ok {
+		v.found = true
+	}
+	return n, v.found
+}
+
+func (v *tableFinder) Leave(n ast.Node) (ast.Node, bool) { return n, !v.found }
+
 // Show is SHOW DATABASES, SHOW [FULL] TABLES, SHOW COLUMNS and DESCRIBE; it returns rows.
 type Show struct {
 	text

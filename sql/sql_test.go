@@ -269,3 +269,24 @@ func TestDataDriven(t *testing.T) {
 		})
 	}
 }
+
+func TestQueryReadsTables(t *testing.T) {
+	for q, want := range map[string]bool{
+		"select 1":                                             false,
+		"select 1 from dual":                                   false,
+		"select now(), @@version, (select 2)":                  false,
+		"select 1 where exists (select 1)":                     false,
+		"select * from nation":                                 true,
+		"select (select count(*) from region)":                 true,
+		"select 1 where 1 in (select n_nationkey from nation)": true,
+		"with t as (select 1 as a) select a from t":            true, // a CTE's name reads as a table: the safe side
+	} {
+		stmts, err := sql.NewParser().Parse(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if got := stmts[0].(*sql.Query).ReadsTables(); got != want {
+			t.Errorf("%s: ReadsTables() = %v, want %v", q, got, want)
+		}
+	}
+}

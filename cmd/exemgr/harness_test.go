@@ -265,8 +265,21 @@ func (h *harness) exemgr(t testing.TB, c *cluster, transport string, extra ...st
 	return e
 }
 
-// startExemgr starts an exemgr for the given primprocs.
+// startExemgr starts an exemgr for the given primprocs and waits for it to connect to them.
 func (h *harness) startExemgr(t testing.TB, peers []string, transport string, extra ...string) *exemgrProc {
+	t.Helper()
+	e := h.spawnExemgr(t, peers, transport, extra...)
+	// Every primproc is connected before the first query.
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(e.Log(), "exemgr: primproc up") < len(peers) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return e
+}
+
+// spawnExemgr starts an exemgr for the given primprocs and returns once it serves clients,
+// connected to its primprocs or not.
+func (h *harness) spawnExemgr(t testing.TB, peers []string, transport string, extra ...string) *exemgrProc {
 	t.Helper()
 	bin := h.bin(t, "./cmd/exemgr")
 	port := testbin.FreePort(t)
@@ -278,11 +291,6 @@ func (h *harness) startExemgr(t testing.TB, peers []string, transport string, ex
 	}
 	e.Proc = h.start(t, bin, append(args, extra...)...)
 	e.WaitLog(t, `exemgr: serving`, 30*time.Second)
-	// Every primproc is connected before the first query.
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(e.Log(), "exemgr: primproc up") < len(peers) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
 	return e
 }
 

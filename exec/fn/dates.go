@@ -1,6 +1,8 @@
 package fn
 
 import (
+	"time"
+
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/internal/civil"
 )
@@ -92,4 +94,30 @@ func dateDiffKernel(*Site) Kernel {
 		}
 		return nil
 	}
+}
+
+// maxTimestamp is the last second of TIMESTAMP's range in MySQL 8.0.11, the version colink
+// reports: 2038-01-19 03:14:07 UTC.
+const maxTimestamp = 1<<31 - 1
+
+// unixTimestampKernel is UNIX_TIMESTAMP(d): midnight of d in the local time zone, in seconds
+// since the epoch; 0 for a date whose midnight is outside TIMESTAMP's range, as in MySQL.
+func unixTimestampKernel(*Site) Kernel {
+	return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {
+		d := args[0].I32
+		for _, i := range live {
+			out.I64[i] = unixMidnight(d[i], time.Local)
+		}
+		return nil
+	}
+}
+
+// unixMidnight is the epoch second of midnight of the date days in loc, 0 out of range.
+func unixMidnight(days int32, loc *time.Location) int64 {
+	y, m, dd := vec.CivilFromDays(days)
+	s := time.Date(int(y), time.Month(m), int(dd), 0, 0, 0, 0, loc).Unix()
+	if s < 0 || s > maxTimestamp {
+		return 0
+	}
+	return s
 }

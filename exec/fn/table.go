@@ -109,6 +109,11 @@ func table() []Func {
 		// DATEDIFF(a, b): days from b to a, a BIGINT.
 		{Name: "datediff", SQL: []string{"datediff"}, MinArgs: 2, MaxArgs: 2, Args: []Class{Date},
 			Typing: dateDiffSig, Kernel: dateDiffKernel, PlanFold: anyNull},
+		// UNIX_TIMESTAMP(d): the seconds from the epoch to midnight of d in the process's
+		// time zone (MySQL's time_zone SYSTEM), a BIGINT; 0 outside TIMESTAMP's range. The
+		// form without an argument, the statement's time, is the binder's.
+		{Name: "unix_timestamp", SQL: []string{"unix_timestamp"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Date},
+			Typing: unixTimestampSig, Kernel: unixTimestampKernel},
 
 		// SLEEP(seconds) waits, once for every row it is evaluated on, and returns 0. It is
 		// wanted for its wait, so it is never folded, not even over constants.

@@ -312,6 +312,14 @@ func dateDiffSig(f *Func, args []Arg) (Sig, error) {
 	return sigOf(Type{Type: vec.Int64Type}, 2, vec.DateType), nil
 }
 
+// unixTimestampSig: UNIX_TIMESTAMP of a date is BIGINT.
+func unixTimestampSig(f *Func, args []Arg) (Sig, error) {
+	if args[0].ID != vec.Date32 {
+		return Sig{}, fmt.Errorf("%s of %s, not a date", f.Op(), args[0].Type)
+	}
+	return sigOf(Type{Type: vec.Int64Type}, 1, vec.DateType), nil
+}
+
 // substringSig: SUBSTRING(s, pos[, len]) is a string no longer than s, nor than a constant
 // len; the kernel reads the positions as BIGINT.
 func substringSig(f *Func, args []Arg) (Sig, error) {

@@ -143,8 +143,18 @@ func (c *conn) sendError(err error) error {
 // the sequence, as in MySQL.
 func (c *conn) query(ctx context.Context, text string) error {
 	c.srv.questions.Add(1)
-	stmts := splitStatements(text)
+	stmts, comment := splitStatements(text, c.srv.versionID)
 	if len(stmts) == 0 {
+		// MySQL's grammar (sql_yacc.yy) takes text that ends before any token as the empty
+		// query: error 1065 if the text had no comment either (empty, or only whitespace),
+		// but OK (SQLCOM_EMPTY_QUERY) if it had one, as "/* just a comment */", "-- x" or a
+		// versioned comment for a later version, which dump files and clients that keep
+		// comments send. A comment-only piece between statements is dropped (see
+		// splitStatements) rather than answered with an OK of its own.
+		if comment {
+			c.sess.setWarnings(nil)
+			return c.w.ok(0, 0, status(false), 0, "")
+		}
 		return c.sendError(Errorf(ErrEmptyQuery, "Query was empty"))
 	}
 	if len(stmts) > 1 && !c.multiStatements {

@@ -15,13 +15,20 @@ func TestSplitStatements(t *testing.T) {
 		indent := 0
 		d.MaybeScanArgs(t, "indent", &indent)
 		input := strings.Repeat(" ", indent) + d.Input
+		// version=N lexes as a server of that version (MySQL's number); 80011 by default.
+		version := VersionID(DefaultServerVersion)
+		d.MaybeScanArgs(t, "version", &version)
 		switch d.Cmd {
 		case "split":
 			var out []string
-			for _, st := range splitStatements(input) {
+			stmts, comment := splitStatements(input, version)
+			for _, st := range stmts {
 				out = append(out, fmt.Sprintf("%q", st.text))
 			}
 			if len(out) == 0 {
+				if comment {
+					return "(none: comments only)"
+				}
 				return "(none)"
 			}
 			return strings.Join(out, "\n")
@@ -29,7 +36,7 @@ func TestSplitStatements(t *testing.T) {
 			var out []string
 			kinds := map[tokenKind]string{tokWord: "word", tokQuotedIdent: "ident", tokString: "string",
 				tokNumber: "number", tokSysVar: "sysvar", tokUserVar: "uservar", tokPunct: "punct"}
-			for _, tok := range lex(input) {
+			for _, tok := range lex(input, version).toks {
 				out = append(out, fmt.Sprintf("%s %q", kinds[tok.kind], tok.value))
 			}
 			return strings.Join(out, "\n")

@@ -26,6 +26,7 @@ type Server struct {
 	proto     *server.Server // go-mysql's connection phase: handshake and authentication
 	listeners []net.Listener
 	vars      map[string]sysVar // server-wide system variables, read-only after Listen
+	versionID int               // ServerVersion as MySQL's number, for versioned comments
 	started   time.Time
 	questions atomic.Uint64 // statements received, for COM_STATISTICS
 
@@ -79,14 +80,15 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 		users = DefaultUsers()
 	}
 	s := &Server{
-		cfg:      cfg,
-		engine:   engine,
-		users:    users,
-		log:      log,
-		proto:    server.NewServer(cfg.ServerVersion, defaultCollation, mysql.AUTH_NATIVE_PASSWORD, nil, nil),
-		started:  time.Now(),
-		sessions: make(map[uint32]*Session),
-		conns:    make(map[net.Conn]struct{}),
+		cfg:       cfg,
+		engine:    engine,
+		users:     users,
+		log:       log,
+		proto:     server.NewServer(cfg.ServerVersion, defaultCollation, mysql.AUTH_NATIVE_PASSWORD, nil, nil),
+		versionID: VersionID(cfg.ServerVersion),
+		started:   time.Now(),
+		sessions:  make(map[uint32]*Session),
+		conns:     make(map[net.Conn]struct{}),
 	}
 	for _, a := range addrs {
 		l, err := listen(a)
@@ -268,6 +270,7 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	pc.authenticated()
 
 	sess := NewSession(mc.ConnectionID(), mc.GetUser(), hostOf(remote))
+	sess.server = s.vars
 	sess.database = hs.database
 	sess.closeConn = func() { nc.Close() }
 	s.mu.Lock()

@@ -15,6 +15,8 @@ type Session struct {
 	user    string
 	host    string // the client's address as SHOW PROCESSLIST shows it
 	started time.Time
+	// server holds the server's system variables (nil for a session made without one).
+	server map[string]sysVar
 
 	mu sync.Mutex
 	// The fields below are guarded by mu.
@@ -69,6 +71,17 @@ func (s *Session) Var(name string) (string, bool) {
 	defer s.mu.Unlock()
 	v, ok := s.vars[strings.ToLower(name)]
 	return v, ok
+}
+
+// SystemVar returns system variable name (case-insensitive) as the session sees it, as
+// SELECT @@name answers: its own value if it has SET one, else the server's; numeric is
+// whether the front end sends it as a number.
+func (s *Session) SystemVar(name string) (value string, numeric, ok bool) {
+	v, known := s.server[strings.ToLower(name)]
+	if sv, set := s.Var(name); set {
+		return sv, v.numeric, true
+	}
+	return v.value, v.numeric, known
 }
 
 // SetVar sets the session's value of system variable name.

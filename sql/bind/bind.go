@@ -12,6 +12,7 @@ package bind
 import (
 	"math"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -44,6 +45,7 @@ type Binder struct {
 	ctes      []*cte
 	viewDepth int
 	parser    *parser.Parser
+	now       time.Time // the statement's time, once asked (statementTime)
 }
 
 // New returns a binder resolving names in cat for the session env.

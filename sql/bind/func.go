@@ -3,11 +3,13 @@ package bind
 import (
 	"math"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/colinkdb/colink/exec/fn"
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/lower"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -18,7 +20,8 @@ import (
 // from their entries (call); the switch holds the forms that are syntax: DATE '…', date ±
 // INTERVAL and its function spellings, EXTRACT's unit, TRIM's directions, LOG's two forms,
 // COALESCE and IFNULL (an operator: lazy), IF and NULLIF (CASE), and what the session
-// answers (DATABASE(), VERSION()).
+// answers (DATABASE(), VERSION(), CONNECTION_ID(), and the statement's time: NOW(),
+// CURRENT_TIMESTAMP, CURDATE(), UNIX_TIMESTAMP()).
 func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) {
 	name := x.FnName.L
 	text := exprText(x)
@@ -160,6 +163,49 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			return plan.Lit(types.StringValue(db)), nil
 		}
 		return plan.Lit(types.NullValue(types.VarcharType(0))), nil
+	case ast.Now, ast.CurrentTimestamp, ast.LocalTime, ast.LocalTimestamp:
+		if err := argc(0, 1); err != nil {
+			return nil, err
+		}
+		fsp := 0
+		if len(x.Args) == 1 {
+			v, ok := x.Args[0].(ast.ValueExpr)
+			n, isInt := int64(0), false
+			if ok {
+				n, isInt = v.GetValue().(int64)
+			}
+			if !isInt || n < 0 {
+				return nil, sqlerr.New(sqlerr.ErParse, "You have an error in your SQL syntax: %s takes a precision from 0 to 6", x.FnName.O)
+			}
+			if n > 6 {
+				return nil, sqlerr.New(sqlerr.ErTooBigPrecision, "Too-big precision %d specified for '%s'. Maximum is 6.", n, x.FnName.L)
+			}
+			fsp = int(n)
+		}
+		return plan.Lit(types.StringValue(formatDatetime(b.statementTime(), fsp))), nil
+	case ast.Curdate, ast.CurrentDate:
+		if err := argc(0, 0); err != nil {
+			return nil, err
+		}
+		y, m, d := b.statementTime().Date()
+		return plan.Lit(types.DateValue(int64(vec.DaysFromCivil(int32(y), int32(m), int32(d))))), nil
+	case ast.UnixTimestamp:
+		if err := argc(0, 1); err != nil {
+			return nil, err
+		}
+		if len(x.Args) == 0 {
+			return plan.Lit(types.IntValue(b.statementTime().Unix())), nil
+		}
+		// UNIX_TIMESTAMP(d) is the registry's, below.
+	case ast.ConnectionID:
+		if err := argc(0, 0); err != nil {
+			return nil, err
+		}
+		v, ok := b.env.SystemVariable("pseudo_thread_id", false)
+		if !ok {
+			return nil, sqlerr.Unsupported("CONNECTION_ID() outside a client session")
+		}
+		return plan.Lit(v), nil
 	case ast.Version:
 		if err := argc(0, 0); err != nil {
 			return nil, err
@@ -186,6 +232,33 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
 	}
 	return nil, sqlerr.New(sqlerr.ErSPDoesNotExist, "FUNCTION %s.%s does not exist", db, x.FnName.O)
+}
+
+// statementTime is the time the statement began, which NOW(), CURRENT_TIMESTAMP, CURDATE()
+// and UNIX_TIMESTAMP() read, in the process's time zone (MySQL's time_zone SYSTEM): the
+// session's @@timestamp, which exemgr sets when the statement starts (as MySQL does), or,
+// for a session without one, the moment the binder first asks. Either way every call of
+// one statement, every row, gets the same value; it is bound as a literal, afresh for each
+// statement (colink keeps no plan across statements).
+func (b *Binder) statementTime() time.Time {
+	if b.now.IsZero() {
+		b.now = time.Now()
+		if v, ok := b.env.SystemVariable("timestamp", false); ok && !v.Null && v.Type.Kind == types.Float64 {
+			b.now = time.UnixMicro(int64(math.Round(v.Float * 1e6)))
+		}
+	}
+	return b.now
+}
+
+// formatDatetime is MySQL's text of a DATETIME with fsp fractional digits (truncated, as
+// NOW(fsp) truncates the statement's time). colink has no DATETIME type: NOW() is this
+// string, as MySQL's NOW() reads in a string context.
+func formatDatetime(t time.Time, fsp int) string {
+	s := t.Format("2006-01-02 15:04:05.000000")
+	if fsp == 0 {
+		return s[:19]
+	}
+	return s[:20+fsp]
 }
 
 // apply binds a call of registry function f over bound arguments a, called by the SQL name

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql"
+	"github.com/colinkdb/colink/sql/bind"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/lower"
 	"github.com/colinkdb/colink/sql/plan"
@@ -28,24 +30,9 @@ func (env) UserVariable(string) (types.Value, bool)         { return types.Value
 // are NULL). It returns the value as text, or the error's text.
 func evalOnRow(t *testing.T, text string, row map[string]string) string {
 	t.Helper()
-	stmts, err := sql.NewParser().Parse("select " + text + " from orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
-	q, err := planner.Plan(context.Background(), env{}, stmts[0])
+	q, proj, err := planProjection(t, env{}, "select "+text+" from orders")
 	if err != nil {
 		return errorText(err)
-	}
-	var proj *plan.Project
-	plan.WalkPlan(q.Root, func(n plan.Node) bool {
-		if p, ok := n.(*plan.Project); ok && proj == nil {
-			proj = p
-		}
-		return proj == nil
-	})
-	if proj == nil {
-		t.Fatalf("%s: no projection in the plan", text)
 	}
 	input := proj.Input.Output()
 	e, err := lower.ExprText(proj.Exprs[0], input, nil, plan.NewNamer(q.Root, q.MD).MySQLText)
@@ -78,6 +65,32 @@ func evalOnRow(t *testing.T, text string, row map[string]string) string {
 		return errorText(err)
 	}
 	return out.Datum(0).String()
+}
+
+// planProjection plans query for the session e and returns the plan and its first
+// projection, or the planner's error.
+func planProjection(t *testing.T, e bind.Env, query string) (*plan.Query, *plan.Project, error) {
+	t.Helper()
+	stmts, err := sql.NewParser().Parse(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
+	q, err := planner.Plan(context.Background(), e, stmts[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	var proj *plan.Project
+	plan.WalkPlan(q.Root, func(n plan.Node) bool {
+		if p, ok := n.(*plan.Project); ok && proj == nil {
+			proj = p
+		}
+		return proj == nil
+	})
+	if proj == nil {
+		t.Fatalf("%s: no projection in the plan", query)
+	}
+	return q, proj, nil
 }
 
 // errorText prints a planner's or an executor's error as "ERROR code (state): message".
@@ -166,6 +179,73 @@ func TestKernelsAgreeWithFolding(t *testing.T) {
 		}
 		if folded != kernel {
 			t.Errorf("%s with ? = %s: folded %s, on column %s: %s", c.text, c.value, folded, c.col, kernel)
+		}
+	}
+}
+
+// sessionEnv is a session whose statement began at @@timestamp ts, on connection 42.
+type sessionEnv struct {
+	env
+	ts float64
+}
+
+func (e sessionEnv) SystemVariable(name string, _ bool) (types.Value, bool) {
+	switch name {
+	case "timestamp":
+		return types.FloatValue(e.ts), true
+	case "pseudo_thread_id":
+		return types.IntValue(42), true
+	}
+	return types.Value{}, false
+}
+
+// TestStatementTime: NOW(), CURRENT_TIMESTAMP, CURDATE(), UNIX_TIMESTAMP() read the
+// statement's @@timestamp, bound once as literals (every row agrees), with MySQL's text and
+// types; NOW(fsp) truncates; CONNECTION_ID() is the session's.
+func TestStatementTime(t *testing.T) {
+	ts := time.Date(2024, 2, 29, 13, 4, 5, 987654000, time.Local)
+	q := "select now(), current_timestamp, current_timestamp(), localtimestamp, now(3), now(6), curdate(), current_date, " +
+		"unix_timestamp(), connection_id(), unix_timestamp(date '1970-01-02') - unix_timestamp(date '1970-01-01') from orders"
+	p, proj, err := planProjection(t, sessionEnv{ts: float64(ts.UnixMicro()) / 1e6}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05' varchar(19)",
+		"'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05.987' varchar(23)", "'2024-02-29 13:04:05.987654' varchar(26)",
+		"date '2024-02-29' date", "date '2024-02-29' date", fmt.Sprintf("%d bigint", ts.Unix()), "42 bigint", "86400 bigint"}
+	if len(proj.Exprs) != len(want) {
+		t.Fatalf("no projection of %d expressions in %s", len(want), plan.Format(p, plan.FormatOptions{}))
+	}
+	for i, e := range proj.Exprs {
+		l, ok := e.(*plan.Literal)
+		if !ok {
+			t.Errorf("expression %d is %T, not a literal", i, e)
+			continue
+		}
+		if got := l.V.String() + " " + l.V.Type.String(); got != want[i] {
+			t.Errorf("expression %d: %s, want %s", i, got, want[i])
+		}
+	}
+	// UNIX_TIMESTAMP(d) folded and on a column agree; 0 outside TIMESTAMP's range.
+	for _, d := range []string{"1996-01-02", "1969-12-31", "2040-01-01"} {
+		folded := evalOnRow(t, "unix_timestamp(date '"+d+"')", nil)
+		kernel := evalOnRow(t, "unix_timestamp(o_orderdate)", map[string]string{"o_orderdate": d})
+		want := "0"
+		if d == "1996-01-02" {
+			want = fmt.Sprint(time.Date(1996, 1, 2, 0, 0, 0, 0, time.Local).Unix())
+		}
+		if folded != want || kernel != want {
+			t.Errorf("unix_timestamp of %s: folded %s, on a column %s, want %s", d, folded, kernel, want)
+		}
+	}
+	for _, bad := range []string{"select now(7)", "select now(1, 2)", "select curdate(1)"} {
+		stmts, err := sql.NewParser().Parse(bad)
+		if err == nil {
+			planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
+			_, err = planner.Plan(context.Background(), sessionEnv{}, stmts[0])
+		}
+		if err == nil {
+			t.Errorf("%s: no error", bad)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -14,6 +15,11 @@ import (
 // DESCRIBE as a query over literal rows taken from the catalog, so the front end runs them
 // like any query.
 func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
+	switch s.Tp {
+	case ast.ShowDatabases, ast.ShowTables, ast.ShowColumns:
+	default:
+		return nil, sqlerr.Unsupported(showName(s))
+	}
 	var names []string
 	var rows [][]string
 	match := func(v string) (bool, error) { return true, nil }
@@ -88,8 +94,6 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			}
 			rows = append(rows, []string{n, q.MD.Column(id).Type.String(), null, "", "\x00", ""})
 		}
-	default:
-		return nil, sqlerr.Unsupported("this SHOW statement")
 	}
 	v := &plan.Values{}
 	for _, n := range names {
@@ -135,3 +139,27 @@ func (b *Binder) describe(t *ast.TableName, db string) (*plan.Query, error) {
 func (b *Binder) Constant(e ast.ExprNode) (plan.Expr, error) {
 	return b.expr(e, &exprCtx{sc: &scope{}, clause: "field list"})
 }
+
+// showName names a SHOW statement as MySQL's manual does, by its keywords: "SHOW ENGINES",
+// "SHOW CREATE TABLE", "SHOW GLOBAL STATUS": the statement as the parser restores it (its
+// keywords upper case, its names quoted) up to its first name, literal or clause.
+func showName(s *ast.ShowStmt) string {
+	var sb strings.Builder
+	if err := s.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &sb)); err != nil {
+		return "this SHOW statement"
+	}
+	var words []string
+	for _, w := range strings.Fields(sb.String()) {
+		if w != strings.ToUpper(w) || strings.ContainsAny(w, "`'\"()=,@.0123456789") || showClause[w] {
+			break
+		}
+		words = append(words, w)
+	}
+	if len(words) < 2 {
+		return "this SHOW statement"
+	}
+	return strings.Join(words, " ")
+}
+
+// showClause holds the keywords that begin a SHOW statement's clauses rather than name it.
+var showClause = map[string]bool{"FROM": true, "IN": true, "LIKE": true, "WHERE": true, "FOR": true, "LIMIT": true, "USING": true}

@@ -46,6 +46,7 @@ const (
 	ErWrongValue            Code = 1525 // ER_WRONG_VALUE
 	ErFieldNotInGroupBy     Code = 3065 // ER_FIELD_IN_ORDER_NOT_SELECT
 	ErDataOutOfRange        Code = 1690 // ER_DATA_OUT_OF_RANGE
+	ErTooBigPrecision       Code = 1426 // ER_TOO_BIG_PRECISION
 	ErUnknown               Code = 1105 // ER_UNKNOWN_ERROR
 )
 
@@ -55,7 +56,7 @@ func sqlState(c Code) string {
 	case ErNoDBError:
 		return "3D000"
 	case ErBadDB, ErNonUniqTable, ErWrongFieldWithGroup, ErWrongGroupField, ErDupFieldName,
-		ErParse, ErNonUniq, ErNotSupportedYet, ErWrongValueForVar, ErWrongParamcountToFunc, ErFieldNotInGroupBy:
+		ErParse, ErNonUniq, ErNotSupportedYet, ErWrongValueForVar, ErWrongParamcountToFunc, ErFieldNotInGroupBy, ErTooBigPrecision:
 		return "42000"
 	case ErBadField, ErIllegalReference:
 		return "42S22"
