@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -38,10 +37,7 @@ func compareFlags(fs *pflag.FlagSet, c *bench.Config) {
 
 // runCompare implements "dbt3 compare".
 func runCompare(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 compare [--transports tcp,unix] [--pushdown full,filter,scan] [--queries all|tpch|cs|scan|LIST] [--runs R] [--sf F] [--primprocs N] [--data DIR] [--answers DIR] [--out DIR]")
-		fmt.Fprintln(out.Stderr, `
+	fs := newFlagSet("compare", out, "usage: dbt3 compare [--transports tcp,unix] [--pushdown full,filter,scan] [--queries all|tpch|cs|scan|LIST] [--runs R] [--sf F] [--primprocs N] [--data DIR] [--answers DIR] [--out DIR]", `
 The transport comparison. Starts N primprocs (each listening on TCP and a unix socket at
 once) and one exemgr per transport over them as child processes, loads the data unless
 --data already holds it, then for each of R rounds runs each query at each pushdown level
@@ -51,8 +47,6 @@ around it. Round 1 drops the caches before each execution. Writes results/<run-i
 (compare.json, report.md, SVG plots: elapsed and CPU per query, the paired differences
 against tcp over link bytes, the fitted cost per GB), prints the elapsed table, and stops
 every daemon, on Ctrl-C too.`)
-		fs.PrintDefaults()
-	}
 	c := bench.DefaultConfig()
 	compareFlags(fs, &c)
 	if err := parseFlags(fs, out, args); err != nil {
@@ -64,18 +58,13 @@ every daemon, on Ctrl-C too.`)
 
 // runBench implements "dbt3 bench": the main job in one command.
 func runBench(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 bench [--sf 1] [--data data] [--runs 3] [--transports tcp,unix] [--primprocs 1] [--answers DIR] [--out DIR]")
-		fmt.Fprintln(out.Stderr, `
+	fs := newFlagSet("bench", out, "usage: dbt3 bench [--sf 1] [--data data] [--runs 3] [--transports tcp,unix] [--primprocs 1] [--answers DIR] [--out DIR]", `
 The whole measurement on a fresh machine: generates the TPC-H tables (Parquet, the files
 bench/duckdb reads too) into DATA/sfF-parquet unless they are there, builds and starts
 primproc(s) as child processes, loads them once into DATA/colink-sfF-ppN, runs the
 transport comparison (see dbt3 compare --help), writes results/<run-id>/ and prints the
 elapsed table. The daemons are stopped on exit and on Ctrl-C. A DuckDB run of the same
 scale at results/duckdb-sfF/duckdb.json is put beside colink in the report.`)
-		fs.PrintDefaults()
-	}
 	c := bench.DefaultConfig()
 	compareFlags(fs, &c)
 	if f := fs.Lookup("data"); f != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -14,16 +13,11 @@ import (
 
 // runQuery implements "dbt3 query": one script through exemgr, its query's result printed.
 func runQuery(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("query", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 query [--mysql ADDR] (-q N | -f FILE.sql | -e SQL) [--format psv|table] [--stats]")
-		fmt.Fprintln(out.Stderr, `
+	fs := newFlagSet("query", out, "usage: dbt3 query [--mysql ADDR] (-q N | -f FILE.sql | -e SQL) [--format psv|table] [--stats]", `
 Runs a script's statements in order on one session with exemgr (Q15's create view, select,
 drop view included) and prints the result of the last statement that returned rows: as the
 TPC-H answer files spell results (psv: a header, values separated by |, decimals at their
 scale, NULL as nothing) or as the mysql client's table.`)
-		fs.PrintDefaults()
-	}
 	c := dbt3.ScriptConfig{Stdin: os.Stdin}
 	fs.StringVar(&c.Addr, "mysql", dbt3.DefaultMySQL, "exemgr's MySQL address: host:port or a unix socket path")
 	fs.StringVar(&c.Database, "database", dbt3.DefaultDatabase, "database to use")
@@ -69,10 +63,7 @@ func parseDriverFlags(fs *pflag.FlagSet, o *dbt3.DriverOptions, out dbt3.Output,
 
 // runPower implements "dbt3 power".
 func runPower(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("power", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 power [--mysql ADDR] [--sf F] [--seed N | --validation [--answers DIR]] [--refresh DIR [--refresh-set K]] [--out FILE.json]")
-		fmt.Fprintln(out.Stderr, `
+	fs := newFlagSet("power", out, "usage: dbt3 power [--mysql ADDR] [--sf F] [--seed N | --validation [--answers DIR]] [--refresh DIR [--refresh-set K]] [--out FILE.json]", `
 DBT3's power test against a running exemgr: stream 0's 22 queries in TPC-H's order for
 stream 0, one at a time on one session, then the power metric as DBT3 computes it,
 3600·SF / (geometric mean of the intervals). With --refresh DIR, RF1 runs first and RF2
@@ -80,8 +71,6 @@ last, from refresh set --refresh-set of DIR (written by dbt3 gen --refresh N): 2
 RF1 loads the set's orders and lineitem files with LOAD DATA [LOCAL] INFILE, RF2 deletes its
 orders and their lineitems by key. Without it the mean is over the 22 query intervals, and
 the report says so.`)
-		fs.PrintDefaults()
-	}
 	var o dbt3.DriverOptions
 	driverFlags(fs, &o)
 	fs.IntVar(&o.RefreshSet, "refresh-set", 1, "the refresh set RF1 and RF2 use")
@@ -93,10 +82,7 @@ the report says so.`)
 
 // runThroughput implements "dbt3 throughput".
 func runThroughput(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("throughput", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 throughput --streams S [--mysql ADDR] [--sf F] [--seed N | --validation] [--refresh DIR [--refresh-set K]] [--out FILE.json]")
-		fmt.Fprintln(out.Stderr, `
+	fs := newFlagSet("throughput", out, "usage: dbt3 throughput --streams S [--mysql ADDR] [--sf F] [--seed N | --validation] [--refresh DIR [--refresh-set K]] [--out FILE.json]", `
 DBT3's throughput test against a running exemgr: S query streams at once, each on its own
 session; stream s runs TPC-H's permutation s with qgen parameters drawn from seed+s, as
 DBT3 seeds its streams. The metric is DBT3's: S·22·3600 / Ts · SF, Ts from the first
@@ -104,8 +90,6 @@ stream's start to the last one's end. With --refresh DIR, a refresh stream runs 
 query streams: one RF1/RF2 pair per query stream, on refresh sets --refresh-set,
 --refresh-set+1, … of DIR (dbt3 gen --refresh N writes them; the default 2 leaves set 1 to
 a power test run before).`)
-		fs.PrintDefaults()
-	}
 	var o dbt3.DriverOptions
 	driverFlags(fs, &o)
 	fs.IntVar(&o.RefreshSet, "refresh-set", 2, "the first refresh set the refresh stream uses")

@@ -6,15 +6,20 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/colinkdb/colink/dbt3"
 	"github.com/colinkdb/colink/dbt3/faults"
 )
 
 // runFaults implements "dbt3 faults".
 func runFaults(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("faults", pflag.ContinueOnError)
+	fs := newFlagSet("faults", out, "usage: dbt3 faults [--tries N] [--sf F] [--transports tcp,unix] [--faults a,b] [--out results/faults.md]", `
+The fault suite. Starts the primprocs and exemgr from this tree's binaries, loads TPC-H
+once, then runs every fault N times over each transport: kill -9 and SIGSTOP of each daemon
+mid-query, kill -9 mid-write and at a commit's crash points, garbage and oversized input on
+both daemons' ports, a thousand idle sessions, a client that never reads its result. Each
+try is classified (right, clear error, unclear error, wrong answer, hang, died) against the
+fault's criterion; the table goes to --out (Markdown, and JSON beside it) and to stdout.
+Exits 1 if any try failed.`)
 	j := faults.Job{Config: faults.DefaultConfig()}
 	cfg := &j.Config
 	var list bool
@@ -36,18 +41,6 @@ func runFaults(ctx context.Context, out dbt3.Output, args []string) error {
 	fs.BoolVar(&j.Keep, "keep", false, "keep the daemons' data and logs (kept anyway when a try fails)")
 	fs.BoolVar(&list, "list", false, "print the faults and their pass criteria, and exit")
 	fs.BoolVarP(&j.Verbose, "verbose", "v", false, "log each step on stderr")
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 faults [--tries N] [--sf F] [--transports tcp,unix] [--faults a,b] [--out results/faults.md]")
-		fmt.Fprintln(out.Stderr, `
-The fault suite. Starts the primprocs and exemgr from this tree's binaries, loads TPC-H
-once, then runs every fault N times over each transport: kill -9 and SIGSTOP of each daemon
-mid-query, kill -9 mid-write and at a commit's crash points, garbage and oversized input on
-both daemons' ports, a thousand idle sessions, a client that never reads its result. Each
-try is classified (right, clear error, unclear error, wrong answer, hang, died) against the
-fault's criterion; the table goes to --out (Markdown, and JSON beside it) and to stdout.
-Exits 1 if any try failed.`)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, out, args); err != nil {
 		return err
 	}

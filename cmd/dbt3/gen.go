@@ -2,21 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/dbt3"
 )
 
 // runGen implements "dbt3 gen": TPC-H tables and refresh sets, byte-identical to dbgen 2.14.
 func runGen(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("gen", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 gen --sf F --out DIR [--format tbl|parquet] [--tables t1,t2] [--chunks N] [--refresh N]")
-		fmt.Fprintln(out.Stderr, "\nGenerates the TPC-H tables as dbgen 2.14 does, using every core.")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("gen", out, "usage: dbt3 gen --sf F --out DIR [--format tbl|parquet] [--tables t1,t2] [--chunks N] [--refresh N]", "\nGenerates the TPC-H tables as dbgen 2.14 does, using every core.")
 	c := dbt3.DefaultGenConfig()
 	fs.StringVar(&c.SF, "sf", c.SF, "scale factor: a whole number from 1 to 100000, or thousandths below 1 (0.01, 0.1)")
 	fs.StringVar(&c.Dir, "out", "", "output directory (created if missing; required)")
@@ -38,13 +30,9 @@ func runGen(ctx context.Context, out dbt3.Output, args []string) error {
 // runQgen implements "dbt3 qgen": the 22 queries of a stream, in the stream's order, with
 // the parameters TPC-H's qgen draws from a seed.
 func runQgen(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("qgen", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 qgen --seed S [--stream N] [--sf F] [--out DIR] [--validation] [--compat-214]")
-		fmt.Fprintln(out.Stderr, "\nWrites stream N's 22 queries (MySQL dialect) in the stream's TPC-H order: to stdout, or")
-		fmt.Fprintln(out.Stderr, "with --out one file per query, named position-query (01-q14.sql, 02-q2.sql, ...).")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("qgen", out, "usage: dbt3 qgen --seed S [--stream N] [--sf F] [--out DIR] [--validation] [--compat-214]", `
+Writes stream N's 22 queries (MySQL dialect) in the stream's TPC-H order: to stdout, or
+with --out one file per query, named position-query (01-q14.sql, 02-q2.sql, ...).`)
 	var c dbt3.QgenConfig
 	fs.Int64Var(&c.Seed, "seed", 0, "random seed, as qgen -r (required unless --validation)")
 	fs.IntVar(&c.Stream, "stream", 0, "stream number: 0 is the power test, 1… the throughput streams (qgen -p)")

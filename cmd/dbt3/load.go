@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/dbt3"
 	"github.com/colinkdb/colink/dbt3/load"
@@ -13,10 +10,7 @@ import (
 // runLoad implements "dbt3 load": TPC-H tables, generated in process or read from .tbl or
 // Parquet files, streamed over the link into the primprocs.
 func runLoad(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("load", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 load (--sf F | --from DIR) --primproc EP [--primproc EP ...] [--tables t1,t2] [--transport tcp|unix|auto]")
-		fmt.Fprintln(out.Stderr, `
+	fs := newFlagSet("load", out, "usage: dbt3 load (--sf F | --from DIR) --primproc EP [--primproc EP ...] [--tables t1,t2] [--transport tcp|unix|auto]", `
 Loads TPC-H tables into primprocs over the link, replacing each table atomically on every
 primproc. With --sf the rows are generated in process (dbgen-identical, every core); with
 --from they are read from DIR's .tbl files (dbgen's text: name.tbl or name.tbl.1, .2, ...)
@@ -29,8 +23,6 @@ the shares. That makes every join a primproc can do correct as long as its build
 complete (exemgr gathers it from all primprocs and broadcasts it) and the probe side is
 the primproc's share. lineitem is clustered by l_shipdate and orders by o_orderdate within
 each segment (--cluster=false keeps dbgen's order).`)
-		fs.PrintDefaults()
-	}
 	c := load.DefaultConfig()
 	fs.StringVar(&c.SF, "sf", "", "scale factor to generate (as dbt3 gen's --sf)")
 	fs.StringVar(&c.From, "from", "", "directory of .tbl or .parquet files to load instead of generating")

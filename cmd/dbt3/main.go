@@ -55,6 +55,18 @@ func commands() []command {
 	}
 }
 
+// newFlagSet returns the flag set of subcommand name, whose usage prints synopsis, then text
+// (which begins with a blank line), then the flags, on stderr.
+func newFlagSet(name string, out dbt3.Output, synopsis, text string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(out.Stderr, synopsis)
+		fmt.Fprintln(out.Stderr, text)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseFlags parses args with fs and turns its failures into usage errors. It returns
 // errHelp after printing the usage for -h/--help.
 func parseFlags(fs *pflag.FlagSet, out dbt3.Output, args []string) error {

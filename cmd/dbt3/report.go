@@ -13,15 +13,10 @@ import (
 
 // runReport implements "dbt3 report": Markdown and SVG from run records.
 func runReport(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(out.Stderr, "usage: dbt3 report [--out DIR] COMPARE.json [DUCKDB.json]")
-		fmt.Fprintln(out.Stderr, `
+	fs := newFlagSet("report", out, "usage: dbt3 report [--out DIR] COMPARE.json [DUCKDB.json]", `
 Writes report.md and the SVG plots of a comparison run (dbt3 compare or bench), with a
 DuckDB run of the same queries (bench/duckdb) beside it if given: per query elapsed time
 over tcp and unix with each daemon's CPU, the unix/tcp ratios, colink against DuckDB.`)
-		fs.PrintDefaults()
-	}
 	dir := fs.String("out", "", "directory to write into (default: the comparison run's directory)")
 	fs.SetOutput(out.Stderr)
 	if err := fs.Parse(args); err != nil {
