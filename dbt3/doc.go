@@ -2,7 +2,12 @@
 // front end, measuring each execution (client-side elapsed time, every daemon's CPU and
 // context switches from SHOW QUERY STATS, cross-checked against /proc where the daemons are
 // local), checking the answers, and the power, throughput and transport-comparison tests
-// built from those pieces. The daemons themselves are started by dbt3/cluster; reports are
+// built from those pieces. It also owns the jobs of dbt3's smaller commands — generating
+// the tables (Generate) and the query streams (Qgen), running a script (RunScript), the
+// power and throughput tests as recorded runs (PowerTest, ThroughputTest) — and what every
+// job shares: where it writes (Output, with its progress bars) and how it reports bad
+// settings (UsageError). The daemons themselves are started by dbt3/cluster; tables are
+// loaded by dbt3/load; the transport comparison as a whole job is dbt3/bench; reports are
 // written by dbt3/report; the query texts live in dbt3/queries and tpch.
 //
 // # Metrics

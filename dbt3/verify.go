@@ -88,7 +88,7 @@ func LoadReference(dir string, qs []Query) (map[string]*answers.Table, error) {
 		}
 		path := filepath.Join(dir, fmt.Sprintf("q%02d.csv", q.Number))
 		if q.Number == 11 && strings.Contains(q.Script, "0.0001000000") {
-			if alt := filepath.Join(dir, "q11-fraction-0.0001.csv"); fileExists(alt) {
+			if alt := filepath.Join(dir, "q11-fraction-0.0001.csv"); FileExists(alt) {
 				path = alt
 			}
 		}
@@ -107,7 +107,8 @@ func LoadReference(dir string, qs []Query) (map[string]*answers.Table, error) {
 	return out, nil
 }
 
-func fileExists(path string) bool {
+// FileExists reports whether path names a regular file.
+func FileExists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
 }

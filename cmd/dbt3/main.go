@@ -1,11 +1,13 @@
 // Command dbt3 is colink's DBT3/TPC-H toolkit: it generates the data (dbgen-identical) and
-// the query streams (qgen), and — as its other subcommands arrive — loads, runs and measures
-// the benchmark.
+// the query streams (qgen), loads them into the primprocs, runs the queries, the power and
+// throughput tests, the transport comparison and the fault suite, and writes the reports.
+// The work is done in the dbt3 packages (dbt3, dbt3/load, dbt3/bench, dbt3/faults,
+// dbt3/report); this command is their flags.
 //
-// Every subcommand lives in its own file as a command value listed in commands(). A
-// subcommand parses its arguments with its own pflag.FlagSet and returns an error; a
-// *usageError (bad arguments: unknown flag, bad value, unusable directory) makes dbt3 exit
-// with status 2, any other error with status 1.
+// Every subcommand is a command value listed in commands(), in a file with its flags and
+// usage text. A subcommand parses its arguments with its own pflag.FlagSet and returns an
+// error; a *dbt3.UsageError (bad arguments: unknown flag, bad value, unusable directory)
+// makes dbt3 exit with status 2, any other error with status 1.
 package main
 
 import (
@@ -18,6 +20,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"github.com/colinkdb/colink/dbt3"
 )
 
 // Exit statuses.
@@ -31,7 +36,7 @@ const (
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, env *env, args []string) error
+	run     func(ctx context.Context, out dbt3.Output, args []string) error
 }
 
 // commands lists the subcommands in the order usage shows them.
@@ -50,35 +55,30 @@ func commands() []command {
 	}
 }
 
-// env is what a subcommand may touch of the outside world.
-type env struct {
-	stdout, stderr io.Writer
-	// stderrTerminal says whether stderr is a terminal (progress bars go there only then).
-	stderrTerminal bool
-}
-
-// usageError marks bad command-line input: dbt3 prints it and exits with status 2.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
+// newFlagSet returns the flag set of subcommand name, whose usage prints synopsis, then text
+// (which begins with a blank line), then the flags, on stderr.
+func newFlagSet(name string, out dbt3.Output, synopsis, text string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(out.Stderr, synopsis)
+		fmt.Fprintln(out.Stderr, text)
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 // parseFlags parses args with fs and turns its failures into usage errors. It returns
 // errHelp after printing the usage for -h/--help.
-func parseFlags(fs *pflag.FlagSet, env *env, args []string) error {
-	fs.SetOutput(env.stderr)
+func parseFlags(fs *pflag.FlagSet, out dbt3.Output, args []string) error {
+	fs.SetOutput(out.Stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
 		}
-		return &usageError{err}
+		return &dbt3.UsageError{Err: err}
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+		return dbt3.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
 }
@@ -89,42 +89,47 @@ var errHelp = errors.New("help requested")
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrTerminal: isTerminal(os.Stderr)}
-	code := run(ctx, e, os.Args[1:])
+	out := dbt3.Output{Stdout: os.Stdout, Stderr: os.Stderr, StderrTerminal: isTerminal(os.Stderr)}
+	code := run(ctx, out, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
 
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
 // run dispatches to a subcommand and maps its outcome to an exit status.
-func run(ctx context.Context, e *env, args []string) int {
+func run(ctx context.Context, out dbt3.Output, args []string) int {
 	if len(args) == 0 {
-		usage(e.stderr)
+		usage(out.Stderr)
 		return exitUsage
 	}
 	name := args[0]
 	if name == "-h" || name == "--help" || name == "help" {
-		usage(e.stdout)
+		usage(out.Stdout)
 		return exitOK
 	}
 	for _, c := range commands() {
 		if c.name != name {
 			continue
 		}
-		err := c.run(ctx, e, args[1:])
-		var ue *usageError
+		err := c.run(ctx, out, args[1:])
 		switch {
 		case err == nil, errors.Is(err, errHelp):
 			return exitOK
-		case errors.As(err, &ue):
-			fmt.Fprintf(e.stderr, "dbt3 %s: %v\nRun 'dbt3 %s --help' for usage.\n", name, err, name)
+		case dbt3.IsUsage(err):
+			fmt.Fprintf(out.Stderr, "dbt3 %s: %v\nRun 'dbt3 %s --help' for usage.\n", name, err, name)
 			return exitUsage
 		default:
-			fmt.Fprintf(e.stderr, "dbt3 %s: %v\n", name, err)
+			fmt.Fprintf(out.Stderr, "dbt3 %s: %v\n", name, err)
 			return exitFailure
 		}
 	}
-	fmt.Fprintf(e.stderr, "dbt3: unknown command %q\n", name)
-	usage(e.stderr)
+	fmt.Fprintf(out.Stderr, "dbt3: unknown command %q\n", name)
+	usage(out.Stderr)
 	return exitUsage
 }
 

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/colinkdb/colink/dbt3"
 )
 
 func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, args)
+	code = run(context.Background(), dbt3.Output{Stdout: &out, Stderr: &errb}, args)
 	return code, out.String(), errb.String()
 }
 
@@ -109,5 +111,26 @@ func TestQgen(t *testing.T) {
 	_, again, _ := runArgs(t, "qgen", "--seed", "7", "--stream", "2", "--sf", "0.1")
 	if again != out {
 		t.Error("the same seed gave different output")
+	}
+}
+
+func TestLoadUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"load", "--primproc", "tcp://127.0.0.1:1"}, "exactly one of --sf and --from"},
+		{[]string{"load", "--sf", "0.01", "--from", "x", "--primproc", "tcp://127.0.0.1:1"}, "exactly one of --sf and --from"},
+		{[]string{"load", "--sf", "0.01"}, "--primproc is required"},
+		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--tables", "lineitems"}, `unknown table "lineitems"`},
+		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--transport", "shm"}, `--transport "shm"`},
+		{[]string{"load", "--sf", "1.5", "--primproc", "tcp://127.0.0.1:1"}, "--sf"},
+		{[]string{"load", "--from", "/nonexistent", "--primproc", "tcp://127.0.0.1:1"}, "not a directory"},
+		{[]string{"load", "--sf", "0.01", "--primproc", "http://x"}, "--primproc http://x"},
+	} {
+		code, out, errs := runArgs(t, tc.args...)
+		if code != exitUsage || !strings.Contains(out+errs, tc.want) {
+			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", tc.args, code, out+errs, tc.want)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/colinkdb/colink/dbt3"
 )
 
 // Binaries are the daemons' executables, and ipcbench's if it was found ("" if not): dbt3
@@ -18,6 +20,16 @@ type Binaries struct{ PrimProc, ExeMgr, IPCBench string }
 
 // modulePath is colink's Go module, recognised to build the daemons from source.
 const modulePath = "github.com/colinkdb/colink"
+
+// FindBinariesFlag is FindBinaries for dbt3's --bin flag: when dir was given and does not
+// hold the daemons, the error is the user's, a *dbt3.UsageError naming --bin.
+func FindBinariesFlag(ctx context.Context, dir string, log *slog.Logger) (Binaries, error) {
+	b, err := FindBinaries(ctx, dir, log)
+	if err != nil && dir != "" {
+		return b, dbt3.Usagef("--bin: %v", err)
+	}
+	return b, err
+}
 
 // FindBinaries locates primproc and exemgr. With dir set, they must be there. Otherwise,
 // inside colink's source tree (a go.mod of colink's module in the working directory or

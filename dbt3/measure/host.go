@@ -44,3 +44,13 @@ func RunID(driver string, sf float64, started time.Time) string {
 
 // FormatSF prints a scale factor as dbgen's -s takes it: 1, 10, 0.01.
 func FormatSF(sf float64) string { return strconv.FormatFloat(sf, 'f', -1, 64) }
+
+// LoadAverage returns /proc/loadavg's 1, 5 and 15 minute averages ("0.52 0.61 0.70"), or ""
+// if they cannot be read: a run records them to show how busy the machine was.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return ""
+}

@@ -10,10 +10,13 @@
 package measure
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/colinkdb/colink/internal/atomicfile"
@@ -189,4 +192,27 @@ func ReadFile(path string) (*Run, error) {
 		return nil, fmt.Errorf("measure: %s: %w", path, err)
 	}
 	return &r, nil
+}
+
+// CompareProcesses orders the processes of a sample (Sample.Procs' keys) as reports list
+// them: exemgr first, then primprocs by number, then any other by name.
+func CompareProcesses(a, b string) int {
+	rank := func(p string) (int, int) {
+		if p == "exemgr" {
+			return 0, 0
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(p, "primproc")); err == nil {
+			return 1, n
+		}
+		return 2, 0
+	}
+	ra, na := rank(a)
+	rb, nb := rank(b)
+	if ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	if na != nb {
+		return cmp.Compare(na, nb)
+	}
+	return strings.Compare(a, b)
 }

@@ -179,7 +179,7 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 		fmt.Fprintf(w, "Each daemon's largest resident size during any query of the run (the kernel's VmHWM, reset before each query), and the query that reached it.\n\n")
 		var rows [][]string
 		for _, tr := range c.Transports {
-			for _, p := range slices.SortedFunc(maps.Keys(c.PeakRSS[tr]), processOrder) {
+			for _, p := range slices.SortedFunc(maps.Keys(c.PeakRSS[tr]), measure.CompareProcesses) {
 				pk := c.PeakRSS[tr][p]
 				rows = append(rows, []string{tr, p, fmt.Sprintf("%.2f GiB", float64(pk.Bytes)/(1<<30)), fmt.Sprintf("%s, round %d", pk.Query, pk.Round)})
 			}

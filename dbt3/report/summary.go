@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/colinkdb/colink/dbt3/measure"
@@ -172,7 +171,7 @@ func Summarize(run *measure.Run) *Comparison {
 	}
 	slices.SortStableFunc(c.Pushdowns, func(a, b string) int { return cmp.Compare(levelRank(a), levelRank(b)) })
 	slices.SortStableFunc(order, func(a, b key) int { return cmp.Compare(levelRank(a.pushdown), levelRank(b.pushdown)) })
-	c.Processes = slices.SortedFunc(maps.Keys(procs), processOrder)
+	c.Processes = slices.SortedFunc(maps.Keys(procs), measure.CompareProcesses)
 	if c.Rounds >= 2 {
 		for r := 2; r <= c.Rounds; r++ {
 			c.WarmRounds = append(c.WarmRounds, r)
@@ -190,28 +189,6 @@ func Summarize(run *measure.Run) *Comparison {
 	c.Totals = slices.DeleteFunc(c.Totals, func(r *Row) bool { return r == nil })
 	c.Costs = c.fitCosts()
 	return c
-}
-
-// processOrder sorts exemgr first, then primprocs by number.
-func processOrder(a, b string) int {
-	rank := func(p string) (int, int) {
-		if p == "exemgr" {
-			return 0, 0
-		}
-		if n, err := strconv.Atoi(strings.TrimPrefix(p, "primproc")); err == nil {
-			return 1, n
-		}
-		return 2, 0
-	}
-	ra, na := rank(a)
-	rb, nb := rank(b)
-	if ra != rb {
-		return cmp.Compare(ra, rb)
-	}
-	if na != nb {
-		return cmp.Compare(na, nb)
-	}
-	return strings.Compare(a, b)
 }
 
 func (c *Comparison) warm(round int) bool { return slices.Contains(c.WarmRounds, round) }

@@ -104,3 +104,14 @@ func Write(dir string, rs Runs) (markdown []byte, files []string, err error) {
 	}
 	return md.Bytes(), files, nil
 }
+
+// RunDir is the directory of the first colink comparison among the run files at paths,
+// where "dbt3 report" writes by default; "" if none is one.
+func RunDir(paths []string) string {
+	for _, p := range paths {
+		if r, _ := ReadRuns([]string{p}); r.Compare != nil {
+			return filepath.Dir(p)
+		}
+	}
+	return ""
+}

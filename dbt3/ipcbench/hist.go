@@ -1,4 +1,4 @@
-package main
+package ipcbench
 
 import (
 	"math/bits"

@@ -1,4 +1,4 @@
-package main
+package ipcbench
 
 import (
 	"bufio"
@@ -108,9 +108,11 @@ func (t *trial) rate() float64 {
 	return float64(t.Ops) / t.WallS
 }
 
+// bench is one Run's state: its settings, the servers it measures and the client it asks
+// for their statistics.
 type bench struct {
-	opt      options
-	chunkDur time.Duration // a sync or async chunk's measured time: --duration / --chunks
+	cfg      Config
+	chunkDur time.Duration // a sync or async chunk's measured time: Duration / Chunks
 	warm     time.Duration // the current chunk's warm-up
 	raw      *child
 	tcpURL   string
@@ -120,13 +122,13 @@ type bench struct {
 	quiet    *slog.Logger
 }
 
-func (b *bench) serverUsage(impl string) (rusage.Usage, error) {
+func (b *bench) serverUsage(ctx context.Context, impl string) (rusage.Usage, error) {
 	if impl == "raw" {
 		return b.raw.rusage()
 	}
 	// The primproc (ours or a running one): its daemon-level stats carry "rusage" (rusage.Usage.Map); only
 	// that key is read, so the rest of its reply may change freely.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	end, err := b.ctl.Call(ctx, "stats", nil)
 	if err != nil {
@@ -158,8 +160,8 @@ func (b *bench) url(transport, impl string) string {
 }
 
 // measure runs body between two usage snapshots of both processes.
-func (b *bench) measure(t *trial, body func() error) error {
-	s0, err := b.serverUsage(t.Impl)
+func (b *bench) measure(ctx context.Context, t *trial, body func() error) error {
+	s0, err := b.serverUsage(ctx, t.Impl)
 	if err != nil {
 		return fmt.Errorf("server usage: %w", err)
 	}
@@ -170,7 +172,7 @@ func (b *bench) measure(t *trial, body func() error) error {
 	}
 	t.WallS = time.Since(start).Seconds()
 	c1, _ := rusage.Self()
-	s1, err := b.serverUsage(t.Impl)
+	s1, err := b.serverUsage(ctx, t.Impl)
 	if err != nil {
 		return fmt.Errorf("server usage: %w", err)
 	}
@@ -179,133 +181,201 @@ func (b *bench) measure(t *trial, body func() error) error {
 	return nil
 }
 
-func (b *bench) run(mode, transport, impl string, round int) (*trial, error) {
+// measureCalls runs a sync or async chunk: run for the warm-up, then before (if set), then
+// run measured for the chunk's duration; t gets the calls and their latencies.
+func (b *bench) measureCalls(ctx context.Context, t *trial, run func(d time.Duration) (int64, *hist, error), before func()) error {
+	if _, _, err := run(b.warm); err != nil {
+		return err
+	}
+	if before != nil {
+		before()
+	}
+	var h *hist
+	err := b.measure(ctx, t, func() error {
+		var err error
+		t.Ops, h, err = run(b.chunkDur)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	t.setHist(h)
+	return nil
+}
+
+// measureStreams runs n streams at once, measured together (stream i records its batches'
+// arrivals in h and returns how many it received); t gets the batches, their bytes and rows,
+// and the arrivals' latencies.
+func (b *bench) measureStreams(ctx context.Context, t *trial, n int, stream func(i int, h *hist) (int64, error)) error {
+	hs := make([]*hist, n)
+	err := b.measure(ctx, t, func() error {
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		counts := make([]int64, n)
+		for i := range n {
+			hs[i] = &hist{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				counts[i], errs[i] = stream(i, hs[i])
+			}()
+		}
+		wg.Wait()
+		for i := range errs {
+			if errs[i] != nil {
+				return errs[i]
+			}
+			t.Ops += counts[i]
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	h := &hist{}
+	for _, x := range hs {
+		h.merge(x)
+	}
+	t.setHist(h)
+	t.Bytes = t.Ops * b.msgBytes
+	t.Rows = t.Ops * int64(b.cfg.Synth.Rows)
+	return nil
+}
+
+func (b *bench) run(ctx context.Context, mode, transport, impl string, round int) (*trial, error) {
 	t := &trial{Mode: mode, Transport: transport, Impl: impl, Round: round}
 	var err error
 	if impl == "link" {
-		err = b.runLink(t)
+		err = b.runLink(ctx, t)
 	} else {
-		err = b.runRaw(t)
+		err = b.runRaw(ctx, t)
 	}
 	return t, err
 }
 
-func (b *bench) newLinkClient(transport string) (*ipc.Client, error) {
+func (b *bench) newLinkClient(ctx context.Context, transport string) (*ipc.Client, error) {
 	tr := ipc.TransportTCP
 	if transport == "unix" {
 		tr = ipc.TransportUnix
 	}
-	cl, err := ipc.NewClient(b.url(transport, "link"), ipc.ClientConfig{Transport: tr, ConnsPerPeer: b.opt.conns, Name: "ipcbench", Logger: b.quiet})
+	cl, err := ipc.NewClient(b.url(transport, "link"), ipc.ClientConfig{Transport: tr, ConnsPerPeer: b.cfg.ConnsPerPeer, Name: "ipcbench", Logger: b.quiet})
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := cl.WaitUp(ctx); err != nil {
 		cl.Close()
 		return nil, err
 	}
 	// Wait for every connection of the pool, so the spread is measured over all of them.
-	for i := 0; i < 100 && len(cl.Conns()) < b.opt.conns; i++ {
+	for i := 0; i < 100 && len(cl.Conns()) < b.cfg.ConnsPerPeer; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return cl, nil
 }
 
+// timed is the shared state of a run that lasts d: the stop flag (set when d has passed, or
+// at the first error), the operations done, the first error, and the latencies merged from
+// every goroutine of the run.
+type timed struct {
+	stop  atomic.Bool
+	ops   atomic.Int64
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	total *hist
+	err   error
+	timer *time.Timer
+}
+
+func startTimed(d time.Duration) *timed {
+	r := &timed{total: &hist{}}
+	r.timer = time.AfterFunc(d, func() { r.stop.Store(true) })
+	return r
+}
+
+// fail keeps err if it is the run's first and stops the run.
+func (r *timed) fail(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+	r.stop.Store(true)
+}
+
+// merge adds one goroutine's latencies to the run's.
+func (r *timed) merge(h *hist) {
+	r.mu.Lock()
+	r.total.merge(h)
+	r.mu.Unlock()
+}
+
+// wait waits for the run's goroutines and returns its operations, latencies and first error.
+func (r *timed) wait() (int64, *hist, error) {
+	r.wg.Wait()
+	r.timer.Stop()
+	return r.ops.Load(), r.total, r.err
+}
+
 // callers runs n goroutines calling fn until the duration elapses; fn records latencies.
 func callers(n int, d time.Duration, fn func(h *hist) error) (int64, *hist, error) {
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var ops atomic.Int64
-	hs := make([]*hist, n)
-	errs := make([]error, n)
-	timer := time.AfterFunc(d, func() { stop.Store(true) })
-	defer timer.Stop()
-	for i := range n {
-		hs[i] = &hist{}
-		wg.Add(1)
+	r := startTimed(d)
+	for range n {
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				if err := fn(hs[i]); err != nil {
-					errs[i] = err
-					stop.Store(true)
+			defer r.wg.Done()
+			h := &hist{}
+			defer r.merge(h)
+			for !r.stop.Load() {
+				if err := fn(h); err != nil {
+					r.fail(err)
 					return
 				}
-				ops.Add(1)
+				r.ops.Add(1)
 			}
 		}()
 	}
-	wg.Wait()
-	total := &hist{}
-	for i, h := range hs {
-		total.merge(h)
-		if errs[i] != nil {
-			return 0, nil, errs[i]
-		}
-	}
-	return ops.Load(), total, nil
+	return r.wait()
 }
 
-func (b *bench) runLink(t *trial) error {
-	cl, err := b.newLinkClient(t.Transport)
+func (b *bench) runLink(ctx context.Context, t *trial) error {
+	cl, err := b.newLinkClient(ctx, t.Transport)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	ctx := context.Background()
 	var before []ipc.ConnStats
 	var srvBefore ipc.LinkTotals
 	snap := func() []ipc.ConnStats {
-		srvBefore = b.serverLinkTotals()
+		srvBefore = b.serverLinkTotals(ctx)
 		return cl.Stats()
 	}
 	switch t.Mode {
 	case "sync":
-		args := msgpackBin(make([]byte, b.opt.payload))
+		args := msgpackBin(make([]byte, b.cfg.Payload))
 		call := func(h *hist) error {
 			t0 := time.Now()
-			_, err := cl.Call(ctx, b.opt.method, args)
+			_, err := cl.Call(ctx, b.cfg.Method, args)
 			h.record(time.Since(t0))
 			return err
 		}
-		if _, _, err := callers(b.opt.clients, b.warm, call); err != nil {
+		run := func(d time.Duration) (int64, *hist, error) { return callers(b.cfg.Clients, d, call) }
+		if err := b.measureCalls(ctx, t, run, func() { before = snap() }); err != nil {
 			return err
 		}
-		var h *hist
-		before = snap()
-		err = b.measure(t, func() error {
-			var err error
-			t.Ops, h, err = callers(b.opt.clients, b.chunkDur, call)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		t.setHist(h)
 	case "async":
-		args := msgpackBin(make([]byte, b.opt.payload))
+		args := msgpackBin(make([]byte, b.cfg.Payload))
 		run := func(d time.Duration) (int64, *hist, error) {
-			return linkPipelined(cl.Conns(), b.opt.method, b.opt.inflight, args, d)
+			return linkPipelined(cl.Conns(), b.cfg.Method, b.cfg.Inflight, args, d)
 		}
-		if _, _, err := run(b.warm); err != nil {
+		if err := b.measureCalls(ctx, t, run, func() { before = snap() }); err != nil {
 			return err
 		}
-		var h *hist
-		before = snap()
-		err = b.measure(t, func() error {
-			var err error
-			t.Ops, h, err = run(b.chunkDur)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		t.setHist(h)
 	case "stream":
 		per := b.streamBatches()
 		stream := func(batches int, h *hist) (int64, error) {
-			a := b.opt.synth
+			a := b.cfg.Synth
 			a.Batches = batches
 			raw, _ := msgpack.Marshal(a)
 			st, err := cl.Open(ctx, "synth", raw, true)
@@ -335,42 +405,14 @@ func (b *bench) runLink(t *trial) error {
 		if _, err := stream(max(2, per/10), nil); err != nil { // warm the pools
 			return err
 		}
-		hs := make([]*hist, b.opt.streams)
 		before = snap()
-		err = b.measure(t, func() error {
-			var wg sync.WaitGroup
-			errs := make([]error, b.opt.streams)
-			counts := make([]int64, b.opt.streams)
-			for i := range b.opt.streams {
-				hs[i] = &hist{}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					counts[i], errs[i] = stream(per, hs[i])
-				}()
-			}
-			wg.Wait()
-			for i := range errs {
-				if errs[i] != nil {
-					return errs[i]
-				}
-				t.Ops += counts[i]
-			}
-			return nil
-		})
+		err := b.measureStreams(ctx, t, b.cfg.Streams, func(_ int, h *hist) (int64, error) { return stream(per, h) })
 		if err != nil {
 			return err
 		}
-		h := &hist{}
-		for _, x := range hs {
-			h.merge(x)
-		}
-		t.setHist(h)
-		t.Bytes = t.Ops * b.msgBytes
-		t.Rows = t.Ops * int64(b.opt.synth.Rows)
 	}
 	after := cl.Stats()
-	srvAfter := b.serverLinkTotals()
+	srvAfter := b.serverLinkTotals(ctx)
 	t.ServerReadSyscalls = srvAfter.ReadSyscalls - srvBefore.ReadSyscalls
 	t.ServerWriteSyscalls = srvAfter.WriteSyscalls - srvBefore.WriteSyscalls
 	byID := map[uint64]ipc.ConnStats{}
@@ -391,8 +433,8 @@ func (b *bench) runLink(t *trial) error {
 
 // serverLinkTotals returns primproc's link counters summed over all its connections (zero
 // if they cannot be read).
-func (b *bench) serverLinkTotals() ipc.LinkTotals {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+func (b *bench) serverLinkTotals(ctx context.Context) ipc.LinkTotals {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	st, err := b.ctl.RemoteStats(ctx, ipc.StatsOptions{})
 	if err != nil {
@@ -402,8 +444,8 @@ func (b *bench) serverLinkTotals() ipc.LinkTotals {
 }
 
 func (b *bench) streamBatches() int {
-	total := int((b.opt.streamBytes/int64(b.opt.chunks) + b.msgBytes - 1) / b.msgBytes)
-	return max(1, (total+b.opt.streams-1)/b.opt.streams)
+	total := int((b.cfg.StreamBytes/int64(b.cfg.Chunks) + b.msgBytes - 1) / b.msgBytes)
+	return max(1, (total+b.cfg.Streams-1)/b.cfg.Streams)
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -413,12 +455,12 @@ func msgpackBin(p []byte) []byte {
 	return out
 }
 
-func dialRaw(url string, mode byte) (net.Conn, error) {
+func dialRaw(ctx context.Context, url string, mode byte) (net.Conn, error) {
 	ep, err := ipc.ParseEndpoint(url)
 	if err != nil {
 		return nil, err
 	}
-	nc, err := ipc.Dial(context.Background(), ep)
+	nc, err := ipc.Dial(ctx, ep)
 	if err != nil {
 		return nil, err
 	}
@@ -429,22 +471,22 @@ func dialRaw(url string, mode byte) (net.Conn, error) {
 	return nc, nil
 }
 
-func (b *bench) runRaw(t *trial) error {
+func (b *bench) runRaw(ctx context.Context, t *trial) error {
 	url := b.url(t.Transport, "raw")
 	switch t.Mode {
 	case "sync":
-		conns := make([]net.Conn, b.opt.clients)
-		readers := make([]*bufio.Reader, b.opt.clients)
+		conns := make([]net.Conn, b.cfg.Clients)
+		readers := make([]*bufio.Reader, b.cfg.Clients)
 		for i := range conns {
-			nc, err := dialRaw(url, 'E')
+			nc, err := dialRaw(ctx, url, 'E')
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
 			conns[i], readers[i] = nc, bufio.NewReaderSize(nc, 64<<10)
 		}
-		msg := binary.LittleEndian.AppendUint32(nil, uint32(b.opt.payload))
-		msg = append(msg, make([]byte, b.opt.payload)...)
+		msg := binary.LittleEndian.AppendUint32(nil, uint32(b.cfg.Payload))
+		msg = append(msg, make([]byte, b.cfg.Payload)...)
 		type state struct {
 			nc  net.Conn
 			r   *bufio.Reader
@@ -463,128 +505,63 @@ func (b *bench) runRaw(t *trial) error {
 			return s
 		}
 		run := func(d time.Duration) (int64, *hist, error) {
-			var stop atomic.Bool
-			var wg sync.WaitGroup
-			var ops atomic.Int64
-			total := &hist{}
-			var firstErr error
-			var emu sync.Mutex
-			timer := time.AfterFunc(d, func() { stop.Store(true) })
-			defer timer.Stop()
+			r := startTimed(d)
 			for range conns {
 				s := take()
-				wg.Add(1)
+				r.wg.Add(1)
 				go func() {
-					defer wg.Done()
+					defer r.wg.Done()
 					h := &hist{}
 					defer func() {
-						emu.Lock()
-						total.merge(h)
-						emu.Unlock()
+						r.merge(h)
 						mu.Lock()
 						idle = append(idle, s)
 						mu.Unlock()
 					}()
-					for !stop.Load() {
+					for !r.stop.Load() {
 						t0 := time.Now()
 						if _, err := s.nc.Write(msg); err != nil {
-							emu.Lock()
-							firstErr = err
-							emu.Unlock()
-							stop.Store(true)
+							r.fail(err)
 							return
 						}
 						if _, err := io.ReadFull(s.r, s.buf); err != nil {
-							emu.Lock()
-							firstErr = err
-							emu.Unlock()
-							stop.Store(true)
+							r.fail(err)
 							return
 						}
 						h.record(time.Since(t0))
-						ops.Add(1)
+						r.ops.Add(1)
 					}
 				}()
 			}
-			wg.Wait()
-			return ops.Load(), total, firstErr
+			return r.wait()
 		}
-		if _, _, err := run(b.warm); err != nil {
+		if err := b.measureCalls(ctx, t, run, nil); err != nil {
 			return err
 		}
-		var h *hist
-		err := b.measure(t, func() error {
-			var err error
-			t.Ops, h, err = run(b.chunkDur)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		t.setHist(h)
 	case "async":
 		run := func(d time.Duration) (int64, *hist, error) {
-			return rawPipelined(url, b.opt.conns, b.opt.inflight, b.opt.payload, d)
+			return rawPipelined(ctx, url, b.cfg.ConnsPerPeer, b.cfg.Inflight, b.cfg.Payload, d)
 		}
-		if _, _, err := run(b.warm); err != nil {
+		if err := b.measureCalls(ctx, t, run, nil); err != nil {
 			return err
 		}
-		var h *hist
-		err := b.measure(t, func() error {
-			var err error
-			t.Ops, h, err = run(b.chunkDur)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		t.setHist(h)
 	case "stream":
 		per := b.streamBatches()
-		if _, err := rawStream(url, b.opt.synth, 1, max(2, per/10), nil); err != nil {
+		if _, err := rawStream(ctx, url, b.cfg.Synth, 1, max(2, per/10), nil); err != nil {
 			return err
 		}
 		// The link multiplexes --streams streams over --conns-per-peer connections; a plain
 		// socket carries one stream at a time, so the same batches go over
 		// min(streams, conns) sockets, each carrying its share of the streams back to back,
 		// from as many distinct copies of the message as it carries streams.
-		socks := min(b.opt.streams, b.opt.conns)
-		hs := make([]*hist, socks)
-		err := b.measure(t, func() error {
-			var wg sync.WaitGroup
-			errs := make([]error, socks)
-			counts := make([]int64, socks)
-			for i := range socks {
-				share := b.opt.streams / socks
-				if i < b.opt.streams%socks {
-					share++
-				}
-				hs[i] = &hist{}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					counts[i], errs[i] = rawStream(url, b.opt.synth, share, share*per, hs[i])
-				}()
+		socks := min(b.cfg.Streams, b.cfg.ConnsPerPeer)
+		return b.measureStreams(ctx, t, socks, func(i int, h *hist) (int64, error) {
+			share := b.cfg.Streams / socks
+			if i < b.cfg.Streams%socks {
+				share++
 			}
-			wg.Wait()
-			for i := range errs {
-				if errs[i] != nil {
-					return errs[i]
-				}
-				t.Ops += counts[i]
-			}
-			return nil
+			return rawStream(ctx, url, b.cfg.Synth, share, share*per, h)
 		})
-		if err != nil {
-			return err
-		}
-		h := &hist{}
-		for _, x := range hs {
-			h.merge(x)
-		}
-		t.setHist(h)
-		t.Bytes = t.Ops * b.msgBytes
-		t.Rows = t.Ops * int64(b.opt.synth.Rows)
 	}
 	return nil
 }
@@ -594,22 +571,7 @@ func (b *bench) runRaw(t *trial) error {
 // every token it holds and writes them with one Flush; replies come back to a callback on
 // the connection's reading goroutine, which returns the token.
 func linkPipelined(conns []*ipc.Conn, method string, inflight int, args []byte, d time.Duration) (int64, *hist, error) {
-	var stop atomic.Bool
-	var ops atomic.Int64
-	var wg sync.WaitGroup
-	total := &hist{}
-	var mu sync.Mutex
-	var firstErr error
-	setErr := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		stop.Store(true)
-	}
-	timer := time.AfterFunc(d, func() { stop.Store(true) })
-	defer timer.Stop()
+	r := startTimed(d)
 	for c, conn := range conns {
 		k := inflight / len(conns)
 		if c < inflight%len(conns) {
@@ -627,17 +589,17 @@ func linkPipelined(conns []*ipc.Conn, method string, inflight int, args []byte, 
 		done := func(end []byte, err error) {
 			t0 := <-sent
 			if err != nil {
-				setErr(err)
+				r.fail(err)
 			} else {
 				h.record(time.Since(t0))
-				ops.Add(1)
+				r.ops.Add(1)
 			}
 			tokens <- struct{}{}
 		}
-		wg.Add(1)
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for !stop.Load() {
+			defer r.wg.Done()
+			for !r.stop.Load() {
 				<-tokens
 				now := time.Now()
 				n := 0
@@ -645,7 +607,7 @@ func linkPipelined(conns []*ipc.Conn, method string, inflight int, args []byte, 
 				for {
 					sent <- now
 					if err := conn.Go(method, args, false, done); err != nil {
-						setErr(err)
+						r.fail(err)
 						return
 					}
 					n++
@@ -656,7 +618,7 @@ func linkPipelined(conns []*ipc.Conn, method string, inflight int, args []byte, 
 					}
 				}
 				if err := conn.Flush(); err != nil {
-					setErr(err)
+					r.fail(err)
 					return
 				}
 			}
@@ -665,35 +627,17 @@ func linkPipelined(conns []*ipc.Conn, method string, inflight int, args []byte, 
 			for range k {
 				<-tokens
 			}
-			mu.Lock()
-			total.merge(h)
-			mu.Unlock()
+			r.merge(h)
 		}()
 	}
-	wg.Wait()
-	return ops.Load(), total, firstErr
+	return r.wait()
 }
 
 // rawPipelined keeps inflight requests outstanding over conns sockets for d: per socket a
 // writer sends requests while it holds tokens (coalescing those it can send at once into
 // one write) and a reader takes the in-order replies back.
-func rawPipelined(url string, conns, inflight, payload int, d time.Duration) (int64, *hist, error) {
-	var stop atomic.Bool
-	var ops atomic.Int64
-	var wg sync.WaitGroup
-	total := &hist{}
-	var mu sync.Mutex
-	var firstErr error
-	setErr := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		stop.Store(true)
-	}
-	timer := time.AfterFunc(d, func() { stop.Store(true) })
-	defer timer.Stop()
+func rawPipelined(ctx context.Context, url string, conns, inflight, payload int, d time.Duration) (int64, *hist, error) {
+	r := startTimed(d)
 	msg := binary.LittleEndian.AppendUint32(nil, uint32(payload))
 	msg = append(msg, make([]byte, payload)...)
 	for c := range conns {
@@ -704,21 +648,22 @@ func rawPipelined(url string, conns, inflight, payload int, d time.Duration) (in
 		if k == 0 {
 			continue
 		}
-		nc, err := dialRaw(url, 'E')
+		nc, err := dialRaw(ctx, url, 'E')
 		if err != nil {
-			return 0, nil, err
+			r.fail(err) // stops the sockets already running
+			return r.wait()
 		}
 		tokens := make(chan struct{}, k)
 		for range k {
 			tokens <- struct{}{}
 		}
 		sent := make(chan time.Time, k) // send times, in order
-		wg.Add(2)
+		r.wg.Add(2)
 		go func() { // writer
-			defer wg.Done()
+			defer r.wg.Done()
 			defer close(sent)
 			buf := make([]byte, 0, k*len(msg))
-			for !stop.Load() {
+			for !r.stop.Load() {
 				<-tokens
 				buf = append(buf[:0], msg...)
 				now := time.Now()
@@ -734,35 +679,32 @@ func rawPipelined(url string, conns, inflight, payload int, d time.Duration) (in
 					}
 				}
 				if _, err := nc.Write(buf); err != nil {
-					setErr(err)
+					r.fail(err)
 					return
 				}
 			}
 		}()
 		go func() { // reader
-			defer wg.Done()
+			defer r.wg.Done()
 			defer nc.Close()
 			h := &hist{}
-			r := bufio.NewReaderSize(nc, 64<<10)
+			br := bufio.NewReaderSize(nc, 64<<10)
 			reply := make([]byte, len(msg))
 			for t0 := range sent {
-				if _, err := io.ReadFull(r, reply); err != nil {
-					if !stop.Load() {
-						setErr(err)
+				if _, err := io.ReadFull(br, reply); err != nil {
+					if !r.stop.Load() {
+						r.fail(err)
 					}
 					break
 				}
 				h.record(time.Since(t0))
-				ops.Add(1)
+				r.ops.Add(1)
 				tokens <- struct{}{}
 			}
-			mu.Lock()
-			total.merge(h)
-			mu.Unlock()
+			r.merge(h)
 		}()
 	}
-	wg.Wait()
-	return ops.Load(), total, firstErr
+	return r.wait()
 }
 
 // rawStreamBuffers is how many messages the raw stream reader may hold ahead of its
@@ -775,8 +717,8 @@ const rawStreamBuffers = 4
 // as the link's background reader does) and hands it over; the consumer (this goroutine)
 // checks the message's framing, records its arrival and gives the buffer back. The bytes land
 // whole in buffers a consumer could decode in place, as the link's do.
-func rawStream(url string, a link.SynthArgs, streams, batches int, h *hist) (int64, error) {
-	nc, err := dialRaw(url, 'T')
+func rawStream(ctx context.Context, url string, a link.SynthArgs, streams, batches int, h *hist) (int64, error) {
+	nc, err := dialRaw(ctx, url, 'T')
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,7 @@
-package main
+package load
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/colinkdb/colink/dbt3"
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/internal/testbin"
@@ -55,6 +57,16 @@ func cluster(t *testing.T, urls []string) link.Cluster {
 		cl = append(cl, c)
 	}
 	return cl
+}
+
+// runLoad runs a load of cfg (over DefaultConfig) and returns its error and output.
+func runLoad(t *testing.T, cfg func(*Config)) (stdout, stderr string, err error) {
+	t.Helper()
+	c := DefaultConfig()
+	cfg(&c)
+	var out, errb bytes.Buffer
+	err = Run(context.Background(), c, dbt3.Output{Stdout: &out, Stderr: &errb})
+	return out.String(), errb.String(), err
 }
 
 var sf001 = func() tpch.Scale { s, _ := tpch.ParseScale("0.01"); return s }()
@@ -125,10 +137,11 @@ func clusterTotals(t *testing.T, cl link.Cluster, table, col string) (int64, *bi
 // the shares add up to the generator's rows and sums.
 func TestLoadGenerated(t *testing.T) {
 	unix, tcp := startPrimprocs(t, 2)
-	code, out, errs := runArgs(t, "load", "--sf", "0.01", "--primproc", unix[0], "--primproc", tcp[1],
-		"--tables", "lineitem,orders,nation", "--transport", "auto", "--stats")
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	out, errs, err := runLoad(t, func(c *Config) {
+		c.SF, c.Primprocs, c.Tables, c.Transport, c.Stats = "0.01", []string{unix[0], tcp[1]}, []string{"lineitem", "orders", "nation"}, "auto", true
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, out, errs)
 	}
 	if !strings.Contains(out, "lineitem") || !strings.Contains(errs, "dbt3 load: wall") || !strings.Contains(errs, "primproc "+tcp[1]) {
 		t.Errorf("output:\n%s%s", out, errs)
@@ -193,10 +206,10 @@ func TestLoadSF001Quickly(t *testing.T) {
 	const limit = 4 * time.Second
 	for _, url := range []string{unix[0], tcp[0]} {
 		start := time.Now()
-		code, out, errs := runArgs(t, "load", "--sf", "0.01", "--primproc", url)
+		out, errs, err := runLoad(t, func(c *Config) { c.SF, c.Primprocs = "0.01", []string{url} })
 		wall := time.Since(start)
-		if code != exitOK {
-			t.Fatalf("%s: exit %d\n%s%s", url, code, out, errs)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s%s", url, err, out, errs)
 		}
 		t.Logf("SF 0.01 over %s: %.2f s", url, wall.Seconds())
 		if wall > limit {
@@ -221,16 +234,16 @@ func TestLoadFromFiles(t *testing.T) {
 	if err := tpch.Generate(ctx, tpch.Options{Scale: sf001, Dir: pqDir, Format: tpch.FormatParquet, Tables: []string{"lineitem"}, NoSync: true}); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runArgs(t, "load", "--from", dir, "--primproc", unix[0], "--primproc", unix[1])
-	if code != exitOK {
-		t.Fatalf("tbl: exit %d\n%s%s", code, out, errs)
+	out, errs, err := runLoad(t, func(c *Config) { c.From, c.Primprocs = dir, unix })
+	if err != nil {
+		t.Fatalf("tbl: %v\n%s%s", err, out, errs)
 	}
 	if !strings.Contains(out, "orders") || !strings.Contains(out, "region") || strings.Contains(out, "lineitem") {
 		t.Errorf("tbl load output:\n%s", out)
 	}
-	code, out, errs = runArgs(t, "load", "--from", pqDir, "--primproc", unix[0], "--primproc", unix[1], "--tables", "lineitem")
-	if code != exitOK {
-		t.Fatalf("parquet: exit %d\n%s%s", code, out, errs)
+	out, errs, err = runLoad(t, func(c *Config) { c.From, c.Primprocs, c.Tables = pqDir, unix, []string{"lineitem"} })
+	if err != nil {
+		t.Fatalf("parquet: %v\n%s%s", err, out, errs)
 	}
 	cl := cluster(t, unix)
 	for _, tc := range []struct{ table, col string }{{"lineitem", "l_extendedprice"}, {"orders", "o_totalprice"}} {
@@ -276,9 +289,10 @@ func TestLoadBadInput(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, tc.name), []byte(tc.content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errs := runArgs(t, "load", "--from", dir, "--primproc", unix[0])
-		if code != exitFailure || !strings.Contains(errs, tc.want) {
-			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q\n%s", tc.name, code, errs, tc.want, out)
+		// dbt3 load exits 1 for these: a failure, not a usage error.
+		out, _, err := runLoad(t, func(c *Config) { c.From, c.Primprocs = dir, unix })
+		if err == nil || dbt3.IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v; want a failure (not a usage error) with %q\n%s", tc.name, err, tc.want, out)
 		}
 	}
 	cl := cluster(t, unix)
@@ -288,26 +302,5 @@ func TestLoadBadInput(t *testing.T) {
 	}
 	if len(cat.Tables) != 0 {
 		t.Errorf("failed loads left tables: %+v", cat.Tables)
-	}
-}
-
-func TestLoadUsage(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"load", "--primproc", "tcp://127.0.0.1:1"}, "exactly one of --sf and --from"},
-		{[]string{"load", "--sf", "0.01", "--from", "x", "--primproc", "tcp://127.0.0.1:1"}, "exactly one of --sf and --from"},
-		{[]string{"load", "--sf", "0.01"}, "--primproc is required"},
-		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--tables", "lineitems"}, `unknown table "lineitems"`},
-		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--transport", "shm"}, `--transport "shm"`},
-		{[]string{"load", "--sf", "1.5", "--primproc", "tcp://127.0.0.1:1"}, "--sf"},
-		{[]string{"load", "--from", "/nonexistent", "--primproc", "tcp://127.0.0.1:1"}, "not a directory"},
-		{[]string{"load", "--sf", "0.01", "--primproc", "http://x"}, "--primproc http://x"},
-	} {
-		code, out, errs := runArgs(t, tc.args...)
-		if code != exitUsage || !strings.Contains(out+errs, tc.want) {
-			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", tc.args, code, out+errs, tc.want)
-		}
 	}
 }

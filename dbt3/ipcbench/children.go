@@ -1,4 +1,4 @@
-package main
+package ipcbench
 
 import (
 	"bufio"
@@ -25,18 +25,19 @@ import (
 	"github.com/colinkdb/colink/link"
 )
 
-// Server roles run in child processes (ipcbench re-executes itself with a hidden first
-// argument) so the client and the server are separate processes, each with its own CPU
-// accounting. A child prints "READY <tcp-url> <unix-url>", answers each "RUSAGE" line on
-// its stdin with a JSON rusage.Usage map, and exits when its stdin closes, so it never
-// outlives ipcbench.
-const roleRaw = "__serve-raw"
+// RawServerArg is the hidden argument with which Run re-executes the running program as the
+// raw baseline's server, so that the client and the server are separate processes, each
+// with its own CPU accounting: the program's main must then call ServeRaw.
+const RawServerArg = "__serve-raw"
 
-func serveChild(role string) int {
+// ServeRaw is the raw baseline's server, the life of a child process Run started: it
+// listens on a loopback TCP port and a unix socket, writes "READY <tcp-url> <unix-url>" on
+// stdout, answers each "RUSAGE" line on stdin with a JSON rusage.Usage map, and returns when
+// stdin closes, so the child never outlives its parent.
+func ServeRaw(stdin io.Reader, stdout io.Writer) error {
 	dir, err := os.MkdirTemp("", "ipcbench")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -44,23 +45,19 @@ func serveChild(role string) int {
 	tcpURL, unixURL := "tcp://127.0.0.1:0", "unix://"+filepath.Join(dir, "s.sock")
 	ready := make(chan []string, 1)
 	errc := make(chan error, 1)
-	switch role {
-	case roleRaw:
-		go func() { errc <- serveRaw(ctx, []string{tcpURL, unixURL}, ready) }()
-	}
+	go func() { errc <- serveRaw(ctx, []string{tcpURL, unixURL}, ready) }()
 	select {
 	case eps := <-ready:
-		fmt.Printf("READY %s\n", strings.Join(eps, " "))
+		fmt.Fprintf(stdout, "READY %s\n", strings.Join(eps, " "))
 	case err := <-errc:
-		fmt.Fprintln(os.Stderr, "ipcbench server:", err)
-		return 1
+		return err
 	}
-	sc := bufio.NewScanner(os.Stdin)
+	sc := bufio.NewScanner(stdin)
 	for sc.Scan() {
 		if sc.Text() == "RUSAGE" {
 			ru, _ := rusage.Self()
 			b, _ := json.Marshal(ru.Map())
-			fmt.Printf("%s\n", b)
+			fmt.Fprintf(stdout, "%s\n", b)
 		}
 	}
 	cancel()
@@ -68,7 +65,7 @@ func serveChild(role string) int {
 	case <-errc:
 	case <-time.After(3 * time.Second):
 	}
-	return 0
+	return nil
 }
 
 // child is a running server process.
@@ -81,13 +78,15 @@ type child struct {
 	unix  string
 }
 
-func startChild(role string) (*child, error) {
+// startChild re-executes the running program with the argument role and waits for its
+// READY line; the child's stderr goes to stderr.
+func startChild(role string, stderr io.Writer) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe, role)
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

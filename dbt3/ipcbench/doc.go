@@ -1,0 +1,32 @@
+// Package ipcbench owns colink's benchmark of the link, in the manner of Kudu's rpc-bench:
+// a client (the calling process) against a primproc in another process, in three modes,
+// each optionally side by side with the same traffic over a plain socket of the same kind
+// (Config.Raw), over tcp and unix sockets alternately, reporting throughput, latency
+// percentiles (a log-linear histogram), and each process's CPU time and context switches
+// per request (or per GB). cmd/ipcbench is its command; "dbt3 compare" runs that command's
+// stream mode and reads its JSON with ReadSummary.
+//
+//	sync:   Clients goroutines, one call outstanding each (echo of Payload bytes)
+//	async:  Inflight calls in flight
+//	stream: synthetic batches (default 64k rows of 4 int64 and 1 ~40-byte string column)
+//
+// sync and async call Method, by default ipc.echo, the link's built-in echo (answered
+// inline by the server's reading goroutine without allocating, as the raw server's echo);
+// "echo" is primproc's own. Each trial is split into Chunks chunks and the link and raw
+// alternate chunk by chunk, so load from other processes falls on both alike and a ratio
+// taken within a round compares like with like.
+//
+// The raw baseline speaks a minimal protocol over a plain socket of the same kind: echo of
+// [u32 length][payload] messages, replies buffered while more requests are buffered
+// (pipelined requests share writes, as the link's do); stream: the same Arrow IPC message
+// the link's synth sends, [u64 length][message] in one write each, read by a goroutine into
+// a few recycled buffers ahead of a consumer that takes each whole message. async and stream
+// use as many sockets as the link has connections (stream: min(Streams, connections), each
+// socket cycling through one distinct copy of the message per stream it stands for, as the
+// link's server holds one batch per stream).
+//
+// Run starts primproc itself (a child process, the binary found by dbt3/cluster) or uses a
+// running one (Config.Connect). The raw baseline's server is always a child: Run
+// re-executes the running program with RawServerArg as its only argument, and that
+// program's main must then call ServeRaw.
+package ipcbench

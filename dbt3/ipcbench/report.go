@@ -1,0 +1,244 @@
+package ipcbench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/colinkdb/colink/dbt3/measure"
+	"github.com/colinkdb/colink/internal/atomicfile"
+)
+
+// Row is the summary of one mode over one transport by one implementation ("link" or
+// "raw"): its rate in Unit (req/s, or GB/s for a stream) and each end's CPU in CPUUnit (µs/req
+// or s/GB), as the JSON's "summary" holds it.
+type Row struct {
+	Mode           string       `json:"mode"`
+	Transport      string       `json:"transport"`
+	Impl           string       `json:"impl"`
+	Unit           string       `json:"unit"` // of Rate
+	Rate           measure.Stat `json:"rate"`
+	MRowsPerS      measure.Stat `json:"mrows_per_s,omitempty"`
+	ClientCPU      measure.Stat `json:"client_cpu"` // µs per request, or s per GB
+	ServerCPU      measure.Stat `json:"server_cpu"`
+	CPUUnit        string       `json:"cpu_unit"`
+	ClientCS       measure.Stat `json:"client_cs_per_op"` // voluntary + involuntary, per request or per batch
+	ServerCS       measure.Stat `json:"server_cs_per_op"`
+	ClientVolCS    measure.Stat `json:"client_voluntary_cs_per_op"`
+	ClientInvolCS  measure.Stat `json:"client_involuntary_cs_per_op"`
+	ServerVolCS    measure.Stat `json:"server_voluntary_cs_per_op"`
+	ServerInvolCS  measure.Stat `json:"server_involuntary_cs_per_op"`
+	P50US          measure.Stat `json:"p50_us"`
+	P99US          measure.Stat `json:"p99_us"`
+	SyscallsPerOp  measure.Stat `json:"client_syscalls_per_op,omitempty"`
+	SrvSyscallsOp  measure.Stat `json:"server_syscalls_per_op,omitempty"`
+	StreamsPerConn string       `json:"streams_per_conn,omitempty"`
+}
+
+type ratio struct {
+	Mode  string       `json:"mode"`
+	What  string       `json:"what"` // "link/raw tcp", "link/raw unix", "unix/tcp link", "unix/tcp raw"
+	Ratio measure.Stat `json:"ratio"`
+}
+
+type report struct {
+	Command  string            `json:"command"`
+	Host     map[string]string `json:"host"`
+	Config   map[string]any    `json:"config"`
+	MsgBytes int64             `json:"stream_message_bytes"`
+	Rows     []Row             `json:"summary"`
+	Ratios   []ratio           `json:"ratios"`
+	Trials   []*trial          `json:"trials"`
+}
+
+func summarize(o Config, trials []*trial, msgBytes int64) *report {
+	rep := &report{MsgBytes: msgBytes, Config: map[string]any{
+		"modes": o.Modes, "transports": o.Transports, "raw": o.Raw, "repeat": o.Repeat, "chunks": o.Chunks,
+		"duration": o.Duration.String(), "clients": o.Clients, "inflight": o.Inflight, "payload": o.Payload, "method": o.Method,
+		"conns_per_peer": o.ConnsPerPeer, "streams": o.Streams, "stream_bytes": o.StreamBytes, "synth": o.Synth,
+		"connect": o.Connect,
+	}}
+	type key struct{ mode, tr, impl string }
+	groups := map[key][]*trial{}
+	var order []key
+	for _, t := range trials {
+		k := key{t.Mode, t.Transport, t.Impl}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], t)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		return slices.Index(o.Modes, order[i].mode) < slices.Index(o.Modes, order[j].mode)
+	})
+	for _, k := range order {
+		ts := groups[k]
+		r := Row{Mode: k.mode, Transport: k.tr, Impl: k.impl}
+		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys []float64
+		for _, t := range ts {
+			ops := float64(max(t.Ops, 1))
+			per := ops
+			if t.Mode == "stream" {
+				per = float64(t.Bytes) / 1e9 // CPU per GB
+				mrows = append(mrows, float64(t.Rows)/t.WallS/1e6)
+			}
+			rate = append(rate, t.rate())
+			ccpu = append(ccpu, float64(t.Client.UserUS+t.Client.SysUS)/per)
+			scpu = append(scpu, float64(t.Server.UserUS+t.Server.SysUS)/per)
+			ccs = append(ccs, float64(t.Client.Nvcsw+t.Client.Nivcsw)/ops)
+			scs = append(scs, float64(t.Server.Nvcsw+t.Server.Nivcsw)/ops)
+			cv = append(cv, float64(t.Client.Nvcsw)/ops)
+			ci = append(ci, float64(t.Client.Nivcsw)/ops)
+			sv = append(sv, float64(t.Server.Nvcsw)/ops)
+			si = append(si, float64(t.Server.Nivcsw)/ops)
+			p50 = append(p50, t.P50US)
+			p99 = append(p99, t.P99US)
+			if t.Impl == "link" {
+				sys = append(sys, float64(t.ReadSyscalls+t.WriteSyscalls)/ops)
+				if t.ServerReadSyscalls+t.ServerWriteSyscalls > 0 {
+					ssys = append(ssys, float64(t.ServerReadSyscalls+t.ServerWriteSyscalls)/ops)
+				}
+			}
+		}
+		r.Unit, r.CPUUnit = "req/s", "µs/req"
+		if k.mode == "stream" {
+			r.Unit, r.CPUUnit = "GB/s", "s/GB"
+			for i := range ccpu {
+				ccpu[i] /= 1e6
+				scpu[i] /= 1e6
+			}
+		}
+		r.Rate, r.MRowsPerS, r.ClientCPU, r.ServerCPU = measure.Summarize(rate), measure.Summarize(mrows), measure.Summarize(ccpu), measure.Summarize(scpu)
+		r.ClientCS, r.ServerCS, r.P50US, r.P99US = measure.Summarize(ccs), measure.Summarize(scs), measure.Summarize(p50), measure.Summarize(p99)
+		r.ClientVolCS, r.ClientInvolCS, r.ServerVolCS, r.ServerInvolCS = measure.Summarize(cv), measure.Summarize(ci), measure.Summarize(sv), measure.Summarize(si)
+		r.SyscallsPerOp, r.SrvSyscallsOp = measure.Summarize(sys), measure.Summarize(ssys)
+		if k.impl == "link" && len(ts[len(ts)-1].StreamsPer) > 1 {
+			r.StreamsPerConn = fmt.Sprint(ts[len(ts)-1].StreamsPer)
+		}
+		rep.Rows = append(rep.Rows, r)
+	}
+	// Ratios are taken within a round (trials run back to back), then summarised.
+	find := func(mode, tr, impl string, round int) *trial {
+		for _, t := range groups[key{mode, tr, impl}] {
+			if t.Round == round {
+				return t
+			}
+		}
+		return nil
+	}
+	for _, mode := range o.Modes {
+		add := func(what string, num, den func(round int) *trial) {
+			var xs []float64
+			for round := range o.Repeat {
+				a, b := num(round), den(round)
+				if a != nil && b != nil && b.rate() > 0 {
+					xs = append(xs, a.rate()/b.rate())
+				}
+			}
+			if len(xs) > 0 {
+				rep.Ratios = append(rep.Ratios, ratio{Mode: mode, What: what, Ratio: measure.Summarize(xs)})
+			}
+		}
+		for _, tr := range o.Transports {
+			add("link/raw "+tr, func(r int) *trial { return find(mode, tr, "link", r) }, func(r int) *trial { return find(mode, tr, "raw", r) })
+		}
+		for _, impl := range []string{"link", "raw"} {
+			add("unix/tcp "+impl, func(r int) *trial { return find(mode, "unix", impl, r) }, func(r int) *trial { return find(mode, "tcp", impl, r) })
+		}
+	}
+	return rep
+}
+
+func fmtStat(s measure.Stat, prec int) string {
+	if s.N == 0 {
+		return "–"
+	}
+	f := "%." + fmt.Sprint(prec) + "f"
+	if s.N == 1 {
+		return fmt.Sprintf(f, s.Median)
+	}
+	return fmt.Sprintf(f+" ("+f+"–"+f+")", s.Median, s.Min, s.Max)
+}
+
+func writeMarkdown(w io.Writer, rep *report) {
+	fmt.Fprintf(w, "`%s`\n\n", rep.Command)
+	fmt.Fprintf(w, "host: %s, %s CPUs, %s, %s; load average (1/5/15 min) %s at the start, %s at the end\n\n",
+		rep.Host["cpu"], rep.Host["cpus"], rep.Host["kernel"], rep.Host["go"], rep.Host["loadavg_at_start"], rep.Host["loadavg_at_end"])
+	fmt.Fprintf(w, "Medians of %v rounds, (min–max); each trial ran as %v chunks alternating with the other implementation's. CPU and context switches per request (stream: CPU per GB, switches per batch).\n\n", rep.Config["repeat"], rep.Config["chunks"])
+	fmt.Fprintln(w, "| mode | transport | impl | rate | client CPU | server CPU | client cs/op (vol+invol) | server cs/op | p50 µs | p99 µs | client syscalls/op | server syscalls/op |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range rep.Rows {
+		rate := fmtStat(r.Rate, 0) + " " + r.Unit
+		if r.Unit == "GB/s" {
+			rate = fmtStat(r.Rate, 2) + " GB/s, " + fmtStat(r.MRowsPerS, 1) + " Mrows/s"
+		}
+		cpuPrec := 1
+		if r.CPUUnit == "s/GB" {
+			cpuPrec = 3
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s %s | %s %s | %s | %s | %s | %s | %s | %s |\n",
+			r.Mode, r.Transport, r.Impl, rate,
+			fmtStat(r.ClientCPU, cpuPrec), r.CPUUnit, fmtStat(r.ServerCPU, cpuPrec), r.CPUUnit,
+			fmtStat(r.ClientCS, 2), fmtStat(r.ServerCS, 2), fmtStat(r.P50US, 1), fmtStat(r.P99US, 1),
+			fmtStat(r.SyscallsPerOp, 2), fmtStat(r.SrvSyscallsOp, 2))
+	}
+	if len(rep.Ratios) > 0 {
+		fmt.Fprintln(w, "\n| mode | ratio | median (min–max), per round |")
+		fmt.Fprintln(w, "| --- | --- | --- |")
+		for _, r := range rep.Ratios {
+			fmt.Fprintf(w, "| %s | %s | %s |\n", r.Mode, r.What, fmtStat(r.Ratio, 2))
+		}
+	}
+	for _, r := range rep.Rows {
+		if r.StreamsPerConn != "" {
+			fmt.Fprintf(w, "\nstreams per connection, %s over %s (last round): %s\n", r.Mode, r.Transport, r.StreamsPerConn)
+		}
+	}
+}
+
+func writeJSON(path string, rep *report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, append(b, '\n'), 0o644)
+}
+
+// ReadSummary reads the summary rows of a run's JSON (Config.JSONPath).
+func ReadSummary(path string) ([]Row, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep struct {
+		Rows []Row `json:"summary"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep.Rows, nil
+}
+
+func hostInfo() map[string]string {
+	h := map[string]string{"go": runtime.Version(), "cpus": fmt.Sprint(runtime.NumCPU()), "date": time.Now().UTC().Format(time.RFC3339)}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				h["cpu"] = strings.TrimSpace(l[strings.Index(l, ":")+1:])
+				break
+			}
+		}
+	}
+	if out, err := exec.Command("uname", "-r").Output(); err == nil {
+		h["kernel"] = "linux " + strings.TrimSpace(string(out))
+	}
+	h["loadavg_at_end"] = measure.LoadAverage()
+	return h
+}
