@@ -70,9 +70,10 @@ func serverConn(t *testing.T, srv *Server) ConnStats {
 // Batches both ways through the rings, compared row by row; the counters show that the
 // rings carried the bodies and the socket only their descriptors.
 func TestShmStreamsIntact(t *testing.T) {
-	env := startServer(t, ServerConfig{Name: "shm", Limits: Limits{ShmSize: testShmSize}})
-	_, c := shmClient(t, env.unix, testShmSize, 0)
-	if c.Transport() != "shm" || c.Stats().ShmSize != testShmSize {
+	const size = 8 << 20 // room for the whole stream: no fallbacks
+	env := startServer(t, ServerConfig{Name: "shm", Limits: Limits{ShmSize: size}})
+	_, c := shmClient(t, env.unix, size, 0)
+	if c.Transport() != "shm" || c.Stats().ShmSize != size {
 		t.Fatalf("transport %s, shm size %d", c.Transport(), c.Stats().ShmSize)
 	}
 	ctx := context.Background()
@@ -108,8 +109,8 @@ func TestShmStreamsIntact(t *testing.T) {
 		t.Errorf("client: %d ring batches in, %d ring bytes, %d socket bytes, %d wake-ups sent", cs.RingBatchesIn, cs.RingBytesIn, cs.BytesIn, cs.RingWakeups)
 	}
 	ss := serverConn(t, env.srv)
-	if ss.Transport != "shm" || ss.RingBatchesOut != 200 || ss.RingBytesOut != cs.RingBytesIn || ss.RingWakeups == 0 || ss.RingWakeups > 200 {
-		t.Errorf("server: transport %s, %d ring batches out, %d bytes, %d wake-ups", ss.Transport, ss.RingBatchesOut, ss.RingBytesOut, ss.RingWakeups)
+	if ss.Transport != "shm" || ss.RingBatchesOut != 200 || ss.RingBytesOut != cs.RingBytesIn || ss.RingWakeups == 0 || ss.RingWakeups > 200 || ss.RingFallbacks != 0 {
+		t.Errorf("server: transport %s, %d ring batches out, %d bytes, %d wake-ups, %d fallbacks", ss.Transport, ss.RingBatchesOut, ss.RingBytesOut, ss.RingWakeups, ss.RingFallbacks)
 	}
 	if n := c.shm.rx.outstanding(); n != 0 {
 		t.Errorf("%d regions outstanding after every batch was released", n)
@@ -413,5 +414,19 @@ func TestShmSetupFailureFallsBack(t *testing.T) {
 	waitFor(t, func() bool { return len(env.srv.Snapshot(StatsOptions{}).Conns) == 1 })
 	if ss := serverConn(t, env.srv); ss.Transport != "unix" {
 		t.Errorf("the server's side of the redial: %s", ss.Transport)
+	}
+}
+
+func TestParseTransport(t *testing.T) {
+	for _, s := range []string{"tcp", "unix", "shm", "auto"} {
+		if tr, err := ParseTransport(s); err != nil || string(tr) != s {
+			t.Errorf("%q: %q, %v", s, tr, err)
+		}
+	}
+	if tr, err := ParseTransport(""); err != nil || tr != DefaultTransport {
+		t.Errorf("the default: %q, %v", tr, err)
+	}
+	if _, err := ParseTransport("memfd"); err == nil || !strings.Contains(err.Error(), "shm") {
+		t.Errorf("an unknown transport: %v", err)
 	}
 }
