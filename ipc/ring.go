@@ -133,7 +133,9 @@ func readSegment(mem []byte) (gen uint64, err error) {
 // atomicAt is the 8-byte counter at mem[off:], which must be 8-byte aligned (a mapping is
 // page aligned; tests use slices of uint64).
 func atomicAt(mem []byte, off int) *atomic.Uint64 {
-	_ = mem[off+7]
+	if off < 0 || off+8 > len(mem) {
+		panic("ipc: ring counter outside the segment")
+	}
 	return (*atomic.Uint64)(unsafe.Pointer(&mem[off]))
 }
 

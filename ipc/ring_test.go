@@ -322,7 +322,7 @@ func TestRingConcurrent(t *testing.T) {
 		}
 		errc <- nil
 	}()
-	for i := 0; i < 2000; {
+	for i := 0; i < 500; {
 		d, region, _, ok, err := r.tx.reserve(500 + i%700)
 		if err != nil {
 			t.Fatal(err)
