@@ -745,8 +745,11 @@ type ConnStats struct {
 	// saw it when it looked: how close the connection came to its HeartbeatTimeout.
 	MaxSilence   time.Duration `json:"max_silence_ns" msgpack:"max_silence_ns"`
 	CallsPending int64         `json:"calls_pending" msgpack:"calls_pending"` // client: Go calls awaiting replies
-	// Shared memory (transport shm; zero otherwise). BytesIn and BytesOut count the
-	// socket's bytes, which for a batch in the ring are only its RBATCH frame.
+	// SocketBytesIn and SocketBytesOut are the bytes that crossed the socket; BytesIn and
+	// BytesOut add the batch bodies that crossed in shared memory (the Ring counters).
+	SocketBytesIn  uint64 `json:"socket_bytes_in" msgpack:"socket_bytes_in"`
+	SocketBytesOut uint64 `json:"socket_bytes_out" msgpack:"socket_bytes_out"`
+	// Shared memory (transport shm; zero otherwise).
 	ShmSize        uint64 `json:"shm_size,omitempty" msgpack:"shm_size,omitempty"` // bytes per direction
 	RingBytesIn    uint64 `json:"ring_bytes_in" msgpack:"ring_bytes_in"`           // batch bodies received through the ring
 	RingBytesOut   uint64 `json:"ring_bytes_out" msgpack:"ring_bytes_out"`         // batch bodies sent through the ring
@@ -769,7 +772,8 @@ func (c *Conn) Stats() ConnStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := &c.core
-	st.BytesIn, st.BytesOut = k.bytesIn, k.out.bytesOut
+	st.SocketBytesIn, st.SocketBytesOut = k.bytesIn, k.out.bytesOut
+	st.BytesIn, st.BytesOut = k.bytesIn+k.ringBytesIn, k.out.bytesOut+k.ringBytesOut
 	st.FramesIn, st.FramesOut, st.WriteRounds = k.framesIn, k.out.framesOut, k.out.rounds
 	st.BatchesIn, st.BatchesOut = k.batchesIn, k.batchesOut
 	st.CreditStall, st.CreditWaits = k.creditStall, k.creditWaits
