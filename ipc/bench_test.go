@@ -28,6 +28,22 @@ func benchEnv(b *testing.B) *Conn {
 		end = append(end, 0x81, 0xa4, 'e', 'c', 'h', 'o')
 		return append(end, args...), nil
 	})
+	cl, err := NewClient(benchServe(b, s), ClientConfig{Transport: TransportUnix, ConnsPerPeer: 1, Logger: lg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cl.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cl.WaitUp(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return cl.Conns()[0]
+}
+
+// benchServe serves s on a unix socket until the benchmark ends and returns its URL.
+func benchServe(b *testing.B, s *Server) string {
+	b.Helper()
 	dir := b.TempDir()
 	ln, err := Listen(Endpoint{Network: "unix", Address: filepath.Join(dir, "b.sock")}, false)
 	if err != nil {
@@ -40,17 +56,7 @@ func benchEnv(b *testing.B) *Conn {
 		_ = s.Shutdown(ctx)
 		os.RemoveAll(dir)
 	})
-	cl, err := NewClient(ln.Endpoint().String(), ClientConfig{Transport: TransportUnix, ConnsPerPeer: 1, Logger: lg})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cl.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := cl.WaitUp(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return cl.Conns()[0]
+	return ln.Endpoint().String()
 }
 
 // BenchmarkGoPipelined keeps 64 unary calls in flight on one connection, as ipcbench's async
@@ -161,18 +167,7 @@ func benchStream(b *testing.B, tr Transport) {
 		}
 		return nil
 	})
-	dir := b.TempDir()
-	ln, err := Listen(Endpoint{Network: "unix", Address: filepath.Join(dir, "b.sock")}, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = s.Serve(ln) }()
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	cl, err := NewClient(ln.Endpoint().String(), ClientConfig{Transport: tr, ConnsPerPeer: 1, Logger: lg})
+	cl, err := NewClient(benchServe(b, s), ClientConfig{Transport: tr, ConnsPerPeer: 1, Logger: lg})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -71,9 +71,26 @@ func (c *Conn) createShm(size uint64) uint64 {
 		return 0
 	}
 	c.shmSetup = &shmSetup{fds: []int{s2cFD, c2sFD}, shm: newShmConn(size, s2c, c2s)}
+	c.shmSetup.shm.prefault()
 	c.sio.sendFDs = c.shmSetup.fds
 	c.log.Debug("link: shared memory created", "bytes_per_direction", size, "took", time.Since(start).Round(time.Microsecond))
 	return size
+}
+
+// prefault faults the segments' pages in, in the background. In the handshake it cost
+// about 0.2 s a connection on the reference machine idle (80 ms for each 64 MiB segment on
+// the server, 16 ms on the client), and with the whole test suite running, more than a
+// client's 2 s dial timeout; a batch that meets a page not yet faulted only costs that
+// fault. A reference keeps each mapping while it is worked on.
+func (s *shmConn) prefault() {
+	for _, seg := range []*shmSeg{s.txSeg, s.rxSeg} {
+		if seg.acquire() {
+			go func() {
+				defer seg.release()
+				prefaultSegment(seg.mem)
+			}()
+		}
+	}
 }
 
 // newShmConn makes the rings over a producer's segment and a consumer's, both mapped.
@@ -119,7 +136,9 @@ func (c *Conn) mapShm(size uint64) (*shmConn, error) {
 		mems[i] = m
 	}
 	// The first segment is the server's ring toward the client, the second the client's.
-	return newShmConn(size, mems[1], mems[0]), nil
+	s := newShmConn(size, mems[1], mems[0])
+	s.prefault()
+	return s, nil
 }
 
 // useShm makes the connection carry batch bodies in s from now on (before start).

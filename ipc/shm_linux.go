@@ -9,10 +9,10 @@ import (
 )
 
 // createSegment makes a shared-memory segment of size bytes for generation gen: an
-// anonymous memfd, sized, mapped and pre-faulted (MAP_POPULATE: a first-touch fault costs
-// more than the copy it would serve), its header written, and sealed so that neither side
-// can shrink or grow it (a shrunk mapping would fault the peer with SIGBUS) nor change the
-// seals. The caller passes fd to the peer and closes it; the mapping stays.
+// anonymous memfd, sized, mapped, its header written, and sealed so that neither side can
+// shrink or grow it (a shrunk mapping would fault the peer with SIGBUS) nor change the
+// seals. The caller passes fd to the peer and closes it; the mapping stays. It is
+// pre-faulted by prefaultSegment, off the handshake's path.
 func createSegment(size, gen uint64) (fd int, mem []byte, err error) {
 	fd, err = unix.MemfdCreate("colink-link", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
@@ -28,7 +28,7 @@ func createSegment(size, gen uint64) (fd int, mem []byte, err error) {
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		return fail(fmt.Sprintf("ftruncate to %d bytes", size), err)
 	}
-	if mem, err = unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+	if mem, err = unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
 		return fail(fmt.Sprintf("mmap of %d bytes", size), err)
 	}
 	initSegment(mem, gen)
@@ -39,7 +39,8 @@ func createSegment(size, gen uint64) (fd int, mem []byte, err error) {
 }
 
 // mapSegment maps a segment the peer passed: a regular file of exactly size bytes, sealed
-// against shrinking and growing, mapped shared and pre-faulted. The caller closes fd.
+// against shrinking and growing, mapped shared (and pre-faulted later, by
+// prefaultSegment). The caller closes fd.
 func mapSegment(fd int, size uint64) ([]byte, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -55,12 +56,18 @@ func mapSegment(fd int, size uint64) ([]byte, error) {
 	if need := unix.F_SEAL_SHRINK | unix.F_SEAL_GROW; seals&need != need {
 		return nil, fmt.Errorf("%w: the peer's segment is not sealed against resizing (seals %#x)", errShm, seals)
 	}
-	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("%w: mmap of %d bytes: %w", errShm, size, err)
 	}
 	return mem, nil
 }
+
+// prefaultSegment faults every page of a mapping in, writable, without changing its
+// contents (MADV_POPULATE_WRITE, as MAP_POPULATE would at mmap): a first-touch fault in
+// the data path costs more than the copy it serves. On a kernel without it (before 5.14)
+// the pages fault in on first use.
+func prefaultSegment(mem []byte) { _ = unix.Madvise(mem, unix.MADV_POPULATE_WRITE) }
 
 // unmapSegment unmaps a segment.
 func unmapSegment(mem []byte) error { return unix.Munmap(mem) }

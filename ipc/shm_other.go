@@ -20,4 +20,6 @@ func mapSegment(fd int, size uint64) ([]byte, error) {
 
 func unmapSegment(mem []byte) error { return nil }
 
+func prefaultSegment(mem []byte) {}
+
 func closeFD(fd int) { _ = os.NewFile(uintptr(fd), "fd").Close() }

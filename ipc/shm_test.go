@@ -35,6 +35,29 @@ func shmClient(t *testing.T, url string, size int64, window int) (*Client, *Conn
 	return cl, conns[0]
 }
 
+// recvBatches receives st's batches until its end, checking that the i-th is
+// makeBatch(first+i*rows, rows); it returns them if keep (else releases each), and their
+// number.
+func recvBatches(t *testing.T, st *Stream, first, rows int, keep bool) ([]arrow.RecordBatch, int) {
+	t.Helper()
+	var kept []arrow.RecordBatch
+	for i := 0; ; i++ {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			return kept, i
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBatch(t, rec, first+i*rows, rows)
+		if keep {
+			kept = append(kept, rec)
+		} else {
+			rec.Release()
+		}
+	}
+}
+
 // checkBatch checks that rec is makeBatch(start, n).
 func checkBatch(t *testing.T, rec arrow.RecordBatch, start, n int) {
 	t.Helper()
@@ -135,17 +158,7 @@ func TestShmStreamsIntact(t *testing.T) {
 		}
 		errc <- st.CloseSend(nil)
 	}()
-	for i := 0; ; i++ {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBatch(t, rec, i*500, 500)
-		rec.Release()
-	}
+	recvBatches(t, st, 0, 500, false)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -168,17 +181,7 @@ func TestShmFallsBackToSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; ; i++ {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBatch(t, rec, i*5000, 5000)
-		rec.Release()
-	}
+	recvBatches(t, st, 0, 5000, false)
 	st.Close()
 	if ss := serverConn(t, env.srv); ss.RingFallbacks != 4 || ss.RingBatchesOut != 0 {
 		t.Errorf("large bodies: %d fallbacks, %d ring batches", ss.RingFallbacks, ss.RingBatchesOut)
@@ -189,18 +192,7 @@ func TestShmFallsBackToSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var held []arrow.RecordBatch
-	for i := 0; ; i++ {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBatch(t, rec, i*100, 100)
-		held = append(held, rec)
-	}
+	held, _ := recvBatches(t, st, 0, 100, true)
 	ss := serverConn(t, env.srv)
 	if ss.RingBatchesOut == 0 || ss.RingFallbacks == 4 || ss.RingBatchesOut+ss.RingFallbacks != 64 {
 		t.Errorf("a full ring: %d ring batches, %d fallbacks", ss.RingBatchesOut, ss.RingFallbacks)
@@ -232,21 +224,8 @@ func TestShmFlowControlBoundsProducer(t *testing.T) {
 	if ss.RingBytesOut > 2*window || ss.CreditWaits == 0 {
 		t.Fatalf("the producer put %d bytes in the ring (%d credit waits) while the consumer stalled; window %d", ss.RingBytesOut, ss.CreditWaits, window)
 	}
-	rows := 2000
-	for {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBatch(t, rec, rows, 2000)
-		rows += int(rec.NumRows())
-		rec.Release()
-	}
-	if rows != 200*2000 {
-		t.Fatalf("rows %d", rows)
+	if _, n := recvBatches(t, st, 2000, 2000, false); n != 199 {
+		t.Fatalf("%d batches after the first, want 199", n)
 	}
 }
 
@@ -355,17 +334,7 @@ func TestShmNegotiation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; ; i++ {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkBatch(t, rec, i*100, 100)
-		rec.Release()
-	}
+	recvBatches(t, st, 0, 100, false)
 	st.Close()
 	// A client that does not ask gets none, even from a server that offers it.
 	cl = newTestClient(t, env.unix, ClientConfig{Transport: TransportUnix, ConnsPerPeer: 1})
