@@ -24,8 +24,41 @@ type arrowMsgInfo struct {
 // its Message table with explicit bounds checks, so garbage is rejected without panics and
 // without allocation. It returns the metadata and body ranges.
 func parseArrowMessage(p []byte) (info arrowMsgInfo, meta, body []byte, err error) {
-	bad := func(format string, args ...any) (arrowMsgInfo, []byte, []byte, error) {
-		return arrowMsgInfo{}, nil, nil, fmt.Errorf("%w: malformed Arrow message: %s", ErrProtocol, fmt.Sprintf(format, args...))
+	if meta, body, err = splitArrowMessage(p); err != nil {
+		return arrowMsgInfo{}, nil, nil, err
+	}
+	if info, err = parseArrowMeta(meta); err != nil {
+		return arrowMsgInfo{}, nil, nil, err
+	}
+	if info.bodyLength != int64(len(body)) {
+		return arrowMsgInfo{}, nil, nil, fmt.Errorf("%w: malformed Arrow message: body length %d in metadata, %d bytes follow", ErrProtocol, info.bodyLength, len(body))
+	}
+	return info, meta, body, nil
+}
+
+// parseArrowHead checks the head of an Arrow message whose body of bodyLen bytes lies
+// elsewhere (an RBATCH's, in the ring): the prefix and metadata, and nothing after them.
+func parseArrowHead(p []byte, bodyLen int) (info arrowMsgInfo, meta []byte, err error) {
+	meta, rest, err := splitArrowMessage(p)
+	if err != nil {
+		return arrowMsgInfo{}, nil, err
+	}
+	if len(rest) != 0 {
+		return arrowMsgInfo{}, nil, fmt.Errorf("%w: malformed RBATCH: %d bytes after the Arrow metadata", ErrProtocol, len(rest))
+	}
+	if info, err = parseArrowMeta(meta); err != nil {
+		return arrowMsgInfo{}, nil, err
+	}
+	if info.bodyLength != int64(bodyLen) {
+		return arrowMsgInfo{}, nil, fmt.Errorf("%w: malformed RBATCH: body length %d in metadata, the ring region holds %d", ErrProtocol, info.bodyLength, bodyLen)
+	}
+	return info, meta, nil
+}
+
+// splitArrowMessage checks the 8-byte prefix and splits the metadata from what follows.
+func splitArrowMessage(p []byte) (meta, rest []byte, err error) {
+	bad := func(format string, args ...any) ([]byte, []byte, error) {
+		return nil, nil, fmt.Errorf("%w: malformed Arrow message: %s", ErrProtocol, fmt.Sprintf(format, args...))
 	}
 	if len(p) < 8 {
 		return bad("%d bytes, shorter than the 8-byte prefix", len(p))
@@ -37,15 +70,7 @@ func parseArrowMessage(p []byte) (info arrowMsgInfo, meta, body []byte, err erro
 	if metaLen <= 0 || 8+metaLen > int64(len(p)) {
 		return bad("metadata length %d does not fit the %d-byte payload", metaLen, len(p))
 	}
-	meta = p[8 : 8+metaLen]
-	body = p[8+metaLen:]
-	if info, err = parseArrowMeta(meta); err != nil {
-		return arrowMsgInfo{}, nil, nil, err
-	}
-	if info.bodyLength != int64(len(body)) {
-		return bad("body length %d in metadata, %d bytes follow", info.bodyLength, len(body))
-	}
-	return info, meta, body, nil
+	return p[8 : 8+metaLen], p[8+metaLen:], nil
 }
 
 // checkArrowKind checks that a message's header type fits the frame kind carrying it.
@@ -53,7 +78,7 @@ func checkArrowKind(k Kind, info arrowMsgInfo) error {
 	switch {
 	case k == KindSchema && info.headerType == arrowMsgSchema && info.bodyLength == 0:
 		return nil
-	case k == KindBatch && (info.headerType == arrowMsgRecordBatch || info.headerType == arrowMsgDictionaryBatch):
+	case (k == KindBatch || k == KindRingBatch) && (info.headerType == arrowMsgRecordBatch || info.headerType == arrowMsgDictionaryBatch):
 		return nil
 	}
 	return fmt.Errorf("%w: %v frame carries Arrow message type %d", ErrProtocol, k, info.headerType)

@@ -12,7 +12,8 @@ import (
 // encapsulated message: 0xFFFFFFFF, the int32 padded metadata length, the flatbuffer
 // metadata and its padding, then the body buffers. The body buffers are collected by
 // reference (SerializeBody writes them to us; we keep the slices), so the whole frame goes
-// out in one writev with no copy of the data.
+// out in one writev with no copy of the data. Over shared memory a batch's body is copied
+// once, into the ring, and the frame on the socket carries only its descriptor and head.
 type payloadWriter struct {
 	s      *Stream
 	parts  [][]byte
@@ -60,7 +61,15 @@ func (pw *payloadWriter) WritePayload(p arrowipc.Payload) error {
 	if int64(pw.body) != info.bodyLength {
 		return fmt.Errorf("stream %d: encoding: body of %d bytes, metadata says %d", pw.s.id, pw.body, info.bodyLength)
 	}
-	err = pw.s.sendData(kind, pw.parts, 8+padded+pw.body)
+	n := 8 + padded + pw.body
+	done := false
+	if kind == KindBatch && pw.s.c.shm != nil {
+		// The body into the ring, the prefix and metadata (parts 0 to 2) on the socket.
+		done, err = pw.s.sendRing(pw.parts[:3], pw.parts[3:], n)
+	}
+	if !done && err == nil {
+		err = pw.s.sendData(kind, pw.parts, n)
+	}
 	for i := range pw.parts {
 		pw.parts[i] = nil
 	}

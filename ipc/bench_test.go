@@ -2,11 +2,16 @@ package ipc
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // benchEnv is a server with a unary echo over a unix socket and one client connection to it.
@@ -23,6 +28,22 @@ func benchEnv(b *testing.B) *Conn {
 		end = append(end, 0x81, 0xa4, 'e', 'c', 'h', 'o')
 		return append(end, args...), nil
 	})
+	cl, err := NewClient(benchServe(b, s), ClientConfig{Transport: TransportUnix, ConnsPerPeer: 1, Logger: lg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cl.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cl.WaitUp(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return cl.Conns()[0]
+}
+
+// benchServe serves s on a unix socket until the benchmark ends and returns its URL.
+func benchServe(b *testing.B, s *Server) string {
+	b.Helper()
 	dir := b.TempDir()
 	ln, err := Listen(Endpoint{Network: "unix", Address: filepath.Join(dir, "b.sock")}, false)
 	if err != nil {
@@ -35,17 +56,7 @@ func benchEnv(b *testing.B) *Conn {
 		_ = s.Shutdown(ctx)
 		os.RemoveAll(dir)
 	})
-	cl, err := NewClient(ln.Endpoint().String(), ClientConfig{Transport: TransportUnix, ConnsPerPeer: 1, Logger: lg})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cl.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := cl.WaitUp(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return cl.Conns()[0]
+	return ln.Endpoint().String()
 }
 
 // BenchmarkGoPipelined keeps 64 unary calls in flight on one connection, as ipcbench's async
@@ -116,5 +127,83 @@ func BenchmarkCallSync(b *testing.B) {
 		if _, err := c.Call(ctx, "echo", args); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStream streams b.N batches of one 1 MiB int64 column from a server to a client
+// over the unix socket and over shm: the client decodes each in place and releases it.
+// The bytes per second are the batch bodies'.
+func BenchmarkStream(b *testing.B) {
+	for _, tr := range []Transport{TransportUnix, TransportShm} {
+		b.Run(string(tr), func(b *testing.B) { benchStream(b, tr) })
+	}
+}
+
+func benchStream(b *testing.B, tr Transport) {
+	const rows = 128 << 10
+	lg, _ := newTestLogger()
+	s := NewServer(ServerConfig{Logger: lg})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	bld := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range rows {
+		bld.Append(int64(i))
+	}
+	col := bld.NewArray()
+	bld.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, rows)
+	col.Release()
+	b.Cleanup(rec.Release)
+	s.Handle("blast", func(ctx context.Context, st *Stream) error {
+		var a struct {
+			N int `msgpack:"n"`
+		}
+		if err := st.DecodeArgs(&a); err != nil {
+			return err
+		}
+		for range a.N {
+			if err := st.Send(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	cl, err := NewClient(benchServe(b, s), ClientConfig{Transport: tr, ConnsPerPeer: 1, Logger: lg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cl.Close() })
+	ctx := context.Background()
+	if err := cl.WaitUp(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if got := cl.Conns()[0].Transport(); got != string(tr) {
+		b.Fatalf("transport %s, want %s", got, tr)
+	}
+	b.SetBytes(rows * 8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err := cl.Open(ctx, "blast", mpMap("n", b.N), true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	for {
+		r, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+		r.Release()
+	}
+	b.StopTimer()
+	if n != b.N {
+		b.Fatalf("%d batches, want %d", n, b.N)
+	}
+	if cs := cl.Conns()[0].Stats(); tr == TransportShm {
+		b.ReportMetric(float64(cs.RingBatchesIn)/float64(b.N), "ring/op")
 	}
 }

@@ -16,8 +16,9 @@ import (
 
 // ClientConfig configures a Client.
 type ClientConfig struct {
-	// Transport is tcp, unix or auto (DefaultTransport if empty): how to reach a peer given
-	// by a tcp:// URL. A unix:// URL is always dialled as given.
+	// Transport is tcp, unix, shm or auto (DefaultTransport if empty): how to reach a peer
+	// given by a tcp:// URL. A unix:// URL is always dialled as given, with shared memory
+	// asked for under shm and auto. The size of its segments is Limits.ShmSize.
 	Transport    Transport
 	ConnsPerPeer int           // connections kept to the peer (default 2)
 	Name         string        // for the peer's logs
@@ -122,8 +123,8 @@ func NewClient(peer string, cfg ClientConfig) (*Client, error) {
 		if err != nil {
 			c.log.Warn("link: cannot tell whether the peer is local; treating it as remote", "err", err)
 		}
-		if !c.local && cfg.Transport == TransportUnix {
-			return nil, fmt.Errorf("peer %s is not on this host; transport unix needs a local peer (use tcp or auto)", ep)
+		if !c.local && (cfg.Transport == TransportUnix || cfg.Transport == TransportShm) {
+			return nil, fmt.Errorf("peer %s is not on this host; transport %s needs a local peer (use tcp or auto)", ep, cfg.Transport)
 		}
 	}
 	for i := range cfg.ConnsPerPeer {
@@ -249,15 +250,22 @@ func (c *Client) maintain(s *slot) {
 // dial makes one connection according to the transport rule; see PROTOCOL.md "Choosing a
 // transport". It returns the connection and the endpoint it reached.
 func (c *Client) dial(ctx context.Context, logChoice bool) (*Conn, string, error) {
-	hp := handshakeParams{name: c.cfg.Name, token: c.cfg.AuthToken, allowUIDs: c.cfg.AllowUIDs, compression: c.cfg.Compression}
-	if c.peer.Network == "unix" || c.cfg.Transport == TransportTCP || !c.local {
-		conn, err := c.dialEndpoint(ctx, c.peer, hp)
+	hp := clientParams(c.cfg)
+	if c.peer.Network == "unix" {
+		conn, note, err := c.dialUnix(ctx, c.peer, hp)
 		if err == nil && logChoice {
-			c.log.Info("link: connected", "transport", conn.Transport(), "endpoint", c.peer.String(), "reason", c.reason())
+			c.logChoice(conn, c.peer.String(), c.reason(), note)
 		}
 		return conn, c.peer.String(), err
 	}
-	// A local peer given by TCP, transport unix or auto: ask it for its unix sockets.
+	if c.cfg.Transport == TransportTCP || !c.local {
+		conn, err := c.dialEndpoint(ctx, c.peer, hp)
+		if err == nil && logChoice {
+			c.logChoice(conn, c.peer.String(), c.reason(), "")
+		}
+		return conn, c.peer.String(), err
+	}
+	// A local peer given by TCP, transport unix, shm or auto: ask it for its unix sockets.
 	tc, err := c.dialEndpoint(ctx, c.peer, hp)
 	if err != nil {
 		return nil, "", err
@@ -269,7 +277,7 @@ func (c *Client) dial(ctx context.Context, logChoice bool) (*Conn, string, error
 			tried = append(tried, fmt.Sprintf("%s: not a unix endpoint", u))
 			continue
 		}
-		uc, err := c.dialEndpoint(ctx, ep, hp)
+		uc, note, err := c.dialUnix(ctx, ep, hp)
 		if err != nil {
 			tried = append(tried, err.Error())
 			continue
@@ -281,8 +289,7 @@ func (c *Client) dial(ctx context.Context, logChoice bool) (*Conn, string, error
 		}
 		tc.Close()
 		if logChoice {
-			c.log.Info("link: connected", "transport", "unix", "endpoint", u,
-				"reason", fmt.Sprintf("transport %s: peer %s is local and advertises %s", c.cfg.Transport, c.peer, u))
+			c.logChoice(uc, u, fmt.Sprintf("transport %s: peer %s is local and advertises %s", c.cfg.Transport, c.peer, u), note)
 		}
 		return uc, u, nil
 	}
@@ -290,24 +297,66 @@ func (c *Client) dial(ctx context.Context, logChoice bool) (*Conn, string, error
 	if len(tried) > 0 {
 		why = fmt.Sprintf("its unix sockets failed: %v", tried)
 	}
-	if c.cfg.Transport == TransportUnix {
+	if c.cfg.Transport == TransportUnix || c.cfg.Transport == TransportShm {
 		tc.Close()
-		return nil, "", fmt.Errorf("transport unix: %s: %s", c.peer, why)
+		return nil, "", fmt.Errorf("transport %s: %s: %s", c.cfg.Transport, c.peer, why)
 	}
 	if logChoice {
-		c.log.Info("link: connected", "transport", "tcp", "endpoint", c.peer.String(), "reason", "transport auto: falling back to tcp: "+why)
+		c.logChoice(tc, c.peer.String(), "transport auto: falling back to tcp: "+why, "")
 	}
 	return tc, c.peer.String(), nil
+}
+
+// dialUnix dials a unix endpoint, asking for shared memory if hp does. A peer that does
+// not offer it gives the plain unix socket; if setting it up fails, the endpoint is
+// dialled again without. note says which, for the log.
+func (c *Client) dialUnix(ctx context.Context, ep Endpoint, hp handshakeParams) (*Conn, string, error) {
+	conn, err := c.dialEndpoint(ctx, ep, hp)
+	switch {
+	case hp.shm == 0:
+		return conn, "", err
+	case err != nil && errors.Is(err, errShm):
+		note := fmt.Sprintf("shared memory could not be set up (%v): the plain unix socket", err)
+		hp.shm = 0
+		conn, err = c.dialEndpoint(ctx, ep, hp)
+		return conn, note, err
+	case err == nil && conn.shm == nil:
+		return conn, "the peer does not offer shared memory (an older peer, or one with it disabled): the plain unix socket", nil
+	}
+	return conn, "", err
+}
+
+// logChoice logs the transport a connection came up on and why: at Warn when transport
+// shm was asked for and the connection has none.
+func (c *Client) logChoice(conn *Conn, ep, reason, note string) {
+	if note != "" {
+		reason += "; " + note
+	}
+	level := slog.LevelInfo
+	if c.cfg.Transport == TransportShm && conn.shm == nil {
+		level = slog.LevelWarn
+	}
+	c.log.Log(context.Background(), level, "link: connected", "transport", conn.Transport(), "endpoint", ep, "reason", reason)
 }
 
 func (c *Client) reason() string {
 	switch {
 	case c.peer.Network == "unix":
-		return "the peer was given as a unix endpoint"
+		return fmt.Sprintf("the peer was given as a unix endpoint (transport %s)", c.cfg.Transport)
 	case c.cfg.Transport == TransportTCP:
 		return "transport tcp"
 	}
 	return fmt.Sprintf("transport %s: peer is not on this host", c.cfg.Transport)
+}
+
+// clientParams are the handshake parameters of a client with cfg (whose Limits have
+// their defaults): shared memory is asked for under transports shm and auto.
+func clientParams(cfg ClientConfig) handshakeParams {
+	hp := handshakeParams{name: cfg.Name, token: cfg.AuthToken, allowUIDs: cfg.AllowUIDs, compression: cfg.Compression}
+	if t := cfg.Transport; t.wantsShm() || (t == "" && DefaultTransport.wantsShm()) {
+		hp.shm = normShmSize(cfg.Limits.withDefaults().ShmSize)
+	}
+	return hp
 }
 
 func (c *Client) dialEndpoint(ctx context.Context, ep Endpoint, hp handshakeParams) (*Conn, error) {
@@ -578,7 +627,7 @@ func (c *Client) Close() error {
 // pipe in tests) and returns the connection, outside any Client pool.
 func NewClientConn(ctx context.Context, nc net.Conn, cfg ClientConfig) (*Conn, error) {
 	conn := newConn(nc, true, cfg.Pool, cfg.Limits, cfg.Logger)
-	if err := conn.handshake(ctx, handshakeParams{name: cfg.Name, token: cfg.AuthToken, allowUIDs: cfg.AllowUIDs, compression: cfg.Compression}); err != nil {
+	if err := conn.handshake(ctx, clientParams(cfg)); err != nil {
 		nc.Close()
 		return nil, err
 	}

@@ -14,20 +14,22 @@ import (
 )
 
 func TestTransportChoice(t *testing.T) {
-	env := startServer(t, ServerConfig{Name: "choice"})
+	env := startServer(t, ServerConfig{Name: "choice", Limits: Limits{ShmSize: 1 << 20}})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		url  string
 		tr   Transport
 		want string
 	}{
-		{env.tcp, TransportAuto, "unix"}, // local peer: its advertised socket
+		{env.tcp, TransportAuto, "shm"}, // local peer: its advertised socket, shared memory
 		{env.tcp, TransportTCP, "tcp"},
 		{env.tcp, TransportUnix, "unix"},
-		{env.unix, TransportAuto, "unix"},
+		{env.tcp, TransportShm, "shm"},
+		{env.unix, TransportAuto, "shm"},
+		{env.unix, TransportShm, "shm"},
 	} {
 		lg, lb := newTestLogger()
-		cl := newTestClient(t, tc.url, ClientConfig{Transport: tc.tr, Logger: lg})
+		cl := newTestClient(t, tc.url, ClientConfig{Transport: tc.tr, Logger: lg, Limits: Limits{ShmSize: 1 << 20}})
 		if _, err := cl.Call(ctx, "echo", nil); err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,12 @@ type Limits struct {
 	HeartbeatInterval time.Duration // ping after this long without input or output (DefaultHeartbeatInterval)
 	HeartbeatTimeout  time.Duration // fail the connection after this long without input (DefaultHeartbeatTimeout)
 	HandshakeTimeout  time.Duration // bound on the whole handshake (DefaultHandshakeTimeout)
+	// ShmSize is the size of each shared-memory segment (one a direction) of a connection
+	// over the shm transport, its header page included (DefaultShmSize; rounded up to the
+	// page size, within MinShmSize..MaxShmSize). A server creates segments of the smaller
+	// of the client's size and its own. Negative disables shared memory: a server never
+	// offers it, a client never asks.
+	ShmSize int64
 }
 
 // Defaults for Limits.
@@ -91,6 +97,9 @@ func (l Limits) withDefaults() Limits {
 	if l.HandshakeTimeout <= 0 {
 		l.HandshakeTimeout = DefaultHandshakeTimeout
 	}
+	if l.ShmSize == 0 {
+		l.ShmSize = DefaultShmSize
+	}
 	return l
 }
 
@@ -123,6 +132,14 @@ type Conn struct {
 	baseCtx   context.Context // server: parent of every handler's context
 	runUnary  func(h UnaryAppendHandler, method, args, dst []byte) ([]byte, error)
 	started   time.Time
+	shmAsk    uint64 // client: the segment size its hello asks for (0: none)
+
+	// Shared memory (the shm transport): set during the handshake, never changed after
+	// start. ringMu orders the producer's reservations with the frames describing them;
+	// it is taken before mu, never under it.
+	shm      *shmConn
+	shmSetup *shmSetup
+	ringMu   sync.Mutex
 
 	// mu guards core, w, rr and timerAt. Nothing blocks under it: no syscall waits and no
 	// user code runs while it is held.
@@ -225,7 +242,8 @@ func (c *Conn) Err() error {
 	return c.core.err
 }
 
-// Transport returns "tcp" or "unix".
+// Transport returns "tcp", "unix", or "shm" for a unix socket whose batch bodies travel
+// through shared memory.
 func (c *Conn) Transport() string { return c.transport }
 
 // Remote returns the peer's address.
@@ -335,6 +353,7 @@ func (c *Conn) exec(a *actions) {
 	if a.fail != nil {
 		c.finalWrite(a.fail)
 		c.nc.Close()
+		c.closeShm()
 	}
 	for _, q := range a.accept {
 		c.onRequest(q.cs.h)
@@ -726,6 +745,18 @@ type ConnStats struct {
 	// saw it when it looked: how close the connection came to its HeartbeatTimeout.
 	MaxSilence   time.Duration `json:"max_silence_ns" msgpack:"max_silence_ns"`
 	CallsPending int64         `json:"calls_pending" msgpack:"calls_pending"` // client: Go calls awaiting replies
+	// SocketBytesIn and SocketBytesOut are the bytes that crossed the socket; BytesIn and
+	// BytesOut add the batch bodies that crossed in shared memory (the Ring counters).
+	SocketBytesIn  uint64 `json:"socket_bytes_in" msgpack:"socket_bytes_in"`
+	SocketBytesOut uint64 `json:"socket_bytes_out" msgpack:"socket_bytes_out"`
+	// Shared memory (transport shm; zero otherwise).
+	ShmSize        uint64 `json:"shm_size,omitempty" msgpack:"shm_size,omitempty"` // bytes per direction
+	RingBytesIn    uint64 `json:"ring_bytes_in" msgpack:"ring_bytes_in"`           // batch bodies received through the ring
+	RingBytesOut   uint64 `json:"ring_bytes_out" msgpack:"ring_bytes_out"`         // batch bodies sent through the ring
+	RingBatchesIn  uint64 `json:"ring_batches_in" msgpack:"ring_batches_in"`       // RBATCH frames received
+	RingBatchesOut uint64 `json:"ring_batches_out" msgpack:"ring_batches_out"`     // RBATCH frames sent
+	RingFallbacks  uint64 `json:"ring_fallbacks" msgpack:"ring_fallbacks"`         // batches sent on the socket for want of ring space (the slot waits: nothing waits)
+	RingWakeups    uint64 `json:"ring_wakeups" msgpack:"ring_wakeups"`             // socket writes that carried RBATCH frames: the peer's wake-ups
 	// Streams are the open streams' counters, in snapshots that ask for them.
 	Streams []StreamStats `json:"streams,omitempty" msgpack:"streams,omitempty"`
 }
@@ -741,12 +772,16 @@ func (c *Conn) Stats() ConnStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := &c.core
-	st.BytesIn, st.BytesOut = k.bytesIn, k.out.bytesOut
+	st.SocketBytesIn, st.SocketBytesOut = k.bytesIn, k.out.bytesOut
+	st.BytesIn, st.BytesOut = k.bytesIn+k.ringBytesIn, k.out.bytesOut+k.ringBytesOut
 	st.FramesIn, st.FramesOut, st.WriteRounds = k.framesIn, k.out.framesOut, k.out.rounds
 	st.BatchesIn, st.BatchesOut = k.batchesIn, k.batchesOut
 	st.CreditStall, st.CreditWaits = k.creditStall, k.creditWaits
 	st.StreamsOpened, st.StreamsActive, st.LateFrames = k.opened, len(k.streams), k.lateFrames
 	st.RTT, st.MaxSilence, st.CallsPending = k.rtt, k.maxSilence, int64(k.calls.pending)
+	st.ShmSize = k.shmSize
+	st.RingBytesIn, st.RingBytesOut, st.RingBatchesIn, st.RingBatchesOut = k.ringBytesIn, k.ringBytesOut, k.ringBatchesIn, k.ringBatchesOut
+	st.RingFallbacks, st.RingWakeups = k.ringFallbacks, k.ringWakeups
 	return st
 }
 

@@ -56,9 +56,16 @@ type core struct {
 	maxDataFrame int64     // largest data frame received (see consume)
 	grants       []*coreStream
 
+	// Shared memory: shmSize is the segment size the handshake agreed on (0: none); ring
+	// is the consumer's side of the peer's ring, set by the loop once it has mapped it.
+	shmSize uint64
+	ring    *ringRx
+
 	// counters
 	bytesIn, framesIn, opened, batchesIn, batchesOut, creditWaits, lateFrames uint64
 	creditStall, rtt, maxSilence                                              time.Duration
+	ringBytesIn, ringBytesOut, ringBatchesIn, ringBatchesOut, ringFallbacks   uint64
+	ringWakeups                                                               uint64
 }
 
 type phase uint8
@@ -123,10 +130,13 @@ type actions struct {
 	data      bool     // a data frame was queued for a stream
 	checkPeer bool     // look at the peer's process and report with peerState
 	fail      *failure // the connection failed during this event
+	// shmCreate (server, handshake): create shared-memory segments of this size and
+	// report with shmCreated.
+	shmCreate uint64
 }
 
 func (a *actions) empty() bool {
-	return len(a.accept)+len(a.wake)+len(a.calls)+len(a.inline) == 0 && !a.flush && !a.checkPeer && a.fail == nil
+	return len(a.accept)+len(a.wake)+len(a.calls)+len(a.inline) == 0 && !a.flush && !a.checkPeer && a.fail == nil && a.shmCreate == 0
 }
 
 func (a *actions) reset() {
@@ -146,7 +156,7 @@ func (a *actions) reset() {
 		clear(a.inline)
 		a.inline = a.inline[:0]
 	}
-	a.flush, a.data, a.checkPeer, a.fail = false, false, false, nil
+	a.flush, a.data, a.checkPeer, a.fail, a.shmCreate = false, false, false, nil, 0
 }
 
 // wakeup: a stream's receiver (recv) or sender (send) must look at its state again;
@@ -548,6 +558,9 @@ func (c *core) wrote(now time.Time, r *writeRound, n uint64, moved int64, err er
 	now = c.clock(now)
 	if moved > 0 {
 		c.lastOut = now
+	}
+	if r.ring > 0 {
+		c.ringWakeups++ // one write, one wake-up of the peer, for the RBATCHes it carried
 	}
 	c.out.done(r, n)
 	if err != nil && c.phase != phaseFailed {

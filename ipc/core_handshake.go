@@ -16,6 +16,9 @@ type handshakeParams struct {
 	unix        []string // server: unix endpoints to advertise
 	instance    []byte   // server: process instance id
 	compression string   // client: "", "lz4" or "zstd"
+	// shm: a client's shared-memory segment size to ask for, a server's largest to offer;
+	// 0: none. Only on unix sockets.
+	shm uint64
 }
 
 // hsStep is what a handshaking side waits for.
@@ -26,6 +29,7 @@ const (
 	hsServerProof                   // client, auth "token"
 	hsClientHello                   // server
 	hsClientProof                   // server, auth "token"
+	hsShmSetup                      // server: its segments are being created (shmCreated)
 )
 
 func (s hsStep) String() string {
@@ -38,6 +42,8 @@ func (s hsStep) String() string {
 		return "client hello"
 	case hsClientProof:
 		return "client proof"
+	case hsShmSetup:
+		return "shared-memory set-up"
 	}
 	return "none"
 }
@@ -70,9 +76,13 @@ func (c *core) startHandshake(now, end time.Time, a *actions) {
 			return
 		}
 	}
+	var shm uint64
+	if c.cfg.transport == "unix" {
+		shm = p.shm
+	}
 	c.queueHello(&Hello{
 		Version: Version, Role: "client", Name: p.name, Nonce: c.cfg.nonce,
-		MaxFrame: uint64(c.lim.MaxFrame), Window: uint64(c.lim.StreamWindow), Compression: p.compression,
+		MaxFrame: uint64(c.lim.MaxFrame), Window: uint64(c.lim.StreamWindow), Compression: p.compression, Shm: shm,
 	})
 }
 
@@ -183,6 +193,18 @@ func (c *core) onServerHello(now time.Time, sh Hello, a *actions) {
 			return
 		}
 	}
+	if sh.Shm != 0 {
+		// Only asked for, only on a unix socket, and no larger than asked.
+		asked := p.shm
+		if c.cfg.transport != "unix" {
+			asked = 0
+		}
+		if sh.Shm > asked {
+			c.refuse(now, fmt.Errorf("handshake: %w: the server offers shared memory of %d bytes a direction on a %s connection; this side asked for %d", ErrProtocol, sh.Shm, c.cfg.transport, asked), nil, a)
+			return
+		}
+		c.shmSize = sh.Shm
+	}
 	c.established(now, sh)
 }
 
@@ -222,10 +244,24 @@ func (c *core) onClientHello(now time.Time, ch Hello, a *actions) {
 	case len(p.token) > 0:
 		auth = AuthToken
 	}
+	if ch.Shm != 0 && p.shm != 0 && auth == AuthPeerCred {
+		// The loop creates the segments, then shmCreated answers the hello.
+		c.hs.first = ch
+		c.hs.step = hsShmSetup
+		a.shmCreate = min(ch.Shm, p.shm)
+		return
+	}
+	c.serverHello(now, ch, auth, 0)
+}
+
+// serverHello answers the client's hello ch, offering shared memory of shm bytes a
+// direction if nonzero.
+func (c *core) serverHello(now time.Time, ch Hello, auth string, shm uint64) {
+	p := c.cfg.params
 	c.queueHello(&Hello{
 		Version: Version, Role: "server", Name: p.name, Instance: p.instance, Nonce: c.cfg.nonce, Auth: auth,
 		MaxFrame: uint64(c.lim.MaxFrame), Window: uint64(c.lim.StreamWindow), MaxStreams: uint64(c.lim.MaxStreams),
-		Unix: p.unix,
+		Unix: p.unix, Shm: shm,
 	})
 	if auth == AuthToken {
 		c.hs.first = ch
@@ -233,6 +269,18 @@ func (c *core) onClientHello(now time.Time, ch Hello, a *actions) {
 		return
 	}
 	c.established(now, ch)
+}
+
+// shmCreated answers shmCreate: the server's segments of size bytes exist (0: creating
+// them failed, and the connection goes on without shared memory). The hello that offers
+// them goes out now; the loop passes their descriptors along with it.
+func (c *core) shmCreated(now time.Time, size uint64) {
+	now = c.clock(now)
+	if c.phase != phaseHandshake || c.hs.step != hsShmSetup {
+		return
+	}
+	c.shmSize = size
+	c.serverHello(now, c.hs.first, AuthPeerCred, size)
 }
 
 func (c *core) onClientProof(now time.Time, pr Hello, a *actions) {

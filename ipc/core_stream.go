@@ -56,12 +56,15 @@ type coreStream struct {
 }
 
 // rxFrame is a received data frame waiting for the application: an Arrow message of size
-// bytes in owned, its metadata at owned[8:8+metaLen] and its body after.
+// bytes (the credit it took), its metadata at owned[metaOff+8:][:metaLen] and its body
+// after it, or, for an RBATCH, in body (a ring region, metaOff the descriptor's size).
 type rxFrame struct {
 	kind    Kind
 	owned   []byte
 	size    int64
 	metaLen int
+	metaOff int
+	body    []byte
 }
 
 // errWouldBlock: the stream has nothing to consume yet.
@@ -91,10 +94,47 @@ func (c *core) retire(cs *coreStream) {
 // freeQueue gives back the stream's unconsumed frames.
 func (c *core) freeQueue(cs *coreStream) {
 	for i := cs.inHead; i < len(cs.inq); i++ {
-		c.cfg.pool.Put(cs.inq[i].owned)
+		c.freeData(cs.inq[i].owned, cs.inq[i].body)
 	}
 	clear(cs.inq)
 	cs.inq, cs.inHead, cs.queued = nil, 0, 0
+}
+
+// freeData gives back a data frame's buffer and, for an RBATCH, its ring region.
+func (c *core) freeData(owned, body []byte) {
+	if owned != nil {
+		c.cfg.pool.Put(owned)
+	}
+	if body != nil {
+		c.ring.release(body)
+	}
+}
+
+// dataSize is the credit a data frame takes: its payload, or for an RBATCH the Arrow
+// message it stands for (its head, after the descriptor, and the body in the ring), so
+// that a batch costs the same credit whichever way it travels.
+func dataSize(f inFrame) int64 {
+	if f.h.Kind == KindRingBatch {
+		return int64(len(f.payload)) - shmDescSize + int64(len(f.body))
+	}
+	return int64(f.h.Length)
+}
+
+// acceptRing checks an RBATCH's descriptor against the ring and takes its region into
+// f.body. Every RBATCH is accepted in order, whatever its stream's state, so that the
+// ring's accounting follows the producer's; a frame then dropped gives the region back.
+func (c *core) acceptRing(f *inFrame) error {
+	if c.ring == nil {
+		return fmt.Errorf("%w: RBATCH on stream %d of a connection without shared memory", ErrProtocol, f.h.Stream)
+	}
+	d, _, err := decodeShmDesc(f.payload)
+	if err == nil {
+		f.body, err = c.ring.accept(d)
+	}
+	if err != nil {
+		return fmt.Errorf("stream %d: %w", f.h.Stream, err)
+	}
+	return nil
 }
 
 // ---- frames in ---------------------------------------------------------------------------
@@ -108,6 +148,12 @@ func (c *core) freeQueue(cs *coreStream) {
 // it, or nil when the payload is only valid during the event.
 func (c *core) dispatch(now time.Time, f inFrame, a *actions) error {
 	h := f.h
+	if h.Kind == KindRingBatch {
+		if err := c.acceptRing(&f); err != nil {
+			c.cfg.pool.Put(f.owned)
+			return err
+		}
+	}
 	owned := f.owned
 	if owned != nil && !h.Kind.isData() {
 		defer func() {
@@ -177,17 +223,17 @@ func (c *core) dispatch(now time.Time, f inFrame, a *actions) error {
 	}
 	cs, late := c.lookup(h.Stream)
 	if cs == nil {
-		if owned != nil && h.Kind.isData() {
-			c.cfg.pool.Put(owned)
+		if h.Kind.isData() {
+			c.freeData(owned, f.body)
 		}
 		if c.cfg.isClient && c.calls.has(h.Stream) {
 			switch h.Kind {
-			case KindSchema, KindBatch:
+			case KindSchema, KindBatch, KindRingBatch:
 				// A unary call discards the server's batches; handing their credit straight
 				// back keeps a server that streams on it from stalling.
 				c.lateFrames++
 				var buf [16]byte
-				if err := c.queueAsync(KindCredit, h.Stream, mpAppendUint(buf[:0], uint64(max(h.Length, 1)))); err != nil {
+				if err := c.queueAsync(KindCredit, h.Stream, mpAppendUint(buf[:0], uint64(max(dataSize(f), 1)))); err != nil {
 					return err
 				}
 				a.flush = true
@@ -212,7 +258,7 @@ func (c *core) dispatch(now time.Time, f inFrame, a *actions) error {
 		return fmt.Errorf("%w: %v frame for stream %d, which was never opened", ErrProtocol, h.Kind, h.Stream)
 	}
 	switch h.Kind {
-	case KindSchema, KindBatch:
+	case KindSchema, KindBatch, KindRingBatch:
 		a.data = true
 		return c.onData(cs, f, a)
 	case KindEnd:
@@ -306,43 +352,57 @@ func (c *core) refuseStream(id uint32, payload []byte, a *actions) error {
 	return nil
 }
 
-// onData queues a SCHEMA or BATCH frame for its stream; it takes f.owned.
+// onData queues a SCHEMA, BATCH or RBATCH frame for its stream; it takes f.owned (and
+// f.body).
 func (c *core) onData(cs *coreStream, f inFrame, a *actions) error {
-	info, meta, _, err := parseArrowMessage(f.payload)
+	var info arrowMsgInfo
+	var meta []byte
+	var err error
+	metaOff := 0
+	if f.h.Kind == KindRingBatch {
+		metaOff = shmDescSize
+		info, meta, err = parseArrowHead(f.payload[shmDescSize:], len(f.body))
+	} else {
+		info, meta, _, err = parseArrowMessage(f.payload)
+	}
 	if err == nil {
 		err = checkArrowKind(f.h.Kind, info)
 	}
 	if err != nil {
-		c.cfg.pool.Put(f.owned)
+		c.freeData(f.owned, f.body)
 		return fmt.Errorf("stream %d: %w", cs.id, err)
 	}
-	n := int64(f.h.Length)
+	n := dataSize(f)
 	c.maxDataFrame = max(c.maxDataFrame, n)
 	switch {
 	case cs.remoteFin:
 		err = fmt.Errorf("%w: %v frame on stream %d after the peer's END", ErrProtocol, f.h.Kind, cs.id)
 	case f.h.Kind == KindSchema && cs.gotSchema:
 		err = fmt.Errorf("%w: second SCHEMA on stream %d", ErrProtocol, cs.id)
-	case f.h.Kind == KindBatch && !cs.gotSchema:
-		err = fmt.Errorf("%w: BATCH before SCHEMA on stream %d", ErrProtocol, cs.id)
+	case f.h.Kind != KindSchema && !cs.gotSchema:
+		err = fmt.Errorf("%w: %v before SCHEMA on stream %d", ErrProtocol, f.h.Kind, cs.id)
 	case cs.recvAvail < min(n, int64(c.lim.StreamWindow)):
 		err = fmt.Errorf("%w: peer sent %d bytes on stream %d with only %d bytes of credit", ErrProtocol, n, cs.id, cs.recvAvail)
 	}
 	if err != nil {
-		c.cfg.pool.Put(f.owned)
+		c.freeData(f.owned, f.body)
 		return err
 	}
 	cs.gotSchema = true
 	cs.recvAvail -= n
+	if f.body != nil {
+		c.ringBytesIn += uint64(len(f.body))
+		c.ringBatchesIn++
+	}
 	if cs.err != nil { // canceled locally, not yet retired: drop
-		c.cfg.pool.Put(f.owned)
+		c.freeData(f.owned, f.body)
 		return nil
 	}
-	cs.inq = append(cs.inq, rxFrame{kind: f.h.Kind, owned: f.owned, size: n, metaLen: len(meta)})
+	cs.inq = append(cs.inq, rxFrame{kind: f.h.Kind, owned: f.owned, size: n, metaLen: len(meta), metaOff: metaOff, body: f.body})
 	cs.queued += n
 	cs.bytesIn += uint64(n) + HeaderSize
 	cs.framesIn++
-	if f.h.Kind == KindBatch {
+	if f.h.Kind != KindSchema {
 		cs.batchesIn++
 		c.batchesIn++
 	}
@@ -493,13 +553,43 @@ func (c *core) sendReady(cs *coreStream, n int) bool {
 // wait is counted from the first refusal to the send). mustWait: parts are referenced in
 // place, so the caller must wait until round is written.
 func (c *core) sendData(now time.Time, cs *coreStream, kind Kind, parts [][]byte, n int) (round uint64, mustWait, ok bool, err error) {
+	if ok, err = c.sendCheck(now, cs, n); !ok {
+		return 0, false, false, err
+	}
+	mustWait = c.out.frame(kind, 0, cs.id, parts, nil)
+	c.sentData(cs, kind, n)
+	return c.out.round, mustWait, true, nil
+}
+
+// sendRingData queues an RBATCH for a batch whose body is in the ring region d describes:
+// the descriptor, then head (the Arrow message's prefix and metadata). n is the Arrow
+// message's whole size, body included: the credit it takes, as on the socket.
+func (c *core) sendRingData(now time.Time, cs *coreStream, d shmDesc, head [][]byte, n int) (round uint64, mustWait, ok bool, err error) {
+	if ok, err = c.sendCheck(now, cs, n); !ok {
+		return 0, false, false, err
+	}
+	var desc [shmDescSize]byte
+	d.put(desc[:])
+	var pa [4][]byte
+	parts := append(append(pa[:0], desc[:]), head...)
+	mustWait = c.out.frame(KindRingBatch, 0, cs.id, parts, nil)
+	c.out.pend.ring++
+	c.sentData(cs, KindRingBatch, n)
+	c.ringBytesOut += d.len
+	c.ringBatchesOut++
+	return c.out.round, mustWait, true, nil
+}
+
+// sendCheck reports whether a data frame of n bytes may be sent on cs now: the stream can
+// send (err otherwise) and has the credit (else the wait for it is counted from now).
+func (c *core) sendCheck(now time.Time, cs *coreStream, n int) (bool, error) {
 	now = c.clock(now)
 	if n > int(c.peer.MaxFrame) {
-		return 0, false, false, fmt.Errorf("stream %d: %w: %d bytes, peer accepts %d; send smaller batches", cs.id, ErrFrameTooLarge, n, c.peer.MaxFrame)
+		return false, fmt.Errorf("stream %d: %w: %d bytes, peer accepts %d; send smaller batches", cs.id, ErrFrameTooLarge, n, c.peer.MaxFrame)
 	}
 	if err := c.sendStateErr(cs); err != nil {
 		c.endStall(now, cs)
-		return 0, false, false, err
+		return false, err
 	}
 	if cs.sendAvail < min(int64(n), int64(c.peer.Window)) {
 		if cs.stallFrom.IsZero() {
@@ -507,18 +597,21 @@ func (c *core) sendData(now time.Time, cs *coreStream, kind Kind, parts [][]byte
 			cs.creditWaits++
 			c.creditWaits++
 		}
-		return 0, false, false, nil
+		return false, nil
 	}
 	c.endStall(now, cs)
+	return true, nil
+}
+
+// sentData counts a data frame of n bytes queued on cs.
+func (c *core) sentData(cs *coreStream, kind Kind, n int) {
 	cs.sendAvail -= int64(n)
-	mustWait = c.out.frame(kind, 0, cs.id, parts, nil)
 	cs.bytesOut += uint64(n) + HeaderSize
 	cs.framesOut++
-	if kind == KindBatch {
+	if kind != KindSchema {
 		cs.batchesOut++
 		c.batchesOut++
 	}
-	return c.out.round, mustWait, true, nil
 }
 
 // endStall ends a wait for credit, counting its time.

@@ -26,6 +26,8 @@ import (
 //	new role=client|server [established] [window=] [max-frame=] [max-streams=]
 //	    [conn-buffer=] [interval=] [timeout=] [handshake=] [transport=tcp|unix] [pid=]
 //	    [peer-uid=] [token=] [peer-window=] [peer-max-frame=] [peer-max-streams=]
+//	    [shm=] (the segment size this side asks for or offers) [ring] (established:
+//	    a consumer's ring of 4096 bytes, generation 7, as the loop maps it)
 //	recv [now=] [split=n]      frames the peer sends, one a line (see peerFrame), fed in
 //	                           reads of n bytes (default: all at once); with no frames,
 //	                           the reader's first pass over what is already buffered
@@ -37,6 +39,8 @@ import (
 //	call method=                            a client's unary call
 //	cancel-call stream=                     the caller of a call gave up
 //	send stream= [kind=BATCH] len= [now=]   a data frame (the core checks the credit)
+//	send stream= ring pos= len=             an RBATCH for a body of len bytes at pos
+//	shm-created size=                       a server's segments exist (0: they failed)
 //	consume stream= [now=]                  the application takes the next frame
 //	close-send stream= [end=]               this side's END
 //	cancel stream= [reason=]                this side's cancellation
@@ -47,7 +51,7 @@ import (
 //	state                                   the connection's and every stream's state
 //
 // Output: what the core wrote (write KIND ...), then its actions (accept, wake,
-// call-done, inline, check-peer, fail), and "timer T" whenever the deadline it wants a
+// call-done, inline, check-peer, shm-create, fail), and "timer T" whenever the deadline it wants a
 // tick at changed.
 func TestCoreScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata/core", func(t *testing.T, path string) {
@@ -142,7 +146,7 @@ func newCoreHarness(t testing.TB, d *datadriven.TestData) *coreHarness {
 	cfg := coreConfig{
 		isClient: arg("role", "client") == "client", limits: lim, transport: arg("transport", "tcp"),
 		remote: "pm0", peerUID: peerUID, peerPID: pid, selfUID: 1000, pool: h.pool, nonce: testNonce,
-		params: handshakeParams{name: "test", token: h.token, instance: bytes.Repeat([]byte{0x33}, 16)},
+		params: handshakeParams{name: "test", token: h.token, instance: bytes.Repeat([]byte{0x33}, 16), shm: uint64(parseSize(t, arg("shm", "0")))},
 	}
 	if !cfg.isClient {
 		cfg.unaryFor = func(method []byte, fin bool) UnaryAppendHandler {
@@ -161,6 +165,11 @@ func newCoreHarness(t testing.TB, d *datadriven.TestData) *coreHarness {
 			MaxStreams: uint64(parseSize(t, arg("peer-max-streams", "1024"))),
 		}
 		h.c.established(testEpoch, peer)
+		if d.HasArg("ring") {
+			mem := testSegment(4096)
+			initSegment(mem, 7)
+			h.c.ring = newRingRx(newShmSeg(mem, nil), 7)
+		}
 	} else {
 		h.c.startHandshake(testEpoch, testEpoch.Add(h.c.lim.HandshakeTimeout), &a)
 	}
@@ -288,7 +297,15 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 			kind = KindSchema
 		}
 		n := int(parseSize(h.t, scriptArg(h.t, d, "len", "100")))
-		_, _, ok, err := c.sendData(now, cs, kind, [][]byte{make([]byte, n)}, n)
+		var ok bool
+		var err error
+		if d.HasArg("ring") {
+			head := arrowTestMessage(arrowMsgRecordBatch, 8+32+n, false)[:40]
+			desc := shmDesc{gen: 7, pos: uint64(parseSize(h.t, scriptArg(h.t, d, "pos", "0"))), len: uint64(n)}
+			_, _, ok, err = c.sendRingData(now, cs, desc, [][]byte{head}, 40+n)
+		} else {
+			_, _, ok, err = c.sendData(now, cs, kind, [][]byte{make([]byte, n)}, n)
+		}
 		switch {
 		case err != nil:
 			fmt.Fprintf(&out, "error: %v\n", err)
@@ -310,6 +327,9 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 		default:
 			fmt.Fprintf(&out, "got %v len=%d\n", m.kind, m.size)
 			h.pool.Put(m.owned) // the application releases it
+			if m.body != nil {
+				c.ring.release(m.body)
+			}
 		}
 		if !grantAt.IsZero() {
 			fmt.Fprintf(&out, "grant at %v\n", grantAt.Sub(testEpoch))
@@ -340,6 +360,8 @@ func (h *coreHarness) run(d *datadriven.TestData) string {
 		c.finish(cs, scriptArg(h.t, d, "code", ""), scriptArg(h.t, d, "msg", ""))
 		c.release(cs)
 		h.released[cs.id] = true
+	case "shm-created":
+		c.shmCreated(now, uint64(parseSize(h.t, scriptArg(h.t, d, "size", "0"))))
 	case "close-with":
 		c.closeWith(now, scriptArg(h.t, d, "code", CodeUnavailable), scriptArg(h.t, d, "msg", "going away"), a)
 	case "state":
@@ -444,6 +466,9 @@ func (h *coreHarness) flush() string {
 	if a.checkPeer {
 		out.WriteString("check-peer\n")
 	}
+	if a.shmCreate > 0 {
+		fmt.Fprintf(&out, "shm-create size=%d\n", a.shmCreate)
+	}
 	if f := a.fail; f != nil {
 		fmt.Fprintf(&out, "fail: %v\n", f.err)
 	}
@@ -474,6 +499,12 @@ func (h *coreHarness) state(out *strings.Builder) {
 	}
 	if c.creditWaits > 0 {
 		fmt.Fprintf(out, " credit-waits=%d stall=%v", c.creditWaits, c.creditStall)
+	}
+	if c.shmSize > 0 {
+		fmt.Fprintf(out, " shm=%d", c.shmSize)
+	}
+	if r := c.ring; r != nil {
+		fmt.Fprintf(out, " ring-outstanding=%d ring-next=%d ring-tail=%d", r.outstanding(), r.next, r.tail)
 	}
 	if c.err != nil {
 		fmt.Fprintf(out, " err=%q", c.err.Error())
@@ -529,6 +560,7 @@ func describeFrame(h Header, p []byte) string {
 		add(hl.MaxFrame != 0, "max-frame", hl.MaxFrame)
 		add(hl.MaxStreams != 0, "max-streams", hl.MaxStreams)
 		add(len(hl.Proof) > 0, "proof", len(hl.Proof))
+		add(hl.Shm != 0, "shm", hl.Shm)
 		return s + " " + strings.Join(f, " ")
 	case KindRequest:
 		q, err := decodeRequest(p)
@@ -545,6 +577,12 @@ func describeFrame(h Header, p []byte) string {
 		return s
 	case KindSchema, KindBatch:
 		return s + fmt.Sprintf(" len=%d", len(p))
+	case KindRingBatch:
+		d, head, err := decodeShmDesc(p)
+		if err != nil {
+			return s + " bad: " + err.Error()
+		}
+		return s + fmt.Sprintf(" gen=%d pos=%d len=%d head=%d", d.gen, d.pos, d.len, len(head))
 	case KindEnd:
 		return s + " " + describeMsgpack(p)
 	case KindError:
@@ -590,6 +628,9 @@ func describeMsgpack(b []byte) string {
 //	REQUEST stream= method= [fin] [timeout=]
 //	SCHEMA stream= [len=]     a well-formed Arrow schema message of len bytes (at least 40)
 //	BATCH stream= len=        a well-formed Arrow record batch message of len bytes
+//	RBATCH stream= pos= len= [gen=7] [body-length=]   a descriptor of a body of len bytes at
+//	                          pos, and an Arrow head whose metadata says body-length (len)
+//	HELLO ... [shm=]          the segment size asked for or agreed
 //	END stream= | ERROR stream= code= msg= | CREDIT stream= n= | CANCEL stream= [reason=]
 //	PING nonce= | PONG nonce=
 //	any: flags= header-version= magic=XXXX reserved= payload=hex length= (the header's)
@@ -633,7 +674,8 @@ func peerFrame(t testing.TB, d *datadriven.TestData, h *coreHarness, line string
 	case KindHello:
 		role := get("role", "server")
 		hl := Hello{Version: uint64(num("version", "1")), Role: role, Name: "peer", Nonce: peerNonce,
-			Auth: get("auth", ""), MaxFrame: uint64(num("max-frame", "64M")), Window: uint64(num("window", "64K"))}
+			Auth: get("auth", ""), MaxFrame: uint64(num("max-frame", "64M")), Window: uint64(num("window", "64K")),
+			Shm: uint64(num("shm", "0"))}
 		if role == "server" {
 			hl.Instance = bytes.Repeat([]byte{0x44}, 16)
 			hl.MaxStreams = uint64(num("max-streams", "1024"))
@@ -668,6 +710,11 @@ func peerFrame(t testing.TB, d *datadriven.TestData, h *coreHarness, line string
 		p = arrowTestMessage(arrowMsgSchema, int(num("len", "40")), true)
 	case KindBatch:
 		p = arrowTestMessage(arrowMsgRecordBatch, int(num("len", "100")), false)
+	case KindRingBatch:
+		n := num("len", "100")
+		p = make([]byte, shmDescSize)
+		shmDesc{gen: uint64(num("gen", "7")), pos: uint64(num("pos", "0")), len: uint64(n)}.put(p)
+		p = append(p, arrowTestMessage(arrowMsgRecordBatch, int(8+32+num("body-length", strconv.FormatInt(n, 10))), false)[:40]...)
 	case KindEnd:
 		p = []byte(emptyMap)
 	case KindError:

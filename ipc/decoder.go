@@ -23,6 +23,9 @@ type inFrame struct {
 	h       Header
 	payload []byte
 	owned   []byte
+	// body is an RBATCH's body in the shared-memory ring, once the core accepted its
+	// descriptor: it goes back to the ring (ringRx.release), not to the pool.
+	body []byte
 }
 
 // decoder assembles frames out of the bytes a connection receives, doing no I/O itself:

@@ -1,6 +1,7 @@
 // Package ipc owns the link between colink's daemons: endpoints and transports (TCP, unix
-// sockets, the Linux abstract namespace), the frame format and its pure decoder, the
-// handshake (version check, SO_PEERCRED, shared-secret challenge), multiplexed streams with
+// sockets, the Linux abstract namespace, and shm: shared-memory rings beside a unix
+// socket), the frame format and its pure decoder, the handshake (version check,
+// SO_PEERCRED, shared-secret challenge), multiplexed streams with
 // per-stream credit flow control, cancellation, deadlines and heartbeats, the Arrow record
 // batch codec that writes each batch with one vectored write and reads it into recycled
 // buffers, and the per-connection and per-stream counters.
@@ -17,7 +18,7 @@
 //
 // A client holds a small pool of connections to one peer and opens streams on them:
 //
-//	cl, _ := ipc.NewClient("tcp://127.0.0.1:8620", ipc.ClientConfig{Transport: ipc.TransportAuto})
+//	cl, _ := ipc.NewClient("tcp://127.0.0.1:8620", ipc.ClientConfig{Transport: ipc.TransportShm})
 //	st, _ := cl.Open(ctx, "synth", args, false)
 //	for { rec, err := st.Recv(); ...; rec.Release() }
 //
@@ -77,11 +78,20 @@
 // goroutines wait on channels the actions signal. Conn.mu guards the core, the writer's
 // bookkeeping and the client's read role; no syscall and no user code runs under it.
 //
-// Another transport is another loop around the same core. The coming shared-memory one
-// (memfd rings for batch bodies, control frames on the unix socket) would feed the core
-// the frames it assembles from the socket and from ring slots (core.dispatch takes a frame
-// whose payload may live anywhere, with the buffer to give back when it is consumed), and
-// would take the core's write rounds apart: data frames' bodies into the ring, the rest to
-// the socket in order. Flow control, the stream table, cancellation, the handshake and
-// liveness stay the core's, unchanged.
+// # Shared memory
+//
+// Transport shm (and auto, which prefers it) carries batch bodies through shared memory
+// on a unix socket (shm*.go, ring.go; PROTOCOL.md, "Shared memory"). The hellos agree on
+// it; the server creates a sealed, pre-faulted memfd segment per direction and passes both
+// with its hello (SCM_RIGHTS). Each is a single-producer, single-consumer byte ring. A
+// sender copies a batch's body into a ring region (its one copy) and queues an RBATCH
+// frame, the region's descriptor and the Arrow metadata, on the socket, which stays the
+// one ordered channel and the wake-up; a body that does not fit goes on the socket as a
+// BATCH, so a full ring never blocks. The core checks every descriptor against its own
+// state (ringRx.accept) and hands the body to the application in place; the region goes
+// back when the batch is released, in any order, the tail advancing over the released
+// prefix. Flow control, the stream table, cancellation, the handshake and liveness are the
+// core's, unchanged: credit counts a batch's bytes whichever way its body travels. The
+// segments are reference counted: unmapped once the connection has ended and the
+// application has released every batch over them.
 package ipc

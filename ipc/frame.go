@@ -43,14 +43,18 @@ const (
 	KindCancel  Kind = 8  // msgpack map {reason}: the sender abandons the stream
 	KindPing    Kind = 9  // msgpack uint nonce (stream 0)
 	KindPong    Kind = 10 // the ping's nonce echoed (stream 0)
+	// KindRingBatch is a BATCH whose body lies in the shared-memory ring: a descriptor
+	// (generation, position, length) and the Arrow message's head. Only on a connection
+	// that negotiated shared memory.
+	KindRingBatch Kind = 11
 
-	kindMax = KindPong
+	kindMax = KindRingBatch
 )
 
 var kindNames = [...]string{
 	KindHello: "HELLO", KindRequest: "REQUEST", KindSchema: "SCHEMA", KindBatch: "BATCH",
 	KindEnd: "END", KindError: "ERROR", KindCredit: "CREDIT", KindCancel: "CANCEL",
-	KindPing: "PING", KindPong: "PONG",
+	KindPing: "PING", KindPong: "PONG", KindRingBatch: "RBATCH",
 }
 
 func (k Kind) String() string {
@@ -61,7 +65,7 @@ func (k Kind) String() string {
 }
 
 // isData reports whether frames of kind k carry Arrow data and consume flow-control credit.
-func (k Kind) isData() bool { return k == KindSchema || k == KindBatch }
+func (k Kind) isData() bool { return k == KindSchema || k == KindBatch || k == KindRingBatch }
 
 // Flags modify a frame. Undefined bits must be zero.
 type Flags uint16

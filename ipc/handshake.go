@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -43,6 +44,10 @@ func (c *Conn) handshake(ctx context.Context, p handshakeParams) error {
 	}
 	c.mu.Lock()
 	c.core.cfg.params = p
+	if c.isClient && p.shm > 0 && c.transport == "unix" {
+		c.shmAsk = p.shm
+		c.sio.wantFDs = true
+	}
 	var a actions
 	c.core.startHandshake(now, end, &a)
 	c.mu.Unlock()
@@ -70,8 +75,9 @@ func (c *Conn) handshake(ctx context.Context, p handshakeParams) error {
 			} else {
 				c.sendOpts = compressionOpts(c.peer.Compression)
 			}
-			return nil
+			return c.handshakeShm()
 		case phaseFailed:
+			c.endShmSetup()
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			return c.core.err
@@ -103,6 +109,68 @@ func (c *Conn) handshake(ctx context.Context, p handshakeParams) error {
 		default:
 			c.core.readFailed(now, err, &a)
 		}
+		if size := a.shmCreate; size > 0 && c.core.phase == phaseHandshake {
+			// A server makes its segments outside the lock (mapping and pre-faulting them
+			// takes milliseconds), then answers the hello that asked for them.
+			a.shmCreate = 0
+			c.mu.Unlock()
+			got := c.createShm(size)
+			c.mu.Lock()
+			c.core.shmCreated(time.Now(), got)
+		}
 		c.mu.Unlock()
+	}
+}
+
+// handshakeShm ends a successful handshake's shared-memory set-up: a server closes the
+// descriptors it passed with its hello and starts using the rings; a client maps the
+// segments the server passed, or fails the connection with an error wrapping errShm
+// (its Client then dials again without shared memory).
+func (c *Conn) handshakeShm() error {
+	if !c.isClient {
+		setup := c.shmSetup
+		c.endShmSetup()
+		if setup != nil && c.core.shmSize > 0 {
+			c.useShm(setup.shm)
+		}
+		return nil
+	}
+	if c.shmAsk == 0 {
+		return nil
+	}
+	size := c.core.shmSize
+	if size == 0 {
+		for _, fd := range c.takeFDs() {
+			closeFD(fd) // passed unasked for: not ours to keep
+		}
+		return nil
+	}
+	s, err := c.mapShm(size)
+	if err != nil {
+		err = fmt.Errorf("handshake: %w", err)
+		c.fail(err)
+		return err
+	}
+	c.useShm(s)
+	return nil
+}
+
+// takeFDs returns the descriptors a client's handshake reads received, and stops
+// receiving them.
+func (c *Conn) takeFDs() []int {
+	fds, _ := c.sio.takeFDs()
+	return fds
+}
+
+// endShmSetup closes the descriptors a server passed (or meant to pass) with its hello.
+func (c *Conn) endShmSetup() {
+	if c.shmSetup != nil {
+		c.shmSetup.closeFDs()
+		c.sio.sendFDs = nil
+	}
+	if c.isClient {
+		for _, fd := range c.takeFDs() {
+			closeFD(fd)
+		}
 	}
 }

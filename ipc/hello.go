@@ -28,6 +28,10 @@ type Hello struct {
 	Unix        []string // "unix": server only: unix endpoints (URLs) the process serves
 	Compression string   // "compression": client only: "", "lz4" or "zstd" for server→client batches
 	Proof       []byte   // "proof": steps 3 and 4, HMAC-SHA256 of the challenge
+	// Shm ("shm"), on a unix socket: the client's asks for shared memory with segments of
+	// this many bytes a direction; the server's agrees, with the size it created (at most
+	// the client's), and passes the two segments along with its hello.
+	Shm uint64
 }
 
 // AppendHello encodes h as a msgpack map, omitting empty fields.
@@ -50,6 +54,7 @@ func AppendHello(dst []byte, h *Hello) []byte {
 	count(len(h.Unix) > 0)
 	count(h.Compression != "")
 	count(len(h.Proof) > 0)
+	count(h.Shm != 0)
 	dst = mpAppendMapHeader(dst, n)
 	if h.Version != 0 {
 		dst = mpAppendUint(mpAppendStr(dst, "version"), h.Version)
@@ -89,6 +94,9 @@ func AppendHello(dst []byte, h *Hello) []byte {
 	}
 	if len(h.Proof) > 0 {
 		dst = mpAppendBin(mpAppendStr(dst, "proof"), h.Proof)
+	}
+	if h.Shm != 0 {
+		dst = mpAppendUint(mpAppendStr(dst, "shm"), h.Shm)
 	}
 	return dst
 }
@@ -183,6 +191,11 @@ func DecodeHello(payload []byte) (Hello, error) {
 					err = fmt.Errorf("proof of %d bytes, want %d", len(b), sha256.Size)
 				}
 				h.Proof = append([]byte(nil), b...)
+			}
+		case "shm":
+			h.Shm, err = r.readUint()
+			if err == nil && !shmSizeOK(h.Shm) {
+				err = fmt.Errorf("shm segment size %d: want a multiple of %d in %d..%d", h.Shm, shmSizeMultiple, MinShmSize, MaxShmSize)
 			}
 		default:
 			err = r.skip()

@@ -25,6 +25,7 @@ type writeRound struct {
 	bytes  int
 	frames int
 	async  int // bytes queued by events that must not block
+	ring   int // RBATCH frames: the write is their wake-up
 }
 
 type wseg struct {
@@ -37,7 +38,7 @@ func newWriteRound() *writeRound { return &writeRound{arena: make([]byte, 0, 64<
 func (r *writeRound) reset() {
 	r.arena = r.arena[:0]
 	r.urgent = r.urgent[:0]
-	r.async = 0
+	r.async, r.ring = 0, 0
 	for i := range r.segs {
 		r.segs[i].ext = nil
 	}

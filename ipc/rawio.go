@@ -28,6 +28,15 @@ type sockIO struct {
 	rerr   error
 	readFn func(fd uintptr) bool
 
+	// Descriptor passing (SCM_RIGHTS), for the shared-memory set-up in the handshake.
+	// wantFDs: reads use recvmsg and keep the descriptors that arrive in fds (fdErr if
+	// some were cut off); sendFDs go with the first bytes of the next Writev.
+	wantFDs bool
+	fds     []int
+	fdErr   error
+	oob     []byte
+	sendFDs []int
+
 	// write state, used by writeFn
 	iov     []unix.Iovec
 	iovDone int // iovecs fully written
@@ -50,6 +59,9 @@ func newSockIO(nc net.Conn) *sockIO {
 
 func (s *sockIO) rawRead(fd uintptr) bool {
 	s.reads.Add(1)
+	if s.wantFDs {
+		return s.rawRecvmsg(fd)
+	}
 	n, err := unix.Read(int(fd), s.rbuf)
 	if err == unix.EAGAIN {
 		return false
@@ -62,6 +74,46 @@ func (s *sockIO) rawRead(fd uintptr) bool {
 	}
 	s.rn, s.rerr = n, err
 	return true
+}
+
+// rawRecvmsg is rawRead with recvmsg(2), keeping the descriptors passed with the bytes.
+func (s *sockIO) rawRecvmsg(fd uintptr) bool {
+	if s.oob == nil {
+		s.oob = make([]byte, unix.CmsgSpace(4*4))
+	}
+	n, oobn, flags, _, err := unix.Recvmsg(int(fd), s.rbuf, s.oob, unix.MSG_CMSG_CLOEXEC)
+	if err == unix.EAGAIN {
+		return false
+	}
+	if err == unix.EINTR {
+		return s.rawRecvmsg(fd)
+	}
+	if oobn > 0 {
+		msgs, perr := unix.ParseSocketControlMessage(s.oob[:oobn])
+		for _, m := range msgs {
+			if fds, err := unix.ParseUnixRights(&m); err == nil {
+				s.fds = append(s.fds, fds...)
+			}
+		}
+		if perr != nil && s.fdErr == nil {
+			s.fdErr = perr
+		}
+	}
+	if flags&unix.MSG_CTRUNC != 0 && s.fdErr == nil {
+		s.fdErr = errors.New("descriptors passed with the data were cut off (MSG_CTRUNC)")
+	}
+	if n < 0 {
+		n = 0
+	}
+	s.rn, s.rerr = n, err
+	return true
+}
+
+// takeFDs stops keeping passed descriptors and returns those received.
+func (s *sockIO) takeFDs() ([]int, error) {
+	fds, err := s.fds, s.fdErr
+	s.wantFDs, s.fds, s.fdErr = false, nil, nil
+	return fds, err
 }
 
 // Read reads at most len(p) bytes with one successful read(2).
@@ -191,6 +243,9 @@ func (s *sockIO) Writev(bufs [][]byte) (int64, error) {
 		}
 		return total, nil
 	}
+	if len(s.sendFDs) > 0 {
+		return s.sendmsgRights(bufs)
+	}
 	s.iov = s.iov[:0]
 	for _, b := range bufs {
 		if len(b) == 0 {
@@ -213,4 +268,47 @@ func (s *sockIO) Writev(bufs [][]byte) (int64, error) {
 		err = io.ErrClosedPipe
 	}
 	return s.wn, err
+}
+
+// sendmsgRights writes bufs (a handshake's few hundred bytes, gathered into one buffer)
+// with sendFDs passed along with their first bytes, then forgets sendFDs (the caller
+// still owns and closes them).
+func (s *sockIO) sendmsgRights(bufs [][]byte) (int64, error) {
+	var p []byte
+	for _, b := range bufs {
+		p = append(p, b...)
+	}
+	oob := unix.UnixRights(s.sendFDs...)
+	s.sendFDs = nil
+	if len(p) == 0 {
+		return 0, errors.New("ipc: descriptors to pass with no bytes to carry them")
+	}
+	var done int
+	var werr error
+	err := s.rc.Write(func(fd uintptr) bool {
+		for done < len(p) {
+			s.writes.Add(1)
+			n, err := unix.SendmsgN(int(fd), p[done:], oob, nil, 0)
+			if err == unix.EAGAIN {
+				return false
+			}
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				werr = err
+				return true
+			}
+			done += n
+			oob = nil // the descriptors went with the first bytes
+		}
+		return true
+	})
+	if err == nil {
+		err = werr
+	}
+	if err != nil && errors.Is(err, unix.EPIPE) {
+		err = io.ErrClosedPipe
+	}
+	return int64(done), err
 }

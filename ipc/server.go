@@ -261,6 +261,7 @@ func (s *Server) ServeConn(nc net.Conn) {
 	s.mu.Unlock()
 	err := c.handshake(s.base, handshakeParams{
 		name: s.cfg.Name, token: s.cfg.AuthToken, allowUIDs: s.cfg.AllowUIDs, unix: unix, instance: s.instance,
+		shm: normShmSize(s.cfg.Limits.ShmSize),
 	})
 	if err != nil { // the connection has failed, and logged "link: closing connection" with the reason
 		s.mu.Lock()

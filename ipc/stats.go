@@ -89,6 +89,15 @@ type LinkTotals struct {
 	CreditWaits   uint64        `json:"credit_waits" msgpack:"credit_waits"`
 	StreamsOpened uint64        `json:"streams_opened" msgpack:"streams_opened"`
 	LateFrames    uint64        `json:"late_frames" msgpack:"late_frames"`
+	// The socket's share of the bytes, and the shared-memory rings' counters (see ConnStats).
+	SocketBytesIn  uint64 `json:"socket_bytes_in" msgpack:"socket_bytes_in"`
+	SocketBytesOut uint64 `json:"socket_bytes_out" msgpack:"socket_bytes_out"`
+	RingBytesIn    uint64 `json:"ring_bytes_in" msgpack:"ring_bytes_in"`
+	RingBytesOut   uint64 `json:"ring_bytes_out" msgpack:"ring_bytes_out"`
+	RingBatchesIn  uint64 `json:"ring_batches_in" msgpack:"ring_batches_in"`
+	RingBatchesOut uint64 `json:"ring_batches_out" msgpack:"ring_batches_out"`
+	RingFallbacks  uint64 `json:"ring_fallbacks" msgpack:"ring_fallbacks"`
+	RingWakeups    uint64 `json:"ring_wakeups" msgpack:"ring_wakeups"`
 }
 
 func (t *LinkTotals) add(c *ConnStats) {
@@ -106,6 +115,14 @@ func (t *LinkTotals) add(c *ConnStats) {
 	t.CreditWaits += c.CreditWaits
 	t.StreamsOpened += c.StreamsOpened
 	t.LateFrames += c.LateFrames
+	t.SocketBytesIn += c.SocketBytesIn
+	t.SocketBytesOut += c.SocketBytesOut
+	t.RingBytesIn += c.RingBytesIn
+	t.RingBytesOut += c.RingBytesOut
+	t.RingBatchesIn += c.RingBatchesIn
+	t.RingBatchesOut += c.RingBatchesOut
+	t.RingFallbacks += c.RingFallbacks
+	t.RingWakeups += c.RingWakeups
 }
 
 // StreamStats returns the counters of the streams open on the connection, by id.

@@ -118,6 +118,22 @@ func newArrowMessage(payload []byte, pool memory.Allocator, meta, body []byte) *
 	return msg
 }
 
+// newRingMessage wraps an RBATCH as an Arrow message: its metadata in the pooled frame
+// payload (copied out of shared memory: the socket brought it), its body in place in the
+// ring region, which goes back to the ring when the message and every array built on its
+// body are released.
+func newRingMessage(m rxFrame, pool memory.Allocator, ring *ringRx) *arrowipc.Message {
+	np := m.metaOff + 8 + m.metaLen
+	head := memory.NewBufferWithAllocator(m.owned[:np:np], pool)
+	mb := memory.SliceBuffer(head, m.metaOff+8, m.metaLen)
+	bb := memory.NewBufferWithAllocator(m.body, ring)
+	msg := arrowipc.NewMessage(mb, bb)
+	mb.Release()
+	bb.Release()
+	head.Release()
+	return msg
+}
+
 // waitCtx returns the error for a done context: on the client the stream is canceled (the
 // server is told); on the server the handler gets the cause and reports it by returning.
 func (s *Stream) waitCtx() error {
@@ -164,9 +180,14 @@ func (s *Stream) nextMessage() (*arrowipc.Message, error) {
 		if m.owned == nil {
 			return nil, err
 		}
-		np := int(m.size)
-		payload := m.owned[:np:np]
-		msg := newArrowMessage(payload, frameAllocator{c.pool}, payload[8:8+m.metaLen], payload[8+m.metaLen:])
+		var msg *arrowipc.Message
+		if m.body != nil {
+			msg = newRingMessage(m, frameAllocator{c.pool}, c.core.ring)
+		} else {
+			np := int(m.size)
+			payload := m.owned[:np:np]
+			msg = newArrowMessage(payload, frameAllocator{c.pool}, payload[8:8+m.metaLen], payload[8+m.metaLen:])
+		}
 		if err != nil {
 			msg.Release()
 			return nil, err

@@ -1,7 +1,7 @@
-//go:build !colink_unix
+//go:build !colink_unix && !colink_shm
 
 package ipc
 
 // DefaultTransport is the transport used when none is configured. Build with
-// -tags colink_unix to make it TransportUnix.
+// -tags colink_unix to make it TransportUnix, -tags colink_shm TransportShm.
 const DefaultTransport = TransportTCP

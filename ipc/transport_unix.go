@@ -1,4 +1,4 @@
-//go:build colink_unix
+//go:build colink_unix && !colink_shm
 
 package ipc
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/colinkdb/colink/internal/testbin"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/link"
 )
@@ -193,5 +195,103 @@ func TestPrimprocDeathFailsQueryAtOnce(t *testing.T) {
 	}
 	if !waitFor(3*time.Second, func() bool { return running() == 0 }) {
 		t.Errorf("the surviving primproc still runs %d fragments 3s after the error", running())
+	}
+}
+
+// TestPrimprocKill9OverShm: the kill -9 of a primproc whose query stream is open over
+// shared memory fails the query within 2 s, naming the primproc; exemgr stays up; and once
+// the primproc is back on the same endpoints, the next query is answered correctly, over
+// shared memory again. Two kills by default; COLINK_FAULTS=1 makes them 20.
+func TestPrimprocKill9OverShm(t *testing.T) {
+	needDaemons(t)
+	tries := 2
+	if os.Getenv("COLINK_FAULTS") != "" {
+		tries = 20
+	}
+	dir := shared.tempDir(t)
+	port := testbin.FreePort(t)
+	name := fmt.Sprintf("shmkill-%d", port)
+	tcpURL := fmt.Sprintf("tcp://127.0.0.1:%d", port)
+	unixURL := "unix://" + filepath.Join(dir, name+".sock")
+	startPM := func() *testbin.Proc {
+		p := shared.start(t, shared.bin(t, "./cmd/primproc"), "--data-dir", filepath.Join(dir, name),
+			"--listen", tcpURL, "--listen", unixURL, "--row-group-rows", "512", "--segment-rows", "1024",
+			"--threads", "2", "--cache-size", "256MiB", "--shm-size", "16MiB")
+		p.WaitLog(t, `primproc: serving`, 30*time.Second)
+		return p
+	}
+	pm := startPM()
+	ctx := context.Background()
+	if err := loadTPCH(ctx, []string{tcpURL}, "0.01", 1024, "lineitem"); err != nil {
+		t.Fatal(err)
+	}
+	watch, err := link.Dial(tcpURL, ipc.ClientConfig{Transport: ipc.TransportTCP, Name: "shm kill test", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
+	running := func() int64 {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		st, err := watch.Stats(sctx)
+		if err != nil {
+			return 0
+		}
+		return st.Methods[link.MethodFragment].Active
+	}
+	em := shared.startExemgr(t, []string{tcpURL}, "shm", "--shm-size", "16MiB")
+	t.Cleanup(em.Kill)
+	conn := em.conn(t)
+	const check = "select count(*), sum(l_quantity) from lineitem"
+	answer := func() (string, error) {
+		var n, q string
+		err := conn.QueryRowContext(ctx, check).Scan(&n, &q)
+		return n + " " + q, err
+	}
+	want, err := answer()
+	if err != nil {
+		t.Fatalf("before the kills: %s", errorText(err))
+	}
+	checkTransport(t, conn, "shm")
+	for try := range tries {
+		done := make(chan error, 1)
+		go func() {
+			var n int64
+			done <- conn.QueryRowContext(ctx, longQuery).Scan(&n)
+		}()
+		if !waitFor(10*time.Second, func() bool { return running() > 0 }) {
+			t.Fatalf("try %d: the long query never reached the primproc", try)
+		}
+		time.Sleep(200 * time.Millisecond)
+		pm.Kill()
+		killed := time.Now()
+		select {
+		case err := <-done:
+			took := time.Since(killed)
+			if got := errorText(err); err == nil || !strings.Contains(got, tcpURL) {
+				t.Errorf("try %d: the query returned %s, want an error naming %s", try, got, tcpURL)
+			}
+			if took > 2*time.Second {
+				t.Errorf("try %d: the query failed %v after the kill -9, want within 2s", try, took.Round(time.Millisecond))
+			}
+			if try == 0 {
+				t.Logf("failed %v after the kill: %s", took.Round(time.Millisecond), errorText(err))
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("try %d: the query did not end within 30s of its primproc's kill -9", try)
+		}
+		var comment string
+		if err := conn.QueryRowContext(ctx, "select @@version_comment").Scan(&comment); err != nil || comment != "colink" {
+			t.Fatalf("try %d: exemgr itself: %q, %v", try, comment, err)
+		}
+		pm = startPM()
+		var got string
+		if !waitFor(10*time.Second, func() bool { got, err = answer(); return err == nil }) {
+			t.Fatalf("try %d: after the restart: %s", try, errorText(err))
+		}
+		if got != want {
+			t.Fatalf("try %d: after the restart %q, want %q", try, got, want)
+		}
+		checkTransport(t, conn, "shm")
 	}
 }

@@ -13,9 +13,10 @@ import (
 	"github.com/colinkdb/colink/internal/testbin"
 )
 
-// The colink_unix build tag changes only the compiled-in default transport: built without
-// it, exemgr given a primproc's tcp URL connects over TCP; built with it, over the unix
-// socket the primproc advertises in its hello.
+// The colink_unix and colink_shm build tags change only the compiled-in default transport:
+// built without them, exemgr given a primproc's tcp URL connects over TCP; with colink_unix,
+// over the unix socket the primproc advertises in its hello; with colink_shm, over that
+// socket with shared memory.
 func TestBuildTagSetsDefaultTransport(t *testing.T) {
 	needDaemons(t)
 	dir := testbin.TempDir(t)
@@ -29,6 +30,7 @@ func TestBuildTagSetsDefaultTransport(t *testing.T) {
 	}{
 		{nil, "tcp"},
 		{[]string{"colink_unix"}, "unix"},
+		{[]string{"colink_shm"}, "shm"},
 	} {
 		bin := shared.bin(t, "./cmd/exemgr", tc.tags...)
 		em := shared.start(t, bin, "--primproc", fmt.Sprintf("tcp://127.0.0.1:%d", port),

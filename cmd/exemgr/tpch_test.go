@@ -16,7 +16,7 @@ import (
 )
 
 // TestTPCH runs the 22 validation queries at SF 0.01 through go-sql-driver/mysql against
-// exemgr with one primproc and with two, over the link's tcp and unix transports, at each
+// exemgr with one primproc and with two, over the link's tcp, unix and shm transports, at each
 // pushdown level (SET colink_pushdown), and compares every result with the reference
 // answers (strings and counts exactly, sums to the printed digit, averages within 1e-6
 // relative). SHOW QUERY STATS must name the transport and the level, and the levels must
@@ -52,7 +52,7 @@ func runTPCH(t *testing.T, sf string) {
 		c := shared.cluster(t, layout.name, layout.primprocs, sf)
 		t.Run(layout.name, func(t *testing.T) {
 			var wg sync.WaitGroup
-			for _, transport := range []string{"tcp", "unix"} {
+			for _, transport := range []string{"tcp", "unix", "shm"} {
 				em := shared.exemgr(t, c, transport)
 				wg.Add(1)
 				t.Run(transport, func(t *testing.T) {

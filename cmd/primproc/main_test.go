@@ -138,11 +138,11 @@ func TestKill9MidStream(t *testing.T) {
 	dir := testbin.TempDir(t)
 	port := testbin.FreePort(t)
 	sock := filepath.Join(dir, "pm.sock")
-	for _, tr := range []string{"tcp", "unix"} {
+	for _, tr := range []string{"tcp", "unix", "shm"} {
 		t.Run(tr, func(t *testing.T) {
 			p := startPrimproc(t, bin, port, sock)
 			url := fmt.Sprintf("tcp://127.0.0.1:%d", port)
-			if tr == "unix" {
+			if tr != "tcp" {
 				url = "unix://" + sock
 			}
 			cl, err := ipc.NewClient(url, ipc.ClientConfig{Transport: ipc.Transport(tr), BackoffMax: 200 * time.Millisecond})
@@ -162,6 +162,9 @@ func TestKill9MidStream(t *testing.T) {
 					t.Fatal(err)
 				}
 				rec.Release()
+			}
+			if c := cl.Conns(); len(c) == 0 || c[0].Transport() != tr {
+				t.Fatalf("the stream runs over %v, want %s", c, tr)
 			}
 			p.Cmd.Process.Kill()
 			killed := time.Now()
@@ -195,6 +198,11 @@ func TestKill9MidStream(t *testing.T) {
 					t.Fatalf("no successful call after restart: %v", err)
 				}
 				time.Sleep(50 * time.Millisecond)
+			}
+			for _, c := range cl.Conns() {
+				if c.Transport() != tr {
+					t.Errorf("after the restart: a connection over %s, want %s", c.Transport(), tr)
+				}
 			}
 		})
 	}
