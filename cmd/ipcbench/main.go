@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("ipcbench", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringSliceVar(&c.Modes, "mode", []string{"sync", "async", "stream"}, "modes to run: sync, async, stream")
-	fs.StringSliceVar(&c.Transports, "transport", []string{"tcp", "unix"}, "transports, alternated within each round")
+	fs.StringSliceVar(&c.Transports, "transport", []string{"tcp", "unix"}, "transports (tcp, unix, shm), alternated within each round; shm has the link only (no plain-socket baseline)")
 	fs.BoolVar(&c.Raw, "raw", false, "also run the same traffic over a plain socket of the same kind and print link/raw ratios")
 	fs.IntVar(&c.Repeat, "repeat", 3, "rounds; each round runs every mode, transport and implementation once, in alternating order")
 	fs.IntVar(&c.Chunks, "chunks", 4, "split each trial into this many chunks, alternating the implementations chunk by chunk")

@@ -56,6 +56,13 @@ type trial struct {
 	WriteRounds         uint64   `json:"write_rounds,omitempty"`
 	CreditStallUS       int64    `json:"credit_stall_us,omitempty"`
 	StreamsPer          []uint64 `json:"streams_per_conn,omitempty"`
+	// Link only: the bytes that crossed the client's sockets (both ways), and over shm the
+	// batch bodies that crossed the rings (both ways), their RBATCH frames, and the batches
+	// either end sent on the socket for want of ring space.
+	SocketBytes   uint64 `json:"socket_bytes,omitempty"`
+	RingBytes     uint64 `json:"ring_bytes,omitempty"`
+	RingBatches   uint64 `json:"ring_batches,omitempty"`
+	RingFallbacks uint64 `json:"ring_fallbacks,omitempty"`
 
 	h *hist // latencies, merged over chunks
 }
@@ -84,6 +91,10 @@ func (t *trial) add(u *trial) {
 	t.FramesOut += u.FramesOut
 	t.WriteRounds += u.WriteRounds
 	t.CreditStallUS += u.CreditStallUS
+	t.SocketBytes += u.SocketBytes
+	t.RingBytes += u.RingBytes
+	t.RingBatches += u.RingBatches
+	t.RingFallbacks += u.RingFallbacks
 	for i, n := range u.StreamsPer {
 		if i < len(t.StreamsPer) {
 			t.StreamsPer[i] += n
@@ -153,7 +164,7 @@ func (b *bench) url(transport, impl string) string {
 		}
 		return b.raw.tcp
 	}
-	if transport == "unix" {
+	if transport == "unix" || transport == "shm" {
 		return b.unixURL
 	}
 	return b.tcpURL
@@ -254,9 +265,9 @@ func (b *bench) run(ctx context.Context, mode, transport, impl string, round int
 }
 
 func (b *bench) newLinkClient(ctx context.Context, transport string) (*ipc.Client, error) {
-	tr := ipc.TransportTCP
-	if transport == "unix" {
-		tr = ipc.TransportUnix
+	tr, err := ipc.ParseTransport(transport)
+	if err != nil {
+		return nil, err
 	}
 	cl, err := ipc.NewClient(b.url(transport, "link"), ipc.ClientConfig{Transport: tr, ConnsPerPeer: b.cfg.ConnsPerPeer, Name: "ipcbench", Logger: b.quiet})
 	if err != nil {
@@ -271,6 +282,14 @@ func (b *bench) newLinkClient(ctx context.Context, transport string) (*ipc.Clien
 	// Wait for every connection of the pool, so the spread is measured over all of them.
 	for i := 0; i < 100 && len(cl.Conns()) < b.cfg.ConnsPerPeer; i++ {
 		time.Sleep(10 * time.Millisecond)
+	}
+	// A peer without shared memory would give shm the plain unix socket: not what the
+	// trial is for.
+	for _, s := range cl.Stats() {
+		if tr == ipc.TransportShm && s.Transport != "shm" {
+			cl.Close()
+			return nil, fmt.Errorf("transport shm: connection %d runs over %s (the peer offers no shared memory?)", s.ID, s.Transport)
+		}
 	}
 	return cl, nil
 }
@@ -415,6 +434,7 @@ func (b *bench) runLink(ctx context.Context, t *trial) error {
 	srvAfter := b.serverLinkTotals(ctx)
 	t.ServerReadSyscalls = srvAfter.ReadSyscalls - srvBefore.ReadSyscalls
 	t.ServerWriteSyscalls = srvAfter.WriteSyscalls - srvBefore.WriteSyscalls
+	t.RingFallbacks = srvAfter.RingFallbacks - srvBefore.RingFallbacks
 	byID := map[uint64]ipc.ConnStats{}
 	for _, s := range before {
 		byID[s.ID] = s
@@ -427,6 +447,10 @@ func (b *bench) runLink(ctx context.Context, t *trial) error {
 		t.WriteRounds += s.WriteRounds - p.WriteRounds
 		t.CreditStallUS += (s.CreditStall - p.CreditStall).Microseconds()
 		t.StreamsPer = append(t.StreamsPer, s.StreamsOpened-p.StreamsOpened)
+		t.SocketBytes += s.SocketBytesIn + s.SocketBytesOut - p.SocketBytesIn - p.SocketBytesOut
+		t.RingBytes += s.RingBytesIn + s.RingBytesOut - p.RingBytesIn - p.RingBytesOut
+		t.RingBatches += s.RingBatchesIn + s.RingBatchesOut - p.RingBatchesIn - p.RingBatchesOut
+		t.RingFallbacks += s.RingFallbacks - p.RingFallbacks
 	}
 	return nil
 }

@@ -40,11 +40,17 @@ type Row struct {
 	SyscallsPerOp  measure.Stat `json:"client_syscalls_per_op,omitempty"`
 	SrvSyscallsOp  measure.Stat `json:"server_syscalls_per_op,omitempty"`
 	StreamsPerConn string       `json:"streams_per_conn,omitempty"`
+	// Link over shm: the bytes through the rings per trial, their share of all the bytes
+	// the link moved (rings and sockets), and the batches sent on the socket for want of
+	// ring space per trial.
+	RingBytes     measure.Stat `json:"ring_bytes,omitzero"`
+	RingShare     measure.Stat `json:"ring_share,omitzero"`
+	RingFallbacks measure.Stat `json:"ring_fallbacks,omitzero"`
 }
 
 type ratio struct {
 	Mode  string       `json:"mode"`
-	What  string       `json:"what"` // "link/raw tcp", "link/raw unix", "unix/tcp link", "unix/tcp raw"
+	What  string       `json:"what"` // "link/raw tcp", "link/raw unix", "unix/tcp link", "unix/tcp raw", "shm/tcp link", "shm/unix link"
 	Ratio measure.Stat `json:"ratio"`
 }
 
@@ -81,7 +87,7 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 	for _, k := range order {
 		ts := groups[k]
 		r := Row{Mode: k.mode, Transport: k.tr, Impl: k.impl}
-		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys []float64
+		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys, ring, share, fallbacks []float64
 		for _, t := range ts {
 			ops := float64(max(t.Ops, 1))
 			per := ops
@@ -105,6 +111,11 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 				if t.ServerReadSyscalls+t.ServerWriteSyscalls > 0 {
 					ssys = append(ssys, float64(t.ServerReadSyscalls+t.ServerWriteSyscalls)/ops)
 				}
+				if t.Transport == "shm" {
+					ring = append(ring, float64(t.RingBytes))
+					share = append(share, float64(t.RingBytes)/float64(max(t.RingBytes+t.SocketBytes, 1)))
+					fallbacks = append(fallbacks, float64(t.RingFallbacks))
+				}
 			}
 		}
 		r.Unit, r.CPUUnit = "req/s", "µs/req"
@@ -119,6 +130,7 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		r.ClientCS, r.ServerCS, r.P50US, r.P99US = measure.Summarize(ccs), measure.Summarize(scs), measure.Summarize(p50), measure.Summarize(p99)
 		r.ClientVolCS, r.ClientInvolCS, r.ServerVolCS, r.ServerInvolCS = measure.Summarize(cv), measure.Summarize(ci), measure.Summarize(sv), measure.Summarize(si)
 		r.SyscallsPerOp, r.SrvSyscallsOp = measure.Summarize(sys), measure.Summarize(ssys)
+		r.RingBytes, r.RingShare, r.RingFallbacks = measure.Summarize(ring), measure.Summarize(share), measure.Summarize(fallbacks)
 		if k.impl == "link" && len(ts[len(ts)-1].StreamsPer) > 1 {
 			r.StreamsPerConn = fmt.Sprint(ts[len(ts)-1].StreamsPer)
 		}
@@ -149,11 +161,28 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		for _, tr := range o.Transports {
 			add("link/raw "+tr, func(r int) *trial { return find(mode, tr, "link", r) }, func(r int) *trial { return find(mode, tr, "raw", r) })
 		}
-		for _, impl := range []string{"link", "raw"} {
-			add("unix/tcp "+impl, func(r int) *trial { return find(mode, "unix", impl, r) }, func(r int) *trial { return find(mode, "tcp", impl, r) })
+		for _, pair := range transportPairs(o.Transports) {
+			for _, impl := range []string{"link", "raw"} {
+				add(pair[0]+"/"+pair[1]+" "+impl, func(r int) *trial { return find(mode, pair[0], impl, r) }, func(r int) *trial { return find(mode, pair[1], impl, r) })
+			}
 		}
 	}
 	return rep
+}
+
+// transportPairs returns the pairs of the run's transports whose ratios are reported, the
+// numerator first: each transport against each one before it in transports (unix/tcp,
+// shm/tcp, shm/unix).
+func transportPairs(run []string) [][2]string {
+	var out [][2]string
+	for i, a := range transports {
+		for _, b := range transports[:i] {
+			if slices.Contains(run, a) && slices.Contains(run, b) {
+				out = append(out, [2]string{a, b})
+			}
+		}
+	}
+	return out
 }
 
 func fmtStat(s measure.Stat, prec int) string {
@@ -197,10 +226,22 @@ func writeMarkdown(w io.Writer, rep *report) {
 		}
 	}
 	for _, r := range rep.Rows {
+		if r.RingBytes.N > 0 {
+			fmt.Fprintf(w, "\nrings, %s over %s, per trial: %s GB through the rings, %s of the link's bytes, %s batches on the socket for want of ring space\n",
+				r.Mode, r.Transport, fmtStat(scaled(r.RingBytes, 1e-9), 3), fmtStat(scaled(r.RingShare, 100), 1)+" %", fmtStat(r.RingFallbacks, 0))
+		}
+	}
+	for _, r := range rep.Rows {
 		if r.StreamsPerConn != "" {
 			fmt.Fprintf(w, "\nstreams per connection, %s over %s (last round): %s\n", r.Mode, r.Transport, r.StreamsPerConn)
 		}
 	}
+}
+
+// scaled is s with its figures multiplied by k.
+func scaled(s measure.Stat, k float64) measure.Stat {
+	s.Median, s.Min, s.Max = s.Median*k, s.Min*k, s.Max*k
+	return s
 }
 
 func writeJSON(path string, rep *report) error {

@@ -42,3 +42,53 @@ func TestSummaryRoundTrip(t *testing.T) {
 		t.Error("a missing file read without error")
 	}
 }
+
+// Over tcp, unix and shm the link's ratios pair each transport with those before it, raw
+// pairs only where both have a plain socket, and shm's rows carry the rings' figures.
+func TestSummaryThreeTransports(t *testing.T) {
+	cfg := Config{Modes: []string{"stream"}, Transports: []string{"shm", "tcp", "unix"}, Raw: true, Repeat: 2, Chunks: 1}
+	if got := cfg.implsFor("shm"); len(got) != 1 || got[0] != "link" {
+		t.Errorf("impls for shm %v", got)
+	}
+	gb := map[string]int64{"tcp": 1e9, "unix": 2e9, "shm": 4e9}
+	var trials []*trial
+	for round := range 2 {
+		for _, tr := range cfg.Transports {
+			for _, impl := range cfg.implsFor(tr) {
+				tl := &trial{Mode: "stream", Transport: tr, Impl: impl, Round: round, WallS: 1, Ops: 100, Bytes: gb[tr]}
+				if impl == "raw" {
+					tl.Bytes *= 2
+				}
+				if tr == "shm" {
+					tl.RingBytes, tl.SocketBytes, tl.RingFallbacks = 3e9, 1e9, uint64(round)
+				}
+				trials = append(trials, tl)
+			}
+		}
+	}
+	rep := summarize(cfg, trials, 1e7)
+	ratios := map[string]float64{}
+	var whats []string
+	for _, r := range rep.Ratios {
+		ratios[r.What] = r.Ratio.Median
+		whats = append(whats, r.What)
+	}
+	want := map[string]float64{"link/raw tcp": 0.5, "link/raw unix": 0.5, "unix/tcp link": 2, "unix/tcp raw": 2, "shm/tcp link": 4, "shm/unix link": 2}
+	if len(ratios) != len(want) {
+		t.Errorf("ratios %v, want %v", whats, want)
+	}
+	for w, x := range want {
+		if ratios[w] != x {
+			t.Errorf("%s = %v, want %v", w, ratios[w], x)
+		}
+	}
+	for _, r := range rep.Rows {
+		if r.Transport == "shm" {
+			if r.RingBytes.Median != 3e9 || r.RingShare.Median != 0.75 || r.RingFallbacks.Max != 1 || r.RingFallbacks.N != 2 {
+				t.Errorf("shm row %+v", r)
+			}
+		} else if r.RingBytes.N != 0 {
+			t.Errorf("%s %s has ring figures: %+v", r.Transport, r.Impl, r.RingBytes)
+		}
+	}
+}

@@ -18,9 +18,9 @@ import (
 // Config is what a run measures; cmd/ipcbench's flags set it field by field.
 type Config struct {
 	Modes      []string // sync, async, stream, in the order each round runs them
-	Transports []string // tcp, unix, alternated within each round
+	Transports []string // tcp, unix, shm, alternated within each round
 	// Raw also runs the same traffic over a plain socket of the same kind, for link/raw
-	// ratios.
+	// ratios (tcp and unix: shm has no plain-socket equivalent).
 	Raw bool
 	// Repeat is the number of rounds; each runs every mode, transport and implementation
 	// once, in alternating order.
@@ -53,6 +53,19 @@ type Config struct {
 	Command string
 }
 
+// transports are the link transports a run may measure, in the order their ratios pair
+// them: each against those before it (unix/tcp, shm/tcp, shm/unix).
+var transports = []string{"tcp", "unix", "shm"}
+
+// implsFor returns the implementations a trial over transport runs: the link, and with
+// Config.Raw the plain socket of the same kind, which shm has not.
+func (c *Config) implsFor(transport string) []string {
+	if c.Raw && transport != "shm" {
+		return []string{"link", "raw"}
+	}
+	return []string{"link"}
+}
+
 // Validate checks the settings before anything starts; its messages name cmd/ipcbench's
 // flags.
 func (c *Config) Validate() error {
@@ -62,8 +75,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	for _, t := range c.Transports {
-		if t != "tcp" && t != "unix" {
-			return fmt.Errorf("--transport %q: want tcp or unix", t)
+		if !slices.Contains(transports, t) {
+			return fmt.Errorf("--transport %q: want tcp, unix or shm", t)
 		}
 	}
 	if c.Repeat < 1 || c.Chunks < 1 || c.Clients < 1 || c.Inflight < 1 || c.ConnsPerPeer < 1 || c.Streams < 1 || c.Payload < 0 || c.Payload > 1<<20 {
@@ -115,10 +128,6 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		}
 		defer b.ctl.Close()
 	}
-	impls := []string{"link"}
-	if cfg.Raw {
-		impls = append(impls, "raw")
-	}
 	b.chunkDur = cfg.Duration / time.Duration(cfg.Chunks)
 	loadStart := measure.LoadAverage()
 	var trials []*trial
@@ -134,7 +143,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 					if chunk > 0 {
 						b.warm = cfg.Warmup / 4
 					}
-					for _, impl := range rotate(impls, round+slices.Index(ts, tr)+chunk) {
+					for _, impl := range rotate(cfg.implsFor(tr), round+slices.Index(ts, tr)+chunk) {
 						t, err := b.run(ctx, mode, tr, impl, round)
 						if err != nil {
 							return fmt.Errorf("%s over %s (%s), round %d: %w", mode, tr, impl, round+1, err)
@@ -146,7 +155,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 						}
 					}
 				}
-				for _, impl := range impls {
+				for _, impl := range cfg.implsFor(tr) {
 					t := acc[impl]
 					fmt.Fprintf(stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, tr, impl, t.brief())
 					trials = append(trials, t)
@@ -180,7 +189,11 @@ func rotate(xs []string, k int) []string {
 func (t *trial) brief() string {
 	cpu := float64(t.Client.UserUS+t.Client.SysUS+t.Server.UserUS+t.Server.SysUS) / 1e6
 	if t.Mode == "stream" {
-		return fmt.Sprintf("%.2f GB/s %.1f Mrows/s cpu %.2fs p50 %.0fµs", t.rate(), float64(t.Rows)/t.WallS/1e6, cpu, t.P50US)
+		s := fmt.Sprintf("%.2f GB/s %.1f Mrows/s cpu %.2fs p50 %.0fµs", t.rate(), float64(t.Rows)/t.WallS/1e6, cpu, t.P50US)
+		if t.Transport == "shm" {
+			s += fmt.Sprintf(" ring %.2f GB fallbacks %d", float64(t.RingBytes)/1e9, t.RingFallbacks)
+		}
+		return s
 	}
 	return fmt.Sprintf("%.0f req/s p50 %.1fµs p99 %.1fµs cpu %.2fs", t.rate(), t.P50US, t.P99US, cpu)
 }
