@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.ConnsPerPeer, "conns-per-peer", 1, "link connections to primproc (raw async uses as many sockets)")
 	fs.IntVar(&c.Streams, "streams", 1, "stream: concurrent streams")
 	fs.Int64Var(&c.StreamBytes, "stream-bytes", 2e9, "stream: bytes to move per trial")
+	fs.BoolVar(&c.Memcpy, "memcpy", true, "stream: also time a single-core copy of the same bytes into a recycled buffer each round, and report every transport's fraction of its rate")
 	fs.IntVar(&c.Synth.Rows, "rows", 65536, "stream: rows per batch")
 	fs.IntVar(&c.Synth.Int64Cols, "int64-cols", 4, "stream: int64 columns")
 	fs.IntVar(&c.Synth.StringCols, "string-cols", 1, "stream: string columns")

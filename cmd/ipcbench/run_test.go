@@ -30,7 +30,7 @@ func TestRunShm(t *testing.T) {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
 	}
 	t.Logf("ipcbench over unix and shm: %v", time.Since(start))
-	for _, want := range []string{"| stream | shm | link |", "| stream | shm/unix link |", "rings, stream over shm, per trial:"} {
+	for _, want := range []string{"| stream | shm | link |", "| stream | shm/unix link |", "rings, stream over shm, per trial:", "| stream | - | memcpy |", "| stream | link/memcpy shm |"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("output lacks %q:\n%s", want, b)
 		}

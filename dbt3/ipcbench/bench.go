@@ -253,6 +253,34 @@ func (b *bench) measureStreams(ctx context.Context, t *trial, n int, stream func
 	return nil
 }
 
+// runMemcpy times the memcpy baseline of a stream trial (Config.Memcpy): the trial's
+// bytes, message by message, copied by this goroutine from msg into one recycled buffer.
+func (b *bench) runMemcpy(msg []byte, round int) *trial {
+	t := &trial{Mode: "stream", Transport: memcpyTransport, Impl: "memcpy", Round: round}
+	n := b.streamBatches() * b.cfg.Streams * b.cfg.Chunks
+	dst := make([]byte, len(msg))
+	copy(dst, msg) // fault the buffer in, unmeasured
+	h := &hist{}
+	c0, _ := rusage.Self()
+	start := time.Now()
+	last := start
+	for range n {
+		copy(dst, msg)
+		now := time.Now()
+		h.record(now.Sub(last))
+		last = now
+	}
+	t.WallS = time.Since(start).Seconds()
+	c1, _ := rusage.Self()
+	t.Client = toUsage(c1.Sub(c0))
+	t.Ops, t.Bytes, t.Rows = int64(n), int64(n)*int64(len(msg)), int64(n)*int64(b.cfg.Synth.Rows)
+	t.setHist(h)
+	return t
+}
+
+// memcpyTransport is the memcpy baseline's trials' transport: none.
+const memcpyTransport = "-"
+
 func (b *bench) run(ctx context.Context, mode, transport, impl string, round int) (*trial, error) {
 	t := &trial{Mode: mode, Transport: transport, Impl: impl, Round: round}
 	var err error

@@ -50,7 +50,7 @@ type Row struct {
 
 type ratio struct {
 	Mode  string       `json:"mode"`
-	What  string       `json:"what"` // "link/raw tcp", "link/raw unix", "unix/tcp link", "unix/tcp raw", "shm/tcp link", "shm/unix link"
+	What  string       `json:"what"` // "link/raw tcp", "link/raw unix", "unix/tcp link", "unix/tcp raw", "shm/tcp link", "shm/unix link", "link/memcpy tcp", …
 	Ratio measure.Stat `json:"ratio"`
 }
 
@@ -69,7 +69,7 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		"modes": o.Modes, "transports": o.Transports, "raw": o.Raw, "repeat": o.Repeat, "chunks": o.Chunks,
 		"duration": o.Duration.String(), "clients": o.Clients, "inflight": o.Inflight, "payload": o.Payload, "method": o.Method,
 		"conns_per_peer": o.ConnsPerPeer, "streams": o.Streams, "stream_bytes": o.StreamBytes, "synth": o.Synth,
-		"connect": o.Connect,
+		"connect": o.Connect, "memcpy": o.Memcpy,
 	}}
 	type key struct{ mode, tr, impl string }
 	groups := map[key][]*trial{}
@@ -160,6 +160,12 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		}
 		for _, tr := range o.Transports {
 			add("link/raw "+tr, func(r int) *trial { return find(mode, tr, "link", r) }, func(r int) *trial { return find(mode, tr, "raw", r) })
+		}
+		// Each transport's stream as a fraction of the memcpy baseline's rate, per round.
+		for _, tr := range o.Transports {
+			for _, impl := range []string{"link", "raw"} {
+				add(impl+"/memcpy "+tr, func(r int) *trial { return find(mode, tr, impl, r) }, func(r int) *trial { return find(mode, memcpyTransport, "memcpy", r) })
+			}
 		}
 		for _, pair := range transportPairs(o.Transports) {
 			for _, impl := range []string{"link", "raw"} {

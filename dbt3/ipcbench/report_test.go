@@ -46,7 +46,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 // Over tcp, unix and shm the link's ratios pair each transport with those before it, raw
 // pairs only where both have a plain socket, and shm's rows carry the rings' figures.
 func TestSummaryThreeTransports(t *testing.T) {
-	cfg := Config{Modes: []string{"stream"}, Transports: []string{"shm", "tcp", "unix"}, Raw: true, Repeat: 2, Chunks: 1}
+	cfg := Config{Modes: []string{"stream"}, Transports: []string{"shm", "tcp", "unix"}, Raw: true, Memcpy: true, Repeat: 2, Chunks: 1}
 	if got := cfg.implsFor("shm"); len(got) != 1 || got[0] != "link" {
 		t.Errorf("impls for shm %v", got)
 	}
@@ -65,6 +65,7 @@ func TestSummaryThreeTransports(t *testing.T) {
 				trials = append(trials, tl)
 			}
 		}
+		trials = append(trials, &trial{Mode: "stream", Transport: memcpyTransport, Impl: "memcpy", Round: round, WallS: 1, Ops: 100, Bytes: 8e9})
 	}
 	rep := summarize(cfg, trials, 1e7)
 	ratios := map[string]float64{}
@@ -73,7 +74,8 @@ func TestSummaryThreeTransports(t *testing.T) {
 		ratios[r.What] = r.Ratio.Median
 		whats = append(whats, r.What)
 	}
-	want := map[string]float64{"link/raw tcp": 0.5, "link/raw unix": 0.5, "unix/tcp link": 2, "unix/tcp raw": 2, "shm/tcp link": 4, "shm/unix link": 2}
+	want := map[string]float64{"link/raw tcp": 0.5, "link/raw unix": 0.5, "unix/tcp link": 2, "unix/tcp raw": 2, "shm/tcp link": 4, "shm/unix link": 2,
+		"link/memcpy tcp": 0.125, "raw/memcpy tcp": 0.25, "link/memcpy unix": 0.25, "raw/memcpy unix": 0.5, "link/memcpy shm": 0.5}
 	if len(ratios) != len(want) {
 		t.Errorf("ratios %v, want %v", whats, want)
 	}
@@ -82,7 +84,11 @@ func TestSummaryThreeTransports(t *testing.T) {
 			t.Errorf("%s = %v, want %v", w, ratios[w], x)
 		}
 	}
+	memcpyRow := false
 	for _, r := range rep.Rows {
+		if r.Impl == "memcpy" {
+			memcpyRow = r.Rate.Median == 8 && r.Unit == "GB/s"
+		}
 		if r.Transport == "shm" {
 			if r.RingBytes.Median != 3e9 || r.RingShare.Median != 0.75 || r.RingFallbacks.Max != 1 || r.RingFallbacks.N != 2 {
 				t.Errorf("shm row %+v", r)
@@ -90,5 +96,8 @@ func TestSummaryThreeTransports(t *testing.T) {
 		} else if r.RingBytes.N != 0 {
 			t.Errorf("%s %s has ring figures: %+v", r.Transport, r.Impl, r.RingBytes)
 		}
+	}
+	if !memcpyRow {
+		t.Errorf("no memcpy row at 8 GB/s in %+v", rep.Rows)
 	}
 }

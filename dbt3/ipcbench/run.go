@@ -39,6 +39,10 @@ type Config struct {
 	ConnsPerPeer int
 	Streams      int   // stream: concurrent streams
 	StreamBytes  int64 // stream: bytes to move per trial
+	// Memcpy also times, in each round of the stream mode, a single-core copy of the same
+	// bytes (the same messages, one after another) into a recycled buffer: the bound of
+	// any transport's copy, for transport/memcpy fractions.
+	Memcpy bool
 	// Synth is the stream's batch (its zero fields take link.SynthArgs' defaults).
 	Synth link.SynthArgs
 	// Bin is the directory holding the primproc binary to start ("": dbt3/cluster finds
@@ -160,6 +164,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 					fmt.Fprintf(stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, tr, impl, t.brief())
 					trials = append(trials, t)
 				}
+			}
+			if mode == "stream" && cfg.Memcpy {
+				t := b.runMemcpy(msg, round)
+				fmt.Fprintf(stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, "-", "memcpy", t.brief())
+				trials = append(trials, t)
 			}
 		}
 	}
