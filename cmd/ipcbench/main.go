@@ -68,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.ConnsPerPeer, "conns-per-peer", 1, "link connections to primproc (raw async uses as many sockets)")
 	fs.IntVar(&c.Streams, "streams", 1, "stream: concurrent streams")
 	fs.Int64Var(&c.StreamBytes, "stream-bytes", 2e9, "stream: bytes to move per trial")
+	var writeKiB []int
+	fs.IntSliceVar(&writeKiB, "raw-write-kib", []int{64, 256, 1024, 4096}, "stream with --raw: the raw server's write sizes in KiB, one raw trial each; the fastest is the raw of link/raw (empty: one write a message)")
 	fs.BoolVar(&c.Memcpy, "memcpy", true, "stream: also time a single-core copy of the same bytes into a recycled buffer each round, and report every transport's fraction of its rate")
 	fs.IntVar(&c.Synth.Rows, "rows", 65536, "stream: rows per batch")
 	fs.IntVar(&c.Synth.Int64Cols, "int64-cols", 4, "stream: int64 columns")
@@ -86,6 +88,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "ipcbench:", err)
 		return 2
+	}
+	for _, k := range writeKiB {
+		c.RawWriteSizes = append(c.RawWriteSizes, k<<10)
 	}
 	if err := c.Validate(); err != nil {
 		fmt.Fprintln(stderr, "ipcbench:", err)

@@ -24,13 +24,13 @@ func TestRunShm(t *testing.T) {
 	out := filepath.Join(dir, "ipcbench.json")
 	start := time.Now()
 	cmd := exec.Command(self, "--bin", dir, "--mode", "sync,stream", "--transport", "unix,shm", "--repeat", "1", "--chunks", "1",
-		"--duration", "200ms", "--warmup", "50ms", "--stream-bytes", "50000000", "--json", out)
+		"--duration", "200ms", "--warmup", "50ms", "--stream-bytes", "50000000", "--raw", "--raw-write-kib", "64,1024", "--json", out)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
 	}
 	t.Logf("ipcbench over unix and shm: %v", time.Since(start))
-	for _, want := range []string{"| stream | shm | link |", "| stream | shm/unix link |", "rings, stream over shm, per trial:", "| stream | - | memcpy |", "| stream | link/memcpy shm |"} {
+	for _, want := range []string{"| stream | shm | link |", "| stream | shm/unix link |", "rings, stream over shm, per trial:", "| stream | - | memcpy |", "| stream | link/memcpy shm |", "raw stream over unix by write size: 64 KiB", "| stream | link/raw unix |"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("output lacks %q:\n%s", want, b)
 		}

@@ -33,9 +33,11 @@ func toUsage(u rusage.Usage) usage {
 
 // trial is one measured run of one mode over one transport by one implementation.
 type trial struct {
-	Mode      string  `json:"mode"`
-	Transport string  `json:"transport"`
-	Impl      string  `json:"impl"` // "link" or "raw"
+	Mode      string `json:"mode"`
+	Transport string `json:"transport"`
+	Impl      string `json:"impl"` // "link", "raw" or "memcpy"
+	// WriteSize is the raw stream server's write size in bytes (0: a message a write).
+	WriteSize int     `json:"write_size,omitempty"`
 	Round     int     `json:"round"`
 	WallS     float64 `json:"wall_s"`
 	Ops       int64   `json:"ops"`   // calls (sync, async) or batches (stream)
@@ -281,10 +283,10 @@ func (b *bench) runMemcpy(msg []byte, round int) *trial {
 // memcpyTransport is the memcpy baseline's trials' transport: none.
 const memcpyTransport = "-"
 
-func (b *bench) run(ctx context.Context, mode, transport, impl string, round int) (*trial, error) {
-	t := &trial{Mode: mode, Transport: transport, Impl: impl, Round: round}
+func (b *bench) run(ctx context.Context, mode, transport string, impl implRun, round int) (*trial, error) {
+	t := &trial{Mode: mode, Transport: transport, Impl: impl.impl, WriteSize: impl.writeSize, Round: round}
 	var err error
-	if impl == "link" {
+	if impl.impl == "link" {
 		err = b.runLink(ctx, t)
 	} else {
 		err = b.runRaw(ctx, t)
@@ -599,7 +601,7 @@ func (b *bench) runRaw(ctx context.Context, t *trial) error {
 		}
 	case "stream":
 		per := b.streamBatches()
-		if _, err := rawStream(ctx, url, b.cfg.Synth, 1, max(2, per/10), nil); err != nil {
+		if _, err := rawStream(ctx, url, b.cfg.Synth, t.WriteSize, 1, max(2, per/10), nil); err != nil {
 			return err
 		}
 		// The link multiplexes --streams streams over --conns-per-peer connections; a plain
@@ -612,7 +614,7 @@ func (b *bench) runRaw(ctx context.Context, t *trial) error {
 			if i < b.cfg.Streams%socks {
 				share++
 			}
-			return rawStream(ctx, url, b.cfg.Synth, share, share*per, h)
+			return rawStream(ctx, url, b.cfg.Synth, t.WriteSize, share, share*per, h)
 		})
 	}
 	return nil
@@ -769,14 +771,14 @@ const rawStreamBuffers = 4
 // as the link's background reader does) and hands it over; the consumer (this goroutine)
 // checks the message's framing, records its arrival and gives the buffer back. The bytes land
 // whole in buffers a consumer could decode in place, as the link's do.
-func rawStream(ctx context.Context, url string, a link.SynthArgs, streams, batches int, h *hist) (int64, error) {
+func rawStream(ctx context.Context, url string, a link.SynthArgs, writeSize, streams, batches int, h *hist) (int64, error) {
 	nc, err := dialRaw(ctx, url, 'T')
 	if err != nil {
 		return 0, err
 	}
 	defer nc.Close()
 	a.Batches = batches
-	req, _ := msgpack.Marshal(rawStreamRequest{Synth: a, Copies: streams})
+	req, _ := msgpack.Marshal(rawStreamRequest{Synth: a, Copies: streams, WriteSize: writeSize})
 	if _, err := nc.Write(append(binary.LittleEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
 		return 0, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
@@ -20,9 +21,13 @@ import (
 // "raw"): its rate in Unit (req/s, or GB/s for a stream) and each end's CPU in CPUUnit (µs/req
 // or s/GB), as the JSON's "summary" holds it.
 type Row struct {
-	Mode           string       `json:"mode"`
-	Transport      string       `json:"transport"`
-	Impl           string       `json:"impl"`
+	Mode      string `json:"mode"`
+	Transport string `json:"transport"`
+	Impl      string `json:"impl"`
+	// WriteSize is the raw stream server's write size (bytes; 0: a message a write); of a
+	// sweep (Config.RawWriteSizes), Best marks the fastest, the one link/raw is taken against.
+	WriteSize      int          `json:"write_size,omitempty"`
+	Best           bool         `json:"best,omitempty"`
 	Unit           string       `json:"unit"` // of Rate
 	Rate           measure.Stat `json:"rate"`
 	MRowsPerS      measure.Stat `json:"mrows_per_s,omitempty"`
@@ -69,13 +74,16 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		"modes": o.Modes, "transports": o.Transports, "raw": o.Raw, "repeat": o.Repeat, "chunks": o.Chunks,
 		"duration": o.Duration.String(), "clients": o.Clients, "inflight": o.Inflight, "payload": o.Payload, "method": o.Method,
 		"conns_per_peer": o.ConnsPerPeer, "streams": o.Streams, "stream_bytes": o.StreamBytes, "synth": o.Synth,
-		"connect": o.Connect, "memcpy": o.Memcpy,
+		"connect": o.Connect, "memcpy": o.Memcpy, "raw_write_sizes": o.RawWriteSizes,
 	}}
-	type key struct{ mode, tr, impl string }
+	type key struct {
+		mode, tr, impl string
+		ws             int
+	}
 	groups := map[key][]*trial{}
 	var order []key
 	for _, t := range trials {
-		k := key{t.Mode, t.Transport, t.Impl}
+		k := key{t.Mode, t.Transport, t.Impl, t.WriteSize}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -86,7 +94,7 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 	})
 	for _, k := range order {
 		ts := groups[k]
-		r := Row{Mode: k.mode, Transport: k.tr, Impl: k.impl}
+		r := Row{Mode: k.mode, Transport: k.tr, Impl: k.impl, WriteSize: k.ws}
 		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys, ring, share, fallbacks []float64
 		for _, t := range ts {
 			ops := float64(max(t.Ops, 1))
@@ -136,9 +144,30 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		}
 		rep.Rows = append(rep.Rows, r)
 	}
+	// Of a raw stream's write sizes, the fastest (by median rate) stands for raw.
+	bestWS := map[[2]string]int{}
+	bestRate := map[[2]string]float64{}
+	sweeps := map[[2]string]int{}
+	for _, r := range rep.Rows {
+		if mt := [2]string{r.Mode, r.Transport}; r.Impl == "raw" {
+			sweeps[mt]++
+			if rate, ok := bestRate[mt]; !ok || r.Rate.Median > rate {
+				bestRate[mt], bestWS[mt] = r.Rate.Median, r.WriteSize
+			}
+		}
+	}
+	for i, r := range rep.Rows {
+		if mt := [2]string{r.Mode, r.Transport}; r.Impl == "raw" && sweeps[mt] > 1 && bestWS[mt] == r.WriteSize {
+			rep.Rows[i].Best = true
+		}
+	}
 	// Ratios are taken within a round (trials run back to back), then summarised.
 	find := func(mode, tr, impl string, round int) *trial {
-		for _, t := range groups[key{mode, tr, impl}] {
+		ws := 0
+		if impl == "raw" {
+			ws = bestWS[[2]string{mode, tr}]
+		}
+		for _, t := range groups[key{mode, tr, impl, ws}] {
 			if t.Round == round {
 				return t
 			}
@@ -209,7 +238,17 @@ func writeMarkdown(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "Medians of %v rounds, (min–max); each trial ran as %v chunks alternating with the other implementation's. CPU and context switches per request (stream: CPU per GB, switches per batch).\n\n", rep.Config["repeat"], rep.Config["chunks"])
 	fmt.Fprintln(w, "| mode | transport | impl | rate | client CPU | server CPU | client cs/op (vol+invol) | server cs/op | p50 µs | p99 µs | client syscalls/op | server syscalls/op |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	swept := map[string][]Row{} // by mode and transport: a raw stream's write sizes
 	for _, r := range rep.Rows {
+		impl := r.Impl
+		if r.Impl == "raw" && r.WriteSize > 0 {
+			k := r.Mode + " over " + r.Transport
+			swept[k] = append(swept[k], r)
+			if !r.Best && !onlySize(rep.Rows, r) {
+				continue // in the sweep's line below
+			}
+			impl = fmt.Sprintf("raw (%s writes)", sizeText(r.WriteSize))
+		}
 		rate := fmtStat(r.Rate, 0) + " " + r.Unit
 		if r.Unit == "GB/s" {
 			rate = fmtStat(r.Rate, 2) + " GB/s, " + fmtStat(r.MRowsPerS, 1) + " Mrows/s"
@@ -219,7 +258,7 @@ func writeMarkdown(w io.Writer, rep *report) {
 			cpuPrec = 3
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s %s | %s %s | %s | %s | %s | %s | %s | %s |\n",
-			r.Mode, r.Transport, r.Impl, rate,
+			r.Mode, r.Transport, impl, rate,
 			fmtStat(r.ClientCPU, cpuPrec), r.CPUUnit, fmtStat(r.ServerCPU, cpuPrec), r.CPUUnit,
 			fmtStat(r.ClientCS, 2), fmtStat(r.ServerCS, 2), fmtStat(r.P50US, 1), fmtStat(r.P99US, 1),
 			fmtStat(r.SyscallsPerOp, 2), fmtStat(r.SrvSyscallsOp, 2))
@@ -229,6 +268,19 @@ func writeMarkdown(w io.Writer, rep *report) {
 		fmt.Fprintln(w, "| --- | --- | --- |")
 		for _, r := range rep.Ratios {
 			fmt.Fprintf(w, "| %s | %s | %s |\n", r.Mode, r.What, fmtStat(r.Ratio, 2))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(swept)) {
+		if rows := swept[k]; len(rows) > 1 {
+			var parts []string
+			for _, r := range rows {
+				p := sizeText(r.WriteSize) + " " + fmtStat(r.Rate, 2) + " GB/s"
+				if r.Best {
+					p += " (best: the raw of link/raw)"
+				}
+				parts = append(parts, p)
+			}
+			fmt.Fprintf(w, "\nraw %s by write size: %s\n", k, strings.Join(parts, ", "))
 		}
 	}
 	for _, r := range rep.Rows {
@@ -242,6 +294,25 @@ func writeMarkdown(w io.Writer, rep *report) {
 			fmt.Fprintf(w, "\nstreams per connection, %s over %s (last round): %s\n", r.Mode, r.Transport, r.StreamsPerConn)
 		}
 	}
+}
+
+// onlySize reports whether r is the only write size of its raw mode and transport.
+func onlySize(rows []Row, r Row) bool {
+	n := 0
+	for _, x := range rows {
+		if x.Impl == "raw" && x.Mode == r.Mode && x.Transport == r.Transport {
+			n++
+		}
+	}
+	return n == 1
+}
+
+// sizeText is a write size: "64 KiB", "1 MiB".
+func sizeText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 // scaled is s with its figures multiplied by k.

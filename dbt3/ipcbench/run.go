@@ -43,6 +43,10 @@ type Config struct {
 	// bytes (the same messages, one after another) into a recycled buffer: the bound of
 	// any transport's copy, for transport/memcpy fractions.
 	Memcpy bool
+	// RawWriteSizes are the write sizes (bytes) the raw stream's server writes each message
+	// in, one raw trial each, alternated with the others; the fastest is the raw baseline
+	// (link/raw). Empty: one write per message.
+	RawWriteSizes []int
 	// Synth is the stream's batch (its zero fields take link.SynthArgs' defaults).
 	Synth link.SynthArgs
 	// Bin is the directory holding the primproc binary to start ("": dbt3/cluster finds
@@ -61,13 +65,35 @@ type Config struct {
 // them: each against those before it (unix/tcp, shm/tcp, shm/unix).
 var transports = []string{"tcp", "unix", "shm"}
 
-// implsFor returns the implementations a trial over transport runs: the link, and with
-// Config.Raw the plain socket of the same kind, which shm has not.
-func (c *Config) implsFor(transport string) []string {
-	if c.Raw && transport != "shm" {
-		return []string{"link", "raw"}
+// implRun is an implementation a trial runs: "link" or "raw", the raw stream's server
+// writing in writes of writeSize bytes (0: a message a write).
+type implRun struct {
+	impl      string
+	writeSize int
+}
+
+func (i implRun) String() string {
+	if i.writeSize > 0 {
+		return fmt.Sprintf("%s/%dKiB", i.impl, i.writeSize>>10)
 	}
-	return []string{"link"}
+	return i.impl
+}
+
+// implsFor returns the implementations a trial of mode over transport runs: the link, and
+// with Config.Raw the plain socket of the same kind, which shm has not; the raw stream once
+// per RawWriteSizes.
+func (c *Config) implsFor(mode, transport string) []implRun {
+	out := []implRun{{impl: "link"}}
+	if !c.Raw || transport == "shm" {
+		return out
+	}
+	if mode != "stream" || len(c.RawWriteSizes) == 0 {
+		return append(out, implRun{impl: "raw"})
+	}
+	for _, ws := range c.RawWriteSizes {
+		out = append(out, implRun{impl: "raw", writeSize: ws})
+	}
+	return out
 }
 
 // Validate checks the settings before anything starts; its messages name cmd/ipcbench's
@@ -81,6 +107,11 @@ func (c *Config) Validate() error {
 	for _, t := range c.Transports {
 		if !slices.Contains(transports, t) {
 			return fmt.Errorf("--transport %q: want tcp, unix or shm", t)
+		}
+	}
+	for _, ws := range c.RawWriteSizes {
+		if ws < 1<<10 || ws > 64<<20 {
+			return fmt.Errorf("--raw-write-kib: %d KiB: want 1..65536", ws>>10)
 		}
 	}
 	if c.Repeat < 1 || c.Chunks < 1 || c.Clients < 1 || c.Inflight < 1 || c.ConnsPerPeer < 1 || c.Streams < 1 || c.Payload < 0 || c.Payload > 1<<20 {
@@ -141,13 +172,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			for _, tr := range ts {
 				// Each trial is run as Chunks chunks, the implementations alternating
 				// chunk by chunk, so load from elsewhere on the machine falls on both alike.
-				acc := map[string]*trial{}
+				acc := map[implRun]*trial{}
 				for chunk := range cfg.Chunks {
 					b.warm = cfg.Warmup
 					if chunk > 0 {
 						b.warm = cfg.Warmup / 4
 					}
-					for _, impl := range rotate(cfg.implsFor(tr), round+slices.Index(ts, tr)+chunk) {
+					for _, impl := range rotate(cfg.implsFor(mode, tr), round+slices.Index(ts, tr)+chunk) {
 						t, err := b.run(ctx, mode, tr, impl, round)
 						if err != nil {
 							return fmt.Errorf("%s over %s (%s), round %d: %w", mode, tr, impl, round+1, err)
@@ -159,9 +190,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 						}
 					}
 				}
-				for _, impl := range cfg.implsFor(tr) {
+				for _, impl := range cfg.implsFor(mode, tr) {
 					t := acc[impl]
-					fmt.Fprintf(stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, tr, impl, t.brief())
+					fmt.Fprintf(stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, tr, impl.String(), t.brief())
 					trials = append(trials, t)
 				}
 			}
@@ -187,7 +218,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 }
 
 // rotate returns xs, reversed when k is odd: the order alternates from one turn to the next.
-func rotate(xs []string, k int) []string {
+func rotate[T any](xs []T, k int) []T {
 	out := slices.Clone(xs)
 	if len(out) > 1 && k%2 == 1 {
 		slices.Reverse(out)
