@@ -10,7 +10,7 @@ import (
 )
 
 // Transports are the link transports a comparison may measure.
-var transports = []string{"tcp", "unix"}
+var transports = []string{"tcp", "unix", "shm"}
 
 // ParseTransports checks a --transports list: known transports, each once.
 func ParseTransports(list []string) ([]string, error) {
@@ -71,7 +71,7 @@ type Target interface {
 // CompareConfig configures a transport comparison.
 type CompareConfig struct {
 	Target     Target
-	Transports []string // e.g. tcp, unix; the order of the first query of round 1
+	Transports []string // e.g. tcp, unix, shm; the order of the first query of round 1
 	// Pushdowns are the pushdown levels every query runs at (default: full), except a
 	// query that pins its own (Query.Pushdown).
 	Pushdowns []string

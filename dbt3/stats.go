@@ -14,7 +14,7 @@ import (
 type ProcStats struct {
 	Process   string // "exemgr", "primproc0", "primproc1", …
 	Peer      string // the primproc's endpoint URL as exemgr was configured; "" for exemgr
-	Transport string // the transport exemgr used to that primproc: "tcp" or "unix"
+	Transport string // the transport exemgr used to that primproc: "tcp", "unix" or "shm"
 	Pushdown  string // the statement's pushdown level (the same in every row)
 
 	ElapsedUS                           int64 // the statement's wall time in exemgr

@@ -13,7 +13,7 @@ import (
 // compareFlags registers the flags of "dbt3 compare" (and, with other defaults, "dbt3
 // bench") on c's fields, c's values the defaults.
 func compareFlags(fs *pflag.FlagSet, c *bench.Config) {
-	fs.StringSliceVar(&c.Transports, "transports", c.Transports, "link transports to compare, in round 1's order")
+	fs.StringSliceVar(&c.Transports, "transports", c.Transports, "link transports to compare (tcp, unix, shm), in round 1's order; ratios are taken against tcp")
 	fs.StringSliceVar(&c.Pushdowns, "pushdown", c.Pushdowns, "exemgr pushdown levels to run every query at (full, filter, scan); the scan family always runs at scan")
 	fs.IntVar(&c.Runs, "runs", c.Runs, "rounds: round 1 cold (caches dropped before each query), the others warm")
 	fs.StringVar(&c.SF, "sf", c.SF, "scale factor")
@@ -37,7 +37,7 @@ func compareFlags(fs *pflag.FlagSet, c *bench.Config) {
 
 // runCompare implements "dbt3 compare".
 func runCompare(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := newFlagSet("compare", out, "usage: dbt3 compare [--transports tcp,unix] [--pushdown full,filter,scan] [--queries all|tpch|cs|scan|LIST] [--runs R] [--sf F] [--primprocs N] [--data DIR] [--answers DIR] [--out DIR]", `
+	fs := newFlagSet("compare", out, "usage: dbt3 compare [--transports tcp,unix,shm] [--pushdown full,filter,scan] [--queries all|tpch|cs|scan|LIST] [--runs R] [--sf F] [--primprocs N] [--data DIR] [--answers DIR] [--out DIR]", `
 The transport comparison. Starts N primprocs (each listening on TCP and a unix socket at
 once) and one exemgr per transport over them as child processes, loads the data unless
 --data already holds it, then for each of R rounds runs each query at each pushdown level

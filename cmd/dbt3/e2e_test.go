@@ -119,7 +119,7 @@ func TestDaemons(t *testing.T) {
 
 	t.Run("compare", func(t *testing.T) {
 		out := t.TempDir()
-		args := []string{"compare", "--bin", binDir, "--sf", "0.01", "--runs", "1", "--transports", "tcp,unix", "--out", out, "--threads", "2"}
+		args := []string{"compare", "--bin", binDir, "--sf", "0.01", "--runs", "1", "--transports", "tcp,unix,shm", "--out", out, "--threads", "2"}
 		haveAnswers := false
 		if st, err := os.Stat(answersSF001); err == nil && st.IsDir() {
 			args = append(args, "--answers", answersSF001)
@@ -132,12 +132,12 @@ func TestDaemons(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
 		}
-		t.Logf("compare at SF 0.01, one round over both transports: %v", time.Since(start))
+		t.Logf("compare at SF 0.01, one round over three transports: %v", time.Since(start))
 		run, err := measure.ReadFile(filepath.Join(out, report.ComparisonJSON))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Driver != "compare" || run.SF != 0.01 || len(run.Samples) != 2*25 {
+		if run.Driver != "compare" || run.SF != 0.01 || len(run.Samples) != 3*25 {
 			t.Fatalf("run %s driver %s sf %v with %d samples", run.ID, run.Driver, run.SF, len(run.Samples))
 		}
 		seen := map[string]int{}
@@ -160,14 +160,14 @@ func TestDaemons(t *testing.T) {
 				t.Logf("%s %s: %s", s.Transport, s.Query, c)
 			}
 		}
-		if seen["tcp"] != 25 || seen["unix"] != 25 {
+		if seen["tcp"] != 25 || seen["unix"] != 25 || seen["shm"] != 25 {
 			t.Errorf("samples per transport %v", seen)
 		}
 		md, err := os.ReadFile(filepath.Join(out, report.MarkdownFile))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"| Q1 |", "| CS3 |", "unix/tcp", "**Q1–Q22**", "Every query ran and its answer checked out"} {
+		for _, want := range []string{"| Q1 |", "| CS3 |", "unix/tcp", "shm/tcp", "**Q1–Q22**", "Every query ran and its answer checked out"} {
 			if !strings.Contains(string(md), want) {
 				t.Errorf("report.md lacks %q", want)
 			}

@@ -10,7 +10,7 @@ import (
 // runLoad implements "dbt3 load": TPC-H tables, generated in process or read from .tbl or
 // Parquet files, streamed over the link into the primprocs.
 func runLoad(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := newFlagSet("load", out, "usage: dbt3 load (--sf F | --from DIR) --primproc EP [--primproc EP ...] [--tables t1,t2] [--transport tcp|unix|auto]", `
+	fs := newFlagSet("load", out, "usage: dbt3 load (--sf F | --from DIR) --primproc EP [--primproc EP ...] [--tables t1,t2] [--transport tcp|unix|shm|auto]", `
 Loads TPC-H tables into primprocs over the link, replacing each table atomically on every
 primproc. With --sf the rows are generated in process (dbgen-identical, every core); with
 --from they are read from DIR's .tbl files (dbgen's text: name.tbl or name.tbl.1, .2, ...)
@@ -28,7 +28,7 @@ each segment (--cluster=false keeps dbgen's order).`)
 	fs.StringVar(&c.From, "from", "", "directory of .tbl or .parquet files to load instead of generating")
 	fs.StringArrayVar(&c.Primprocs, "primproc", nil, "primproc endpoint URL, repeatable (tcp://host:port, unix:///path)")
 	fs.StringSliceVar(&c.Tables, "tables", nil, "tables to load (default all eight; with --from, all found)")
-	fs.StringVar(&c.Transport, "transport", c.Transport, "link transport: tcp, unix or auto")
+	fs.StringVar(&c.Transport, "transport", c.Transport, "link transport: tcp, unix, shm or auto")
 	fs.StringVar(&c.AuthTokenFile, "auth-token-file", "", "shared secret for TCP primprocs that require one")
 	fs.Int64Var(&c.ChunkRows, "chunk-rows", 0, "rows per dealt chunk (default: the smallest segment size among the primprocs)")
 	fs.IntVar(&c.Workers, "workers", 0, "chunks generated or parsed at once (default: GOMAXPROCS)")

@@ -123,7 +123,7 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--sf", "0.01", "--from", "x", "--primproc", "tcp://127.0.0.1:1"}, "exactly one of --sf and --from"},
 		{[]string{"load", "--sf", "0.01"}, "--primproc is required"},
 		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--tables", "lineitems"}, `unknown table "lineitems"`},
-		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--transport", "shm"}, `--transport "shm"`},
+		{[]string{"load", "--sf", "0.01", "--primproc", "tcp://127.0.0.1:1", "--transport", "memfd"}, `--transport "memfd"`},
 		{[]string{"load", "--sf", "1.5", "--primproc", "tcp://127.0.0.1:1"}, "--sf"},
 		{[]string{"load", "--from", "/nonexistent", "--primproc", "tcp://127.0.0.1:1"}, "not a directory"},
 		{[]string{"load", "--sf", "0.01", "--primproc", "http://x"}, "--primproc http://x"},

@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("ipcbench", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringSliceVar(&c.Modes, "mode", []string{"sync", "async", "stream"}, "modes to run: sync, async, stream")
-	fs.StringSliceVar(&c.Transports, "transport", []string{"tcp", "unix"}, "transports, alternated within each round")
+	fs.StringSliceVar(&c.Transports, "transport", []string{"tcp", "unix"}, "transports (tcp, unix, shm), alternated within each round; shm has the link only (no plain-socket baseline)")
 	fs.BoolVar(&c.Raw, "raw", false, "also run the same traffic over a plain socket of the same kind and print link/raw ratios")
 	fs.IntVar(&c.Repeat, "repeat", 3, "rounds; each round runs every mode, transport and implementation once, in alternating order")
 	fs.IntVar(&c.Chunks, "chunks", 4, "split each trial into this many chunks, alternating the implementations chunk by chunk")
@@ -68,6 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.ConnsPerPeer, "conns-per-peer", 1, "link connections to primproc (raw async uses as many sockets)")
 	fs.IntVar(&c.Streams, "streams", 1, "stream: concurrent streams")
 	fs.Int64Var(&c.StreamBytes, "stream-bytes", 2e9, "stream: bytes to move per trial")
+	var writeKiB []int
+	fs.IntSliceVar(&writeKiB, "raw-write-kib", []int{64, 256, 1024, 4096}, "stream with --raw: the raw server's write sizes in KiB, one raw trial each; the fastest is the raw of link/raw (empty: one write a message)")
+	fs.BoolVar(&c.Memcpy, "memcpy", true, "stream: also time a single-core copy of the same bytes into a recycled buffer each round, and report every transport's fraction of its rate")
 	fs.IntVar(&c.Synth.Rows, "rows", 65536, "stream: rows per batch")
 	fs.IntVar(&c.Synth.Int64Cols, "int64-cols", 4, "stream: int64 columns")
 	fs.IntVar(&c.Synth.StringCols, "string-cols", 1, "stream: string columns")
@@ -85,6 +88,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "ipcbench:", err)
 		return 2
+	}
+	for _, k := range writeKiB {
+		c.RawWriteSizes = append(c.RawWriteSizes, k<<10)
 	}
 	if err := c.Validate(); err != nil {
 		fmt.Fprintln(stderr, "ipcbench:", err)

@@ -18,7 +18,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"--help"}, 0, "Measures the link against a plain socket."},
 		{[]string{"--bogus"}, 2, "unknown flag: --bogus"},
 		{[]string{"--mode", "sync,flood"}, 2, `ipcbench: --mode "flood": want sync, async or stream`},
-		{[]string{"--transport", "shm"}, 2, `ipcbench: --transport "shm": want tcp or unix`},
+		{[]string{"--transport", "memfd"}, 2, `ipcbench: --transport "memfd": want tcp, unix or shm`},
 		{[]string{"--repeat", "0"}, 2, "must be >= 1, --payload 0..1MiB"},
 		{[]string{"--payload", "2000000"}, 2, "must be >= 1, --payload 0..1MiB"},
 	} {

@@ -174,8 +174,9 @@ func (c *Cluster) waitLog(ctx context.Context, p *proc, w string, n int) error {
 // LinkEndpoints returns the primprocs' TCP link URLs, in order (for dbt3 load).
 func (c *Cluster) LinkEndpoints() []string { return append([]string(nil), c.endpoints...) }
 
-// Serve starts an exemgr for each transport ("tcp" or "unix": exemgr dials the TCP
-// endpoint and, for unix, switches to the socket the primproc announces) that is not
+// Serve starts an exemgr for each transport ("tcp", "unix" or "shm": exemgr dials the TCP
+// endpoint and, for unix and shm, switches to the socket the primproc announces, for shm
+// then setting up the shared-memory rings over it) that is not
 // running yet, all over the same primprocs, and waits until each takes MySQL clients and
 // has its links up; it returns their endpoints by transport. The primprocs keep running.
 func (c *Cluster) Serve(ctx context.Context, transports []string) (map[string]dbt3.Endpoint, error) {

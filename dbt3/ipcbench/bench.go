@@ -33,9 +33,11 @@ func toUsage(u rusage.Usage) usage {
 
 // trial is one measured run of one mode over one transport by one implementation.
 type trial struct {
-	Mode      string  `json:"mode"`
-	Transport string  `json:"transport"`
-	Impl      string  `json:"impl"` // "link" or "raw"
+	Mode      string `json:"mode"`
+	Transport string `json:"transport"`
+	Impl      string `json:"impl"` // "link", "raw" or "memcpy"
+	// WriteSize is the raw stream server's write size in bytes (0: a message a write).
+	WriteSize int     `json:"write_size,omitempty"`
 	Round     int     `json:"round"`
 	WallS     float64 `json:"wall_s"`
 	Ops       int64   `json:"ops"`   // calls (sync, async) or batches (stream)
@@ -56,6 +58,13 @@ type trial struct {
 	WriteRounds         uint64   `json:"write_rounds,omitempty"`
 	CreditStallUS       int64    `json:"credit_stall_us,omitempty"`
 	StreamsPer          []uint64 `json:"streams_per_conn,omitempty"`
+	// Link only: the bytes that crossed the client's sockets (both ways), and over shm the
+	// batch bodies that crossed the rings (both ways), their RBATCH frames, and the batches
+	// either end sent on the socket for want of ring space.
+	SocketBytes   uint64 `json:"socket_bytes,omitempty"`
+	RingBytes     uint64 `json:"ring_bytes,omitempty"`
+	RingBatches   uint64 `json:"ring_batches,omitempty"`
+	RingFallbacks uint64 `json:"ring_fallbacks,omitempty"`
 
 	h *hist // latencies, merged over chunks
 }
@@ -84,6 +93,10 @@ func (t *trial) add(u *trial) {
 	t.FramesOut += u.FramesOut
 	t.WriteRounds += u.WriteRounds
 	t.CreditStallUS += u.CreditStallUS
+	t.SocketBytes += u.SocketBytes
+	t.RingBytes += u.RingBytes
+	t.RingBatches += u.RingBatches
+	t.RingFallbacks += u.RingFallbacks
 	for i, n := range u.StreamsPer {
 		if i < len(t.StreamsPer) {
 			t.StreamsPer[i] += n
@@ -153,7 +166,7 @@ func (b *bench) url(transport, impl string) string {
 		}
 		return b.raw.tcp
 	}
-	if transport == "unix" {
+	if transport == "unix" || transport == "shm" {
 		return b.unixURL
 	}
 	return b.tcpURL
@@ -242,10 +255,38 @@ func (b *bench) measureStreams(ctx context.Context, t *trial, n int, stream func
 	return nil
 }
 
-func (b *bench) run(ctx context.Context, mode, transport, impl string, round int) (*trial, error) {
-	t := &trial{Mode: mode, Transport: transport, Impl: impl, Round: round}
+// runMemcpy times the memcpy baseline of a stream trial (Config.Memcpy): the trial's
+// bytes, message by message, copied by this goroutine from msg into one recycled buffer.
+func (b *bench) runMemcpy(msg []byte, round int) *trial {
+	t := &trial{Mode: "stream", Transport: memcpyTransport, Impl: "memcpy", Round: round}
+	n := b.streamBatches() * b.cfg.Streams * b.cfg.Chunks
+	dst := make([]byte, len(msg))
+	copy(dst, msg) // fault the buffer in, unmeasured
+	h := &hist{}
+	c0, _ := rusage.Self()
+	start := time.Now()
+	last := start
+	for range n {
+		copy(dst, msg)
+		now := time.Now()
+		h.record(now.Sub(last))
+		last = now
+	}
+	t.WallS = time.Since(start).Seconds()
+	c1, _ := rusage.Self()
+	t.Client = toUsage(c1.Sub(c0))
+	t.Ops, t.Bytes, t.Rows = int64(n), int64(n)*int64(len(msg)), int64(n)*int64(b.cfg.Synth.Rows)
+	t.setHist(h)
+	return t
+}
+
+// memcpyTransport is the memcpy baseline's trials' transport: none.
+const memcpyTransport = "-"
+
+func (b *bench) run(ctx context.Context, mode, transport string, impl implRun, round int) (*trial, error) {
+	t := &trial{Mode: mode, Transport: transport, Impl: impl.impl, WriteSize: impl.writeSize, Round: round}
 	var err error
-	if impl == "link" {
+	if impl.impl == "link" {
 		err = b.runLink(ctx, t)
 	} else {
 		err = b.runRaw(ctx, t)
@@ -254,9 +295,9 @@ func (b *bench) run(ctx context.Context, mode, transport, impl string, round int
 }
 
 func (b *bench) newLinkClient(ctx context.Context, transport string) (*ipc.Client, error) {
-	tr := ipc.TransportTCP
-	if transport == "unix" {
-		tr = ipc.TransportUnix
+	tr, err := ipc.ParseTransport(transport)
+	if err != nil {
+		return nil, err
 	}
 	cl, err := ipc.NewClient(b.url(transport, "link"), ipc.ClientConfig{Transport: tr, ConnsPerPeer: b.cfg.ConnsPerPeer, Name: "ipcbench", Logger: b.quiet})
 	if err != nil {
@@ -271,6 +312,14 @@ func (b *bench) newLinkClient(ctx context.Context, transport string) (*ipc.Clien
 	// Wait for every connection of the pool, so the spread is measured over all of them.
 	for i := 0; i < 100 && len(cl.Conns()) < b.cfg.ConnsPerPeer; i++ {
 		time.Sleep(10 * time.Millisecond)
+	}
+	// A peer without shared memory would give shm the plain unix socket: not what the
+	// trial is for.
+	for _, s := range cl.Stats() {
+		if tr == ipc.TransportShm && s.Transport != "shm" {
+			cl.Close()
+			return nil, fmt.Errorf("transport shm: connection %d runs over %s (the peer offers no shared memory?)", s.ID, s.Transport)
+		}
 	}
 	return cl, nil
 }
@@ -415,6 +464,7 @@ func (b *bench) runLink(ctx context.Context, t *trial) error {
 	srvAfter := b.serverLinkTotals(ctx)
 	t.ServerReadSyscalls = srvAfter.ReadSyscalls - srvBefore.ReadSyscalls
 	t.ServerWriteSyscalls = srvAfter.WriteSyscalls - srvBefore.WriteSyscalls
+	t.RingFallbacks = srvAfter.RingFallbacks - srvBefore.RingFallbacks
 	byID := map[uint64]ipc.ConnStats{}
 	for _, s := range before {
 		byID[s.ID] = s
@@ -427,6 +477,10 @@ func (b *bench) runLink(ctx context.Context, t *trial) error {
 		t.WriteRounds += s.WriteRounds - p.WriteRounds
 		t.CreditStallUS += (s.CreditStall - p.CreditStall).Microseconds()
 		t.StreamsPer = append(t.StreamsPer, s.StreamsOpened-p.StreamsOpened)
+		t.SocketBytes += s.SocketBytesIn + s.SocketBytesOut - p.SocketBytesIn - p.SocketBytesOut
+		t.RingBytes += s.RingBytesIn + s.RingBytesOut - p.RingBytesIn - p.RingBytesOut
+		t.RingBatches += s.RingBatchesIn + s.RingBatchesOut - p.RingBatchesIn - p.RingBatchesOut
+		t.RingFallbacks += s.RingFallbacks - p.RingFallbacks
 	}
 	return nil
 }
@@ -547,7 +601,7 @@ func (b *bench) runRaw(ctx context.Context, t *trial) error {
 		}
 	case "stream":
 		per := b.streamBatches()
-		if _, err := rawStream(ctx, url, b.cfg.Synth, 1, max(2, per/10), nil); err != nil {
+		if _, err := rawStream(ctx, url, b.cfg.Synth, t.WriteSize, 1, max(2, per/10), nil); err != nil {
 			return err
 		}
 		// The link multiplexes --streams streams over --conns-per-peer connections; a plain
@@ -560,7 +614,7 @@ func (b *bench) runRaw(ctx context.Context, t *trial) error {
 			if i < b.cfg.Streams%socks {
 				share++
 			}
-			return rawStream(ctx, url, b.cfg.Synth, share, share*per, h)
+			return rawStream(ctx, url, b.cfg.Synth, t.WriteSize, share, share*per, h)
 		})
 	}
 	return nil
@@ -717,14 +771,14 @@ const rawStreamBuffers = 4
 // as the link's background reader does) and hands it over; the consumer (this goroutine)
 // checks the message's framing, records its arrival and gives the buffer back. The bytes land
 // whole in buffers a consumer could decode in place, as the link's do.
-func rawStream(ctx context.Context, url string, a link.SynthArgs, streams, batches int, h *hist) (int64, error) {
+func rawStream(ctx context.Context, url string, a link.SynthArgs, writeSize, streams, batches int, h *hist) (int64, error) {
 	nc, err := dialRaw(ctx, url, 'T')
 	if err != nil {
 		return 0, err
 	}
 	defer nc.Close()
 	a.Batches = batches
-	req, _ := msgpack.Marshal(rawStreamRequest{Synth: a, Copies: streams})
+	req, _ := msgpack.Marshal(rawStreamRequest{Synth: a, Copies: streams, WriteSize: writeSize})
 	if _, err := nc.Write(append(binary.LittleEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -157,7 +158,7 @@ func (c *child) stop() {
 //	    share writes as the link's do.
 //	'T' stream: one request [u32 length][msgpack rawStreamRequest]; the answer is Batches copies of
 //	    the synth batch's Arrow IPC message, each [u64 length][message] written with one
-//	    write, then a zero length.
+//	    write (or in writes of WriteSize bytes), then a zero length.
 func serveRaw(ctx context.Context, urls []string, ready chan<- []string) error {
 	var lns []*ipc.Listener
 	var eps []string
@@ -247,9 +248,17 @@ func rawConn(nc net.Conn) {
 			framed[i] = binary.LittleEndian.AppendUint64(nil, uint64(len(msg)))
 			framed[i] = append(framed[i], msg...)
 		}
+		ws := q.WriteSize
+		if ws <= 0 {
+			ws = math.MaxInt
+		}
 		for i := 0; i < a.Batches; i++ {
-			if _, err := nc.Write(framed[i%len(framed)]); err != nil {
-				return
+			for m := framed[i%len(framed)]; len(m) > 0; {
+				n := min(ws, len(m))
+				if _, err := nc.Write(m[:n]); err != nil {
+					return
+				}
+				m = m[n:]
 			}
 		}
 		nc.Write(make([]byte, 8))
@@ -261,6 +270,9 @@ func rawConn(nc net.Conn) {
 type rawStreamRequest struct {
 	Synth  link.SynthArgs `msgpack:"synth"`
 	Copies int            `msgpack:"copies"`
+	// WriteSize is the bytes a write: the message is cut into writes of this size (0: one
+	// write a message).
+	WriteSize int `msgpack:"write_size"`
 }
 
 // synthMessage returns the Arrow IPC encapsulated message of the synth batch: exactly the

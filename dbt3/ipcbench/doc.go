@@ -1,7 +1,8 @@
 // Package ipcbench owns colink's benchmark of the link, in the manner of Kudu's rpc-bench:
 // a client (the calling process) against a primproc in another process, in three modes,
 // each optionally side by side with the same traffic over a plain socket of the same kind
-// (Config.Raw), over tcp and unix sockets alternately, reporting throughput, latency
+// (Config.Raw), over tcp, unix and shm alternately (shm: the link only, as it has no plain
+// socket of its kind; its trials also count the bytes through the rings), reporting throughput, latency
 // percentiles (a log-linear histogram), and each process's CPU time and context switches
 // per request (or per GB). cmd/ipcbench is its command; "dbt3 compare" runs that command's
 // stream mode and reads its JSON with ReadSummary.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
@@ -20,9 +21,13 @@ import (
 // "raw"): its rate in Unit (req/s, or GB/s for a stream) and each end's CPU in CPUUnit (µs/req
 // or s/GB), as the JSON's "summary" holds it.
 type Row struct {
-	Mode           string       `json:"mode"`
-	Transport      string       `json:"transport"`
-	Impl           string       `json:"impl"`
+	Mode      string `json:"mode"`
+	Transport string `json:"transport"`
+	Impl      string `json:"impl"`
+	// WriteSize is the raw stream server's write size (bytes; 0: a message a write); of a
+	// sweep (Config.RawWriteSizes), Best marks the fastest, the one link/raw is taken against.
+	WriteSize      int          `json:"write_size,omitempty"`
+	Best           bool         `json:"best,omitempty"`
 	Unit           string       `json:"unit"` // of Rate
 	Rate           measure.Stat `json:"rate"`
 	MRowsPerS      measure.Stat `json:"mrows_per_s,omitempty"`
@@ -40,11 +45,17 @@ type Row struct {
 	SyscallsPerOp  measure.Stat `json:"client_syscalls_per_op,omitempty"`
 	SrvSyscallsOp  measure.Stat `json:"server_syscalls_per_op,omitempty"`
 	StreamsPerConn string       `json:"streams_per_conn,omitempty"`
+	// Link over shm: the bytes through the rings per trial, their share of all the bytes
+	// the link moved (rings and sockets), and the batches sent on the socket for want of
+	// ring space per trial.
+	RingBytes     measure.Stat `json:"ring_bytes,omitzero"`
+	RingShare     measure.Stat `json:"ring_share,omitzero"`
+	RingFallbacks measure.Stat `json:"ring_fallbacks,omitzero"`
 }
 
 type ratio struct {
 	Mode  string       `json:"mode"`
-	What  string       `json:"what"` // "link/raw tcp", "link/raw unix", "unix/tcp link", "unix/tcp raw"
+	What  string       `json:"what"` // "link/raw tcp", "link/raw unix", "unix/tcp link", "unix/tcp raw", "shm/tcp link", "shm/unix link", "link/memcpy tcp", …
 	Ratio measure.Stat `json:"ratio"`
 }
 
@@ -63,13 +74,16 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		"modes": o.Modes, "transports": o.Transports, "raw": o.Raw, "repeat": o.Repeat, "chunks": o.Chunks,
 		"duration": o.Duration.String(), "clients": o.Clients, "inflight": o.Inflight, "payload": o.Payload, "method": o.Method,
 		"conns_per_peer": o.ConnsPerPeer, "streams": o.Streams, "stream_bytes": o.StreamBytes, "synth": o.Synth,
-		"connect": o.Connect,
+		"connect": o.Connect, "memcpy": o.Memcpy, "raw_write_sizes": o.RawWriteSizes,
 	}}
-	type key struct{ mode, tr, impl string }
+	type key struct {
+		mode, tr, impl string
+		ws             int
+	}
 	groups := map[key][]*trial{}
 	var order []key
 	for _, t := range trials {
-		k := key{t.Mode, t.Transport, t.Impl}
+		k := key{t.Mode, t.Transport, t.Impl, t.WriteSize}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -80,8 +94,8 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 	})
 	for _, k := range order {
 		ts := groups[k]
-		r := Row{Mode: k.mode, Transport: k.tr, Impl: k.impl}
-		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys []float64
+		r := Row{Mode: k.mode, Transport: k.tr, Impl: k.impl, WriteSize: k.ws}
+		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys, ring, share, fallbacks []float64
 		for _, t := range ts {
 			ops := float64(max(t.Ops, 1))
 			per := ops
@@ -105,6 +119,11 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 				if t.ServerReadSyscalls+t.ServerWriteSyscalls > 0 {
 					ssys = append(ssys, float64(t.ServerReadSyscalls+t.ServerWriteSyscalls)/ops)
 				}
+				if t.Transport == "shm" {
+					ring = append(ring, float64(t.RingBytes))
+					share = append(share, float64(t.RingBytes)/float64(max(t.RingBytes+t.SocketBytes, 1)))
+					fallbacks = append(fallbacks, float64(t.RingFallbacks))
+				}
 			}
 		}
 		r.Unit, r.CPUUnit = "req/s", "µs/req"
@@ -119,14 +138,36 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		r.ClientCS, r.ServerCS, r.P50US, r.P99US = measure.Summarize(ccs), measure.Summarize(scs), measure.Summarize(p50), measure.Summarize(p99)
 		r.ClientVolCS, r.ClientInvolCS, r.ServerVolCS, r.ServerInvolCS = measure.Summarize(cv), measure.Summarize(ci), measure.Summarize(sv), measure.Summarize(si)
 		r.SyscallsPerOp, r.SrvSyscallsOp = measure.Summarize(sys), measure.Summarize(ssys)
+		r.RingBytes, r.RingShare, r.RingFallbacks = measure.Summarize(ring), measure.Summarize(share), measure.Summarize(fallbacks)
 		if k.impl == "link" && len(ts[len(ts)-1].StreamsPer) > 1 {
 			r.StreamsPerConn = fmt.Sprint(ts[len(ts)-1].StreamsPer)
 		}
 		rep.Rows = append(rep.Rows, r)
 	}
+	// Of a raw stream's write sizes, the fastest (by median rate) stands for raw.
+	bestWS := map[[2]string]int{}
+	bestRate := map[[2]string]float64{}
+	sweeps := map[[2]string]int{}
+	for _, r := range rep.Rows {
+		if mt := [2]string{r.Mode, r.Transport}; r.Impl == "raw" {
+			sweeps[mt]++
+			if rate, ok := bestRate[mt]; !ok || r.Rate.Median > rate {
+				bestRate[mt], bestWS[mt] = r.Rate.Median, r.WriteSize
+			}
+		}
+	}
+	for i, r := range rep.Rows {
+		if mt := [2]string{r.Mode, r.Transport}; r.Impl == "raw" && sweeps[mt] > 1 && bestWS[mt] == r.WriteSize {
+			rep.Rows[i].Best = true
+		}
+	}
 	// Ratios are taken within a round (trials run back to back), then summarised.
 	find := func(mode, tr, impl string, round int) *trial {
-		for _, t := range groups[key{mode, tr, impl}] {
+		ws := 0
+		if impl == "raw" {
+			ws = bestWS[[2]string{mode, tr}]
+		}
+		for _, t := range groups[key{mode, tr, impl, ws}] {
 			if t.Round == round {
 				return t
 			}
@@ -149,11 +190,34 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		for _, tr := range o.Transports {
 			add("link/raw "+tr, func(r int) *trial { return find(mode, tr, "link", r) }, func(r int) *trial { return find(mode, tr, "raw", r) })
 		}
-		for _, impl := range []string{"link", "raw"} {
-			add("unix/tcp "+impl, func(r int) *trial { return find(mode, "unix", impl, r) }, func(r int) *trial { return find(mode, "tcp", impl, r) })
+		// Each transport's stream as a fraction of the memcpy baseline's rate, per round.
+		for _, tr := range o.Transports {
+			for _, impl := range []string{"link", "raw"} {
+				add(impl+"/memcpy "+tr, func(r int) *trial { return find(mode, tr, impl, r) }, func(r int) *trial { return find(mode, memcpyTransport, "memcpy", r) })
+			}
+		}
+		for _, pair := range transportPairs(o.Transports) {
+			for _, impl := range []string{"link", "raw"} {
+				add(pair[0]+"/"+pair[1]+" "+impl, func(r int) *trial { return find(mode, pair[0], impl, r) }, func(r int) *trial { return find(mode, pair[1], impl, r) })
+			}
 		}
 	}
 	return rep
+}
+
+// transportPairs returns the pairs of the run's transports whose ratios are reported, the
+// numerator first: each transport against each one before it in transports (unix/tcp,
+// shm/tcp, shm/unix).
+func transportPairs(run []string) [][2]string {
+	var out [][2]string
+	for i, a := range transports {
+		for _, b := range transports[:i] {
+			if slices.Contains(run, a) && slices.Contains(run, b) {
+				out = append(out, [2]string{a, b})
+			}
+		}
+	}
+	return out
 }
 
 func fmtStat(s measure.Stat, prec int) string {
@@ -174,7 +238,17 @@ func writeMarkdown(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "Medians of %v rounds, (min–max); each trial ran as %v chunks alternating with the other implementation's. CPU and context switches per request (stream: CPU per GB, switches per batch).\n\n", rep.Config["repeat"], rep.Config["chunks"])
 	fmt.Fprintln(w, "| mode | transport | impl | rate | client CPU | server CPU | client cs/op (vol+invol) | server cs/op | p50 µs | p99 µs | client syscalls/op | server syscalls/op |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	swept := map[string][]Row{} // by mode and transport: a raw stream's write sizes
 	for _, r := range rep.Rows {
+		impl := r.Impl
+		if r.Impl == "raw" && r.WriteSize > 0 {
+			k := r.Mode + " over " + r.Transport
+			swept[k] = append(swept[k], r)
+			if !r.Best && !onlySize(rep.Rows, r) {
+				continue // in the sweep's line below
+			}
+			impl = fmt.Sprintf("raw (%s writes)", sizeText(r.WriteSize))
+		}
 		rate := fmtStat(r.Rate, 0) + " " + r.Unit
 		if r.Unit == "GB/s" {
 			rate = fmtStat(r.Rate, 2) + " GB/s, " + fmtStat(r.MRowsPerS, 1) + " Mrows/s"
@@ -184,7 +258,7 @@ func writeMarkdown(w io.Writer, rep *report) {
 			cpuPrec = 3
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s %s | %s %s | %s | %s | %s | %s | %s | %s |\n",
-			r.Mode, r.Transport, r.Impl, rate,
+			r.Mode, r.Transport, impl, rate,
 			fmtStat(r.ClientCPU, cpuPrec), r.CPUUnit, fmtStat(r.ServerCPU, cpuPrec), r.CPUUnit,
 			fmtStat(r.ClientCS, 2), fmtStat(r.ServerCS, 2), fmtStat(r.P50US, 1), fmtStat(r.P99US, 1),
 			fmtStat(r.SyscallsPerOp, 2), fmtStat(r.SrvSyscallsOp, 2))
@@ -196,11 +270,55 @@ func writeMarkdown(w io.Writer, rep *report) {
 			fmt.Fprintf(w, "| %s | %s | %s |\n", r.Mode, r.What, fmtStat(r.Ratio, 2))
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(swept)) {
+		if rows := swept[k]; len(rows) > 1 {
+			var parts []string
+			for _, r := range rows {
+				p := sizeText(r.WriteSize) + " " + fmtStat(r.Rate, 2) + " GB/s"
+				if r.Best {
+					p += " (best: the raw of link/raw)"
+				}
+				parts = append(parts, p)
+			}
+			fmt.Fprintf(w, "\nraw %s by write size: %s\n", k, strings.Join(parts, ", "))
+		}
+	}
+	for _, r := range rep.Rows {
+		if r.RingBytes.N > 0 {
+			fmt.Fprintf(w, "\nrings, %s over %s, per trial: %s GB through the rings, %s of the link's bytes, %s batches on the socket for want of ring space\n",
+				r.Mode, r.Transport, fmtStat(scaled(r.RingBytes, 1e-9), 3), fmtStat(scaled(r.RingShare, 100), 1)+" %", fmtStat(r.RingFallbacks, 0))
+		}
+	}
 	for _, r := range rep.Rows {
 		if r.StreamsPerConn != "" {
 			fmt.Fprintf(w, "\nstreams per connection, %s over %s (last round): %s\n", r.Mode, r.Transport, r.StreamsPerConn)
 		}
 	}
+}
+
+// onlySize reports whether r is the only write size of its raw mode and transport.
+func onlySize(rows []Row, r Row) bool {
+	n := 0
+	for _, x := range rows {
+		if x.Impl == "raw" && x.Mode == r.Mode && x.Transport == r.Transport {
+			n++
+		}
+	}
+	return n == 1
+}
+
+// sizeText is a write size: "64 KiB", "1 MiB".
+func sizeText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// scaled is s with its figures multiplied by k.
+func scaled(s measure.Stat, k float64) measure.Stat {
+	s.Median, s.Min, s.Max = s.Median*k, s.Min*k, s.Max*k
+	return s
 }
 
 func writeJSON(path string, rep *report) error {

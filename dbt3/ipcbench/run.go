@@ -18,9 +18,9 @@ import (
 // Config is what a run measures; cmd/ipcbench's flags set it field by field.
 type Config struct {
 	Modes      []string // sync, async, stream, in the order each round runs them
-	Transports []string // tcp, unix, alternated within each round
+	Transports []string // tcp, unix, shm, alternated within each round
 	// Raw also runs the same traffic over a plain socket of the same kind, for link/raw
-	// ratios.
+	// ratios (tcp and unix: shm has no plain-socket equivalent).
 	Raw bool
 	// Repeat is the number of rounds; each runs every mode, transport and implementation
 	// once, in alternating order.
@@ -39,6 +39,14 @@ type Config struct {
 	ConnsPerPeer int
 	Streams      int   // stream: concurrent streams
 	StreamBytes  int64 // stream: bytes to move per trial
+	// Memcpy also times, in each round of the stream mode, a single-core copy of the same
+	// bytes (the same messages, one after another) into a recycled buffer: the bound of
+	// any transport's copy, for transport/memcpy fractions.
+	Memcpy bool
+	// RawWriteSizes are the write sizes (bytes) the raw stream's server writes each message
+	// in, one raw trial each, alternated with the others; the fastest is the raw baseline
+	// (link/raw). Empty: one write per message.
+	RawWriteSizes []int
 	// Synth is the stream's batch (its zero fields take link.SynthArgs' defaults).
 	Synth link.SynthArgs
 	// Bin is the directory holding the primproc binary to start ("": dbt3/cluster finds
@@ -53,6 +61,41 @@ type Config struct {
 	Command string
 }
 
+// transports are the link transports a run may measure, in the order their ratios pair
+// them: each against those before it (unix/tcp, shm/tcp, shm/unix).
+var transports = []string{"tcp", "unix", "shm"}
+
+// implRun is an implementation a trial runs: "link" or "raw", the raw stream's server
+// writing in writes of writeSize bytes (0: a message a write).
+type implRun struct {
+	impl      string
+	writeSize int
+}
+
+func (i implRun) String() string {
+	if i.writeSize > 0 {
+		return fmt.Sprintf("%s/%dKiB", i.impl, i.writeSize>>10)
+	}
+	return i.impl
+}
+
+// implsFor returns the implementations a trial of mode over transport runs: the link, and
+// with Config.Raw the plain socket of the same kind, which shm has not; the raw stream once
+// per RawWriteSizes.
+func (c *Config) implsFor(mode, transport string) []implRun {
+	out := []implRun{{impl: "link"}}
+	if !c.Raw || transport == "shm" {
+		return out
+	}
+	if mode != "stream" || len(c.RawWriteSizes) == 0 {
+		return append(out, implRun{impl: "raw"})
+	}
+	for _, ws := range c.RawWriteSizes {
+		out = append(out, implRun{impl: "raw", writeSize: ws})
+	}
+	return out
+}
+
 // Validate checks the settings before anything starts; its messages name cmd/ipcbench's
 // flags.
 func (c *Config) Validate() error {
@@ -62,8 +105,13 @@ func (c *Config) Validate() error {
 		}
 	}
 	for _, t := range c.Transports {
-		if t != "tcp" && t != "unix" {
-			return fmt.Errorf("--transport %q: want tcp or unix", t)
+		if !slices.Contains(transports, t) {
+			return fmt.Errorf("--transport %q: want tcp, unix or shm", t)
+		}
+	}
+	for _, ws := range c.RawWriteSizes {
+		if ws < 1<<10 || ws > 64<<20 {
+			return fmt.Errorf("--raw-write-kib: %d KiB: want 1..65536", ws>>10)
 		}
 	}
 	if c.Repeat < 1 || c.Chunks < 1 || c.Clients < 1 || c.Inflight < 1 || c.ConnsPerPeer < 1 || c.Streams < 1 || c.Payload < 0 || c.Payload > 1<<20 {
@@ -115,10 +163,6 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		}
 		defer b.ctl.Close()
 	}
-	impls := []string{"link"}
-	if cfg.Raw {
-		impls = append(impls, "raw")
-	}
 	b.chunkDur = cfg.Duration / time.Duration(cfg.Chunks)
 	loadStart := measure.LoadAverage()
 	var trials []*trial
@@ -128,13 +172,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			for _, tr := range ts {
 				// Each trial is run as Chunks chunks, the implementations alternating
 				// chunk by chunk, so load from elsewhere on the machine falls on both alike.
-				acc := map[string]*trial{}
+				acc := map[implRun]*trial{}
 				for chunk := range cfg.Chunks {
 					b.warm = cfg.Warmup
 					if chunk > 0 {
 						b.warm = cfg.Warmup / 4
 					}
-					for _, impl := range rotate(impls, round+slices.Index(ts, tr)+chunk) {
+					for _, impl := range rotate(cfg.implsFor(mode, tr), round+slices.Index(ts, tr)+chunk) {
 						t, err := b.run(ctx, mode, tr, impl, round)
 						if err != nil {
 							return fmt.Errorf("%s over %s (%s), round %d: %w", mode, tr, impl, round+1, err)
@@ -146,11 +190,16 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 						}
 					}
 				}
-				for _, impl := range impls {
+				for _, impl := range cfg.implsFor(mode, tr) {
 					t := acc[impl]
-					fmt.Fprintf(stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, tr, impl, t.brief())
+					fmt.Fprintf(stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, tr, impl.String(), t.brief())
 					trials = append(trials, t)
 				}
+			}
+			if mode == "stream" && cfg.Memcpy {
+				t := b.runMemcpy(msg, round)
+				fmt.Fprintf(stderr, "round %d %-6s %-4s %-4s %s\n", round+1, mode, "-", "memcpy", t.brief())
+				trials = append(trials, t)
 			}
 		}
 	}
@@ -169,7 +218,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 }
 
 // rotate returns xs, reversed when k is odd: the order alternates from one turn to the next.
-func rotate(xs []string, k int) []string {
+func rotate[T any](xs []T, k int) []T {
 	out := slices.Clone(xs)
 	if len(out) > 1 && k%2 == 1 {
 		slices.Reverse(out)
@@ -180,7 +229,11 @@ func rotate(xs []string, k int) []string {
 func (t *trial) brief() string {
 	cpu := float64(t.Client.UserUS+t.Client.SysUS+t.Server.UserUS+t.Server.SysUS) / 1e6
 	if t.Mode == "stream" {
-		return fmt.Sprintf("%.2f GB/s %.1f Mrows/s cpu %.2fs p50 %.0fµs", t.rate(), float64(t.Rows)/t.WallS/1e6, cpu, t.P50US)
+		s := fmt.Sprintf("%.2f GB/s %.1f Mrows/s cpu %.2fs p50 %.0fµs", t.rate(), float64(t.Rows)/t.WallS/1e6, cpu, t.P50US)
+		if t.Transport == "shm" {
+			s += fmt.Sprintf(" ring %.2f GB fallbacks %d", float64(t.RingBytes)/1e9, t.RingFallbacks)
+		}
+		return s
 	}
 	return fmt.Sprintf("%.0f req/s p50 %.1fµs p99 %.1fµs cpu %.2fs", t.rate(), t.P50US, t.P99US, cpu)
 }

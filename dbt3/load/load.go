@@ -46,7 +46,7 @@ type Config struct {
 	Primprocs []string
 	// Tables to load (nil: all eight; with From, all found).
 	Tables    []string
-	Transport string // link transport: tcp, unix or auto
+	Transport string // link transport: tcp, unix, shm or auto
 	// AuthTokenFile holds the shared secret for TCP primprocs that require one.
 	AuthTokenFile string
 	// ChunkRows is the rows per dealt chunk (0: the smallest segment size among the
@@ -77,9 +77,9 @@ func Run(ctx context.Context, cfg Config, out dbt3.Output) error {
 	}
 	tr := ipc.Transport(cfg.Transport)
 	switch tr {
-	case ipc.TransportTCP, ipc.TransportUnix, ipc.TransportAuto:
+	case ipc.TransportTCP, ipc.TransportUnix, ipc.TransportShm, ipc.TransportAuto:
 	default:
-		return dbt3.Usagef("--transport %q: want tcp, unix or auto", cfg.Transport)
+		return dbt3.Usagef("--transport %q: want tcp, unix, shm or auto", cfg.Transport)
 	}
 	if cfg.ChunkRows < 0 {
 		return dbt3.Usagef("--chunk-rows %d: must be positive", cfg.ChunkRows)

@@ -48,7 +48,7 @@ type Host struct {
 // Sample is one execution of one query in one configuration.
 type Sample struct {
 	System    string `json:"system"`              // "colink" or "duckdb"
-	Transport string `json:"transport,omitempty"` // colink's link: "tcp", "unix"
+	Transport string `json:"transport,omitempty"` // colink's link: "tcp", "unix", "shm"
 	// Pushdown is colink's pushdown level the query ran at ("full", "filter", "scan"), as
 	// SHOW QUERY STATS reported it; "" for DuckDB and for records from before the dial.
 	Pushdown  string `json:"pushdown,omitempty"`

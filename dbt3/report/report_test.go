@@ -178,10 +178,17 @@ func TestWrite(t *testing.T) {
 // moved than over tcp and 2 ms more whatever it moves, and its CPU 80 ms less per GB (all
 // in exemgr), with a per-round disturbance that leaves the slope alone.
 func costRun() *measure.Run {
-	r := &measure.Run{ID: "cost", Driver: "compare", SF: 1,
-		Metrics: map[string]float64{}}
+	r := costRunOver([]string{"tcp", "unix"}, map[string]float64{"unix": 1})
 	SetStreamCost(r, "tcp", StreamCost{CPU: 0.36, Wall: 0.23})
 	SetStreamCost(r, "unix", StreamCost{CPU: 0.28, Wall: 0.19})
+	return r
+}
+
+// costRunOver is costRun over transports, in that order each round: each transport but
+// tcp saves scale[tr] × (50 ms of elapsed and 80 ms of CPU) per GB against tcp.
+func costRunOver(transports []string, scale map[string]float64) *measure.Run {
+	r := &measure.Run{ID: "cost", Driver: "compare", SF: 1,
+		Metrics: map[string]float64{}}
 	queries := []struct {
 		name, level string
 		gb          float64
@@ -190,12 +197,12 @@ func costRun() *measure.Run {
 		jitter := 0.001 * float64(round%3) // the same for both transports of a round
 		for i, q := range queries {
 			bytes := int64(q.gb * 1e9)
-			for _, tr := range []string{"tcp", "unix"} {
+			for _, tr := range transports {
 				el := 0.1 + q.gb*0.3 + jitter
 				cpu := 0.05 + q.gb*0.4
-				if tr == "unix" {
-					el += -0.05*q.gb + 0.002 + 0.0001*float64((round+i)%2)
-					cpu += -0.08 * q.gb
+				if k := scale[tr]; tr != "tcp" {
+					el += k * (-0.05*q.gb + 0.002 + 0.0001*float64((round+i)%2))
+					cpu += k * -0.08 * q.gb
 				}
 				s := measure.Sample{System: "colink", Transport: tr, Pushdown: q.level, Query: q.name, Round: round, Cold: round == 1,
 					Elapsed: el, Verified: "consistent",
@@ -272,5 +279,68 @@ func TestCostPerGB(t *testing.T) {
 	SetStreamCost(c.Run, "unix", StreamCost{CPU: 0.6, Wall: 0.19})
 	if text, ok, _ := c.StreamCheck(cost); ok || !strings.Contains(text, "disagree") {
 		t.Errorf("stream check %q", text)
+	}
+}
+
+// Three transports: every other transport is paired with tcp, the baseline though it is
+// not the first, in the tables, the fits and the plots.
+func TestThreeTransports(t *testing.T) {
+	c := Summarize(costRunOver([]string{"shm", "tcp", "unix"}, map[string]float64{"unix": 1, "shm": 2}))
+	if strings.Join(c.Transports, ",") != "shm,tcp,unix" || c.Baseline != "tcp" || strings.Join(c.Others(), ",") != "shm,unix" {
+		t.Fatalf("transports %v baseline %s others %v", c.Transports, c.Baseline, c.Others())
+	}
+	for _, r := range c.Rows {
+		for _, tr := range []string{"shm", "unix"} {
+			if st := r.Ratio(tr); st.N != 3 || !(st.Median > 0) {
+				t.Errorf("%s: ratio %s/tcp %+v", c.Label(r), tr, st)
+			}
+		}
+		if _, ok := r.Ratios["tcp"]; ok {
+			t.Errorf("%s: a ratio of tcp against itself", c.Label(r))
+		}
+	}
+	// SCAN8 moves 4 GB: shm saves 2 × 50 ms a GB, unix 50 ms.
+	last := c.Rows[len(c.Rows)-1]
+	if shm, unix := last.Ratio("shm").Median, last.Ratio("unix").Median; !(shm < unix && unix < 1) {
+		t.Errorf("SCAN8 ratios shm %v unix %v", shm, unix)
+	}
+	slopes := map[string]float64{}
+	for _, cost := range c.Costs {
+		slopes[cost.Transport] = cost.Elapsed.Slope
+	}
+	if len(c.Costs) != 2 || math.Abs(slopes["unix"]+0.05) > 1e-4 || math.Abs(slopes["shm"]+0.1) > 1e-4 {
+		t.Errorf("elapsed slopes %v, want unix −0.05 and shm −0.1 s/GB", slopes)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{"| query | pushdown | shm | tcp | unix | shm/tcp | unix/tcp | shm cold | tcp cold | unix cold | answers |",
+		"| shm | elapsed | -100.0 ms/GB [", "| unix | elapsed | -50.0 ms/GB [", "shm against tcp", "unix against tcp"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if ans := c.Answer(); !strings.Contains(ans, "shm") || !strings.Contains(ans, "unix") {
+		t.Errorf("answer names not both transports: %q", ans)
+	}
+	plots := map[string]func() ([]byte, error){
+		"transports": func() ([]byte, error) { return PlotTransports(c) },
+		"ratios":     func() ([]byte, error) { return PlotRatios(c) },
+		"cost":       func() ([]byte, error) { return PlotCosts(c, false) },
+		"cost cpu":   func() ([]byte, error) { return PlotCosts(c, true) },
+	}
+	for name, plot := range plots {
+		data, err := plot()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		dbt3test.WellFormedSVG(t, name, data)
+		for _, tr := range []string{"shm", "unix"} {
+			if !bytes.Contains(data, []byte(tr)) {
+				t.Errorf("%s plot does not name %s", name, tr)
+			}
+		}
 	}
 }
