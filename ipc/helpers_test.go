@@ -214,6 +214,37 @@ func pipePair(t *testing.T, srv *Server, cfg ClientConfig) *Conn {
 	return c
 }
 
+// recvAll receives st's batches until EOF, failing t on an error, calls f (if not nil)
+// with each batch and the rows before it, releases it, and returns the rows received.
+func recvAll(t *testing.T, st *Stream, f func(rec arrow.RecordBatch, before int)) int {
+	t.Helper()
+	rows := 0
+	for {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			return rows
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != nil {
+			f(rec, rows)
+		}
+		rows += int(rec.NumRows())
+		rec.Release()
+	}
+}
+
+// recvOne receives one batch from st, failing t on an error, and releases it.
+func recvOne(t *testing.T, st *Stream) {
+	t.Helper()
+	rec, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+}
+
 func mpMap(kv ...any) []byte {
 	b := mpAppendMapHeader(nil, len(kv)/2)
 	for i := 0; i < len(kv); i += 2 {

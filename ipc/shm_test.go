@@ -214,11 +214,7 @@ func TestShmFlowControlBoundsProducer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rec, err := st.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Release()
+	recvOne(t, st)
 	time.Sleep(200 * time.Millisecond)
 	ss := serverConn(t, env.srv)
 	if ss.RingBytesOut > 2*window || ss.CreditWaits == 0 {
