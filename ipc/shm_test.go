@@ -145,19 +145,7 @@ func TestShmStreamsIntact(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	errc := make(chan error, 1)
-	go func() {
-		for i := range 50 {
-			rec := makeBatch(memory.DefaultAllocator, i*500, 500)
-			err := st.Send(rec)
-			rec.Release()
-			if err != nil {
-				errc <- err
-				return
-			}
-		}
-		errc <- st.CloseSend(nil)
-	}()
+	errc := sendBatches(st, 50, 500)
 	recvBatches(t, st, 0, 500, false)
 	if err := <-errc; err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 func newPipeServer(t *testing.T, lim Limits) (*Server, *logBuf) {
@@ -77,19 +76,7 @@ func TestUploadAndEchoBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	errc := make(chan error, 1)
-	go func() {
-		for i := 0; i < 50; i++ {
-			rec := makeBatch(memory.DefaultAllocator, i*1000, 1000)
-			err := st.Send(rec)
-			rec.Release()
-			if err != nil {
-				errc <- err
-				return
-			}
-		}
-		errc <- st.CloseSend(nil)
-	}()
+	errc := sendBatches(st, 50, 1000)
 	n := recvAll(t, st, nil)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
