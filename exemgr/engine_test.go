@@ -92,12 +92,12 @@ func TestColumnStats(t *testing.T) {
 
 func TestLinkDelta(t *testing.T) {
 	before := ipc.ClientStats{Conns: []ipc.ConnStats{
-		{ID: 1, Transport: "unix", BytesIn: 100, BytesOut: 10, FramesIn: 3, FramesOut: 2, BatchesIn: 1, ReadSyscalls: 5, WriteSyscalls: 4},
-		{ID: 2, Transport: "unix", BytesIn: 50},
+		{ID: 1, Transport: "unix", Traffic: ipc.Traffic{BytesIn: 100, BytesOut: 10, FramesIn: 3, FramesOut: 2, BatchesIn: 1}, ReadSyscalls: 5, WriteSyscalls: 4},
+		{ID: 2, Transport: "unix", Traffic: ipc.Traffic{BytesIn: 50}},
 	}}
 	after := ipc.ClientStats{Conns: []ipc.ConnStats{
-		{ID: 1, Transport: "unix", BytesIn: 1100, BytesOut: 60, FramesIn: 13, FramesOut: 4, BatchesIn: 6, BatchesOut: 1, ReadSyscalls: 9, WriteSyscalls: 6},
-		{ID: 3, Transport: "unix", BytesIn: 7, FramesIn: 1, ReadSyscalls: 1}, // reconnected: counts from zero
+		{ID: 1, Transport: "unix", Traffic: ipc.Traffic{BytesIn: 1100, BytesOut: 60, FramesIn: 13, FramesOut: 4, BatchesIn: 6, BatchesOut: 1}, ReadSyscalls: 9, WriteSyscalls: 6},
+		{ID: 3, Transport: "unix", Traffic: ipc.Traffic{BytesIn: 7, FramesIn: 1}, ReadSyscalls: 1}, // reconnected: counts from zero
 	}}
 	var p ProcessStats
 	linkDelta(&p, before, after)

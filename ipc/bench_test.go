@@ -28,16 +28,7 @@ func benchEnv(b *testing.B) *Conn {
 		end = append(end, 0x81, 0xa4, 'e', 'c', 'h', 'o')
 		return append(end, args...), nil
 	})
-	cl, err := NewClient(benchServe(b, s), ClientConfig{Transport: TransportUnix, ConnsPerPeer: 1, Logger: lg})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cl.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := cl.WaitUp(ctx); err != nil {
-		b.Fatal(err)
-	}
+	cl := newTestClient(b, benchServe(b, s), ClientConfig{Transport: TransportUnix, ConnsPerPeer: 1, Logger: lg})
 	return cl.Conns()[0]
 }
 

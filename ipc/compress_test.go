@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	arrowipc "github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -19,29 +18,7 @@ import (
 // body compression (lz4 or zstd).
 func compressedMessages(t *testing.T, codec string, rows int) [][]byte {
 	t.Helper()
-	var buf bytes.Buffer
-	rec := makeBatch(memory.DefaultAllocator, 0, rows)
-	defer rec.Release()
-	w := arrowipc.NewWriter(&buf, append([]arrowipc.Option{arrowipc.WithSchema(rec.Schema())}, compressionOpts(codec)...)...)
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	var out [][]byte
-	b := buf.Bytes()
-	for len(b) >= 8 && binary.LittleEndian.Uint32(b) == 0xFFFFFFFF {
-		metaLen := int(binary.LittleEndian.Uint32(b[4:]))
-		if metaLen == 0 {
-			break
-		}
-		info, err := parseArrowMeta(b[8 : 8+metaLen])
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 8 + metaLen + int(info.bodyLength)
-		out = append(out, bytes.Clone(b[:n]))
-		b = b[n:]
-	}
+	out := writeStreamMessages(t, rows, compressionOpts(codec)...)
 	if len(out) != 2 {
 		t.Fatalf("%d messages", len(out))
 	}

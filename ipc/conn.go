@@ -720,18 +720,13 @@ func (c *Conn) putWaiter(w *callWaiter) {
 
 // ConnStats are one connection's counters.
 type ConnStats struct {
-	ID            uint64        `json:"id" msgpack:"id"`
-	Role          string        `json:"role" msgpack:"role"` // "client" or "server": this side's
-	Transport     string        `json:"transport" msgpack:"transport"`
-	Remote        string        `json:"remote" msgpack:"remote"`
-	PeerName      string        `json:"peer_name" msgpack:"peer_name"`
-	Up            time.Duration `json:"up_ns" msgpack:"up_ns"`
-	BytesIn       uint64        `json:"bytes_in" msgpack:"bytes_in"`
-	BytesOut      uint64        `json:"bytes_out" msgpack:"bytes_out"`
-	FramesIn      uint64        `json:"frames_in" msgpack:"frames_in"`
-	FramesOut     uint64        `json:"frames_out" msgpack:"frames_out"`
-	BatchesIn     uint64        `json:"batches_in" msgpack:"batches_in"`
-	BatchesOut    uint64        `json:"batches_out" msgpack:"batches_out"`
+	ID        uint64        `json:"id" msgpack:"id"`
+	Role      string        `json:"role" msgpack:"role"` // "client" or "server": this side's
+	Transport string        `json:"transport" msgpack:"transport"`
+	Remote    string        `json:"remote" msgpack:"remote"`
+	PeerName  string        `json:"peer_name" msgpack:"peer_name"`
+	Up        time.Duration `json:"up_ns" msgpack:"up_ns"`
+	Traffic
 	ReadSyscalls  uint64        `json:"read_syscalls" msgpack:"read_syscalls"`
 	WriteSyscalls uint64        `json:"write_syscalls" msgpack:"write_syscalls"`
 	WriteRounds   uint64        `json:"write_rounds" msgpack:"write_rounds"`

@@ -805,9 +805,9 @@ func (c *core) finish(cs *coreStream, errCode, errMsg string) (round uint64, que
 func (c *core) streamStats(cs *coreStream) StreamStats {
 	return StreamStats{
 		ID: cs.id, Method: cs.method,
-		BytesIn: cs.bytesIn, BytesOut: cs.bytesOut,
-		FramesIn: cs.framesIn, FramesOut: cs.framesOut,
-		BatchesIn: cs.batchesIn, BatchesOut: cs.batchesOut,
+		Traffic: Traffic{BytesIn: cs.bytesIn, BytesOut: cs.bytesOut,
+			FramesIn: cs.framesIn, FramesOut: cs.framesOut,
+			BatchesIn: cs.batchesIn, BatchesOut: cs.batchesOut},
 		CreditStall: cs.stall, CreditWaits: cs.creditWaits,
 	}
 }

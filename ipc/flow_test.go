@@ -80,10 +80,7 @@ func sizeHandlers(s *Server, z blobSizer) {
 			return err
 		}
 		for _, n := range a.Sizes {
-			rec := blobBatch(memory.DefaultAllocator, z.blobLen(n))
-			err := st.Send(rec)
-			rec.Release()
-			if err != nil {
+			if err := sendRelease(st, blobBatch(memory.DefaultAllocator, z.blobLen(n))); err != nil {
 				return err
 			}
 		}

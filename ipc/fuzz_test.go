@@ -13,11 +13,16 @@ import (
 
 // arrowStreamMessages returns the encapsulated messages (schema, batch) of a small Arrow
 // stream, as the link carries them in SCHEMA and BATCH payloads.
-func arrowStreamMessages(tb testing.TB) [][]byte {
+func arrowStreamMessages(tb testing.TB) [][]byte { return writeStreamMessages(tb, 5) }
+
+// writeStreamMessages writes a batch of rows as an Arrow stream with opts and returns
+// copies of its encapsulated messages.
+func writeStreamMessages(tb testing.TB, rows int, opts ...arrowipc.Option) [][]byte {
+	tb.Helper()
 	var buf bytes.Buffer
-	rec := makeBatch(memory.DefaultAllocator, 0, 5)
+	rec := makeBatch(memory.DefaultAllocator, 0, rows)
 	defer rec.Release()
-	w := arrowipc.NewWriter(&buf, arrowipc.WithSchema(rec.Schema()))
+	w := arrowipc.NewWriter(&buf, append([]arrowipc.Option{arrowipc.WithSchema(rec.Schema())}, opts...)...)
 	if err := w.Write(rec); err != nil {
 		tb.Fatal(err)
 	}
@@ -34,7 +39,7 @@ func arrowStreamMessages(tb testing.TB) [][]byte {
 			tb.Fatal(err)
 		}
 		n := 8 + metaLen + int(info.bodyLength)
-		out = append(out, b[:n])
+		out = append(out, bytes.Clone(b[:n]))
 		b = b[n:]
 	}
 	return out

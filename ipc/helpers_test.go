@@ -117,10 +117,7 @@ func testHandlers(s *Server) {
 			return err
 		}
 		for i := 0; i < a.N; i++ {
-			rec := makeBatch(memory.DefaultAllocator, i*a.Rows, a.Rows)
-			err := st.Send(rec)
-			rec.Release()
-			if err != nil {
+			if err := sendRelease(st, makeBatch(memory.DefaultAllocator, i*a.Rows, a.Rows)); err != nil {
 				return err
 			}
 		}
@@ -181,7 +178,7 @@ func startServer(t *testing.T, cfg ServerConfig) *testEnv {
 	return env
 }
 
-func newTestClient(t *testing.T, url string, cfg ClientConfig) *Client {
+func newTestClient(t testing.TB, url string, cfg ClientConfig) *Client {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger, _ = newTestLogger()
@@ -212,6 +209,59 @@ func pipePair(t *testing.T, srv *Server, cfg ClientConfig) *Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// recvAll receives st's batches until EOF, failing t on an error, calls f (if not nil)
+// with each batch and the rows before it, releases it, and returns the rows received.
+func recvAll(t *testing.T, st *Stream, f func(rec arrow.RecordBatch, before int)) int {
+	t.Helper()
+	rows := 0
+	for {
+		rec, err := st.Recv()
+		if err == io.EOF {
+			return rows
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != nil {
+			f(rec, rows)
+		}
+		rows += int(rec.NumRows())
+		rec.Release()
+	}
+}
+
+// sendRelease sends rec on st and releases it.
+func sendRelease(st *Stream, rec arrow.RecordBatch) error {
+	defer rec.Release()
+	return st.Send(rec)
+}
+
+// sendBatches sends n batches of rows rows on st from a goroutine, then closes the sending
+// side; the channel receives the first error or the close's outcome.
+func sendBatches(st *Stream, n, rows int) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := sendRelease(st, makeBatch(memory.DefaultAllocator, i*rows, rows)); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- st.CloseSend(nil)
+	}()
+	return errc
+}
+
+// recvOne receives one batch from st, failing t on an error, and releases it.
+func recvOne(t *testing.T, st *Stream) {
+	t.Helper()
+	rec, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
 }
 
 func mpMap(kv ...any) []byte {

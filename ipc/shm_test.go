@@ -145,19 +145,7 @@ func TestShmStreamsIntact(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	errc := make(chan error, 1)
-	go func() {
-		for i := range 50 {
-			rec := makeBatch(memory.DefaultAllocator, i*500, 500)
-			err := st.Send(rec)
-			rec.Release()
-			if err != nil {
-				errc <- err
-				return
-			}
-		}
-		errc <- st.CloseSend(nil)
-	}()
+	errc := sendBatches(st, 50, 500)
 	recvBatches(t, st, 0, 500, false)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
@@ -214,11 +202,7 @@ func TestShmFlowControlBoundsProducer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rec, err := st.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Release()
+	recvOne(t, st)
 	time.Sleep(200 * time.Millisecond)
 	ss := serverConn(t, env.srv)
 	if ss.RingBytesOut > 2*window || ss.CreditWaits == 0 {

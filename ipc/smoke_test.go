@@ -3,7 +3,6 @@ package ipc
 import (
 	"bytes"
 	"context"
-	"io"
 	"testing"
 	"time"
 )
@@ -29,19 +28,7 @@ func TestSmokeEchoAndGen(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			rows := 0
-			for {
-				rec, err := st.Recv()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows += int(rec.NumRows())
-				rec.Release()
-			}
-			if rows != 5000 {
+			if rows := recvAll(t, st, nil); rows != 5000 {
 				t.Fatalf("rows %d", rows)
 			}
 			t.Logf("end %x stats %+v", st.End(), cl.Stats())

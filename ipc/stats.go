@@ -73,15 +73,29 @@ func (s *ServerStats) Conn(id uint64) (ConnStats, bool) {
 	return ConnStats{}, false
 }
 
+// Traffic are the byte, frame and batch counters of a connection, a stream or a sum of them.
+type Traffic struct {
+	BytesIn    uint64 `json:"bytes_in" msgpack:"bytes_in"`
+	BytesOut   uint64 `json:"bytes_out" msgpack:"bytes_out"`
+	FramesIn   uint64 `json:"frames_in" msgpack:"frames_in"`
+	FramesOut  uint64 `json:"frames_out" msgpack:"frames_out"`
+	BatchesIn  uint64 `json:"batches_in" msgpack:"batches_in"`
+	BatchesOut uint64 `json:"batches_out" msgpack:"batches_out"`
+}
+
+func (t *Traffic) add(o Traffic) {
+	t.BytesIn += o.BytesIn
+	t.BytesOut += o.BytesOut
+	t.FramesIn += o.FramesIn
+	t.FramesOut += o.FramesOut
+	t.BatchesIn += o.BatchesIn
+	t.BatchesOut += o.BatchesOut
+}
+
 // LinkTotals sum connections' counters.
 type LinkTotals struct {
-	Conns         uint64        `json:"conns" msgpack:"conns"`
-	BytesIn       uint64        `json:"bytes_in" msgpack:"bytes_in"`
-	BytesOut      uint64        `json:"bytes_out" msgpack:"bytes_out"`
-	FramesIn      uint64        `json:"frames_in" msgpack:"frames_in"`
-	FramesOut     uint64        `json:"frames_out" msgpack:"frames_out"`
-	BatchesIn     uint64        `json:"batches_in" msgpack:"batches_in"`
-	BatchesOut    uint64        `json:"batches_out" msgpack:"batches_out"`
+	Conns uint64 `json:"conns" msgpack:"conns"`
+	Traffic
 	ReadSyscalls  uint64        `json:"read_syscalls" msgpack:"read_syscalls"`
 	WriteSyscalls uint64        `json:"write_syscalls" msgpack:"write_syscalls"`
 	WriteRounds   uint64        `json:"write_rounds" msgpack:"write_rounds"`
@@ -102,12 +116,7 @@ type LinkTotals struct {
 
 func (t *LinkTotals) add(c *ConnStats) {
 	t.Conns++
-	t.BytesIn += c.BytesIn
-	t.BytesOut += c.BytesOut
-	t.FramesIn += c.FramesIn
-	t.FramesOut += c.FramesOut
-	t.BatchesIn += c.BatchesIn
-	t.BatchesOut += c.BatchesOut
+	t.Traffic.add(c.Traffic)
 	t.ReadSyscalls += c.ReadSyscalls
 	t.WriteSyscalls += c.WriteSyscalls
 	t.WriteRounds += c.WriteRounds

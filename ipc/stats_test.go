@@ -2,7 +2,6 @@ package ipc
 
 import (
 	"context"
-	"io"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -20,16 +19,7 @@ func TestStatsRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-	}
+	recvAll(t, st, nil)
 	st.Close()
 	blk, err := conn.Open(ctx, "block", nil, true)
 	if err != nil {

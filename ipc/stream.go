@@ -502,14 +502,9 @@ func (s *Stream) releaseCodec() {
 
 // StreamStats are one stream's counters on this side.
 type StreamStats struct {
-	ID          uint32        `json:"id" msgpack:"id"`
-	Method      string        `json:"method" msgpack:"method"`
-	BytesIn     uint64        `json:"bytes_in" msgpack:"bytes_in"`
-	BytesOut    uint64        `json:"bytes_out" msgpack:"bytes_out"`
-	FramesIn    uint64        `json:"frames_in" msgpack:"frames_in"`
-	FramesOut   uint64        `json:"frames_out" msgpack:"frames_out"`
-	BatchesIn   uint64        `json:"batches_in" msgpack:"batches_in"`
-	BatchesOut  uint64        `json:"batches_out" msgpack:"batches_out"`
+	ID     uint32 `json:"id" msgpack:"id"`
+	Method string `json:"method" msgpack:"method"`
+	Traffic
 	CreditStall time.Duration `json:"credit_stall_ns" msgpack:"credit_stall_ns"`
 	CreditWaits uint64        `json:"credit_waits" msgpack:"credit_waits"`
 }

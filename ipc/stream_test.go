@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 func newPipeServer(t *testing.T, lim Limits) (*Server, *logBuf) {
@@ -38,11 +38,7 @@ func TestFlowControlBoundsProducer(t *testing.T) {
 	}
 	defer st.Close()
 	// Take the first batch so the client is reading, then stall.
-	rec, err := st.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Release()
+	recvOne(t, st)
 	time.Sleep(200 * time.Millisecond)
 	var sent uint64
 	for _, cs := range srv.Stats().Conns {
@@ -51,21 +47,11 @@ func TestFlowControlBoundsProducer(t *testing.T) {
 	if sent > 2*window {
 		t.Fatalf("producer sent %d bytes while the consumer stalled; window is %d", sent, window)
 	}
-	rows := 2000
-	for {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
+	rows := 2000 + recvAll(t, st, func(rec arrow.RecordBatch, before int) {
+		if got := rec.Column(0).(*array.Int64).Value(0); got != int64(2000+before) {
+			t.Fatalf("batch starts at %d, want %d", got, 2000+before)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := rec.Column(0).(*array.Int64).Value(0); got != int64(rows) {
-			t.Fatalf("batch starts at %d, want %d", got, rows)
-		}
-		rows += int(rec.NumRows())
-		rec.Release()
-	}
+	})
 	if rows != 200*2000 {
 		t.Fatalf("rows %d", rows)
 	}
@@ -90,31 +76,8 @@ func TestUploadAndEchoBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	errc := make(chan error, 1)
-	go func() {
-		for i := 0; i < 50; i++ {
-			rec := makeBatch(memory.DefaultAllocator, i*1000, 1000)
-			err := st.Send(rec)
-			rec.Release()
-			if err != nil {
-				errc <- err
-				return
-			}
-		}
-		errc <- st.CloseSend(nil)
-	}()
-	n := 0
-	for {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += int(rec.NumRows())
-		rec.Release()
-	}
+	errc := sendBatches(st, 50, 1000)
+	n := recvAll(t, st, nil)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -132,20 +95,12 @@ func TestSchemaOnlyAndZeroRowBatches(t *testing.T) {
 	}
 	defer st.Close()
 	n := 0
-	for {
-		rec, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	recvAll(t, st, func(rec arrow.RecordBatch, _ int) {
 		if rec.NumRows() != 0 {
 			t.Fatalf("rows %d", rec.NumRows())
 		}
 		n++
-		rec.Release()
-	}
+	})
 	if n != 3 || st.Schema() == nil || st.Schema().NumFields() != 2 {
 		t.Fatalf("%d batches, schema %v", n, st.Schema())
 	}

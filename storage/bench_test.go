@@ -33,8 +33,8 @@ func benchSF(b *testing.B) float64 {
 	return sf
 }
 
-// loadLineitem generates lineitem at the benchmark scale into a new store in dir.
-func loadLineitem(b *testing.B, dir string, opts Options) (*Store, time.Duration, int64) {
+// lineitemGenerator returns a generator of lineitem at the benchmark scale, in one chunk.
+func lineitemGenerator(b *testing.B) *tpch.Generator {
 	sc, err := tpch.NewScale(benchSF(b))
 	if err != nil {
 		b.Fatal(err)
@@ -43,6 +43,12 @@ func loadLineitem(b *testing.B, dir string, opts Options) (*Store, time.Duration
 	if err != nil {
 		b.Fatal(err)
 	}
+	return gen
+}
+
+// loadLineitem generates lineitem at the benchmark scale into a new store in dir.
+func loadLineitem(b *testing.B, dir string, opts Options) (*Store, time.Duration, int64) {
+	gen := lineitemGenerator(b)
 	defer gen.Close()
 	s, err := Open(dir, opts)
 	if err != nil {
@@ -246,14 +252,7 @@ func toDecimal64(d *array.Decimal128) arrow.Array {
 // encoder does beside writing the row group. Compare its ns/row with
 // BenchmarkLoadLineitem's rows/s.
 func BenchmarkSketchLineitem(b *testing.B) {
-	sc, err := tpch.NewScale(benchSF(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	gen, err := tpch.NewGenerator(sc, "lineitem", 1, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	gen := lineitemGenerator(b)
 	defer gen.Close()
 	var recs []arrow.RecordBatch
 	var rows int64

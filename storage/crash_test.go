@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -91,16 +92,7 @@ func TestCrashDuringLoad(t *testing.T) {
 			pauseAt = 7000
 		}
 		delay := time.Duration(rng.Int64N(int64(150 * time.Millisecond)))
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashDuringLoad$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d", crashChildEnv, dir, next.seed, next.rows, pauseAt))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		cmd, out := startChild(t, "TestCrashDuringLoad", fmt.Sprintf("%s=%s %d %d %d", crashChildEnv, dir, next.seed, next.rows, pauseAt))
 		lines := make(chan string, 16)
 		go func() {
 			sc := bufio.NewScanner(out)
@@ -150,6 +142,23 @@ func TestCrashDuringLoad(t *testing.T) {
 		checkOnlyCatalogFiles(t, s)
 		s.Close()
 	}
+}
+
+// startChild starts this test binary running only the test named, with env added, and
+// returns it and its stdout; it is killed at cleanup.
+func startChild(t *testing.T, test, env string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, out
 }
 
 // checkOnlyCatalogFiles fails if the store directory holds a file its catalog does not name
@@ -250,16 +259,7 @@ func TestCrashDuringRefresh(t *testing.T) {
 	loadTable(t, s, "t", allKindsSchema(), 1, refreshBase, 1000)
 	s.Close()
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashDuringRefresh$")
-	cmd.Env = append(os.Environ(), refreshChildEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd, out := startChild(t, "TestCrashDuringRefresh", refreshChildEnv+"="+dir)
 	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
 	killAt := 3 + rng.IntN(20) // after this many printed commits, plus a random delay
 	last := 0

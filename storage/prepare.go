@@ -202,9 +202,7 @@ func (tx *Txn) Prepare(ctx context.Context, id string, meta map[string]string) (
 	s := tx.store
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	s.mu.Lock()
-	cur := s.cur.cat
-	s.mu.Unlock()
+	cur := s.catalog()
 	if st := cur.state(id); st != TxnUnknown {
 		tx.Abort()
 		return res, fmt.Errorf("%w: %s is %s", ErrTxnExists, id, st)
@@ -286,9 +284,7 @@ func (tx *Txn) Prepare(ctx context.Context, id string, meta map[string]string) (
 func (s *Store) CommitPrepared(ctx context.Context, id string) (uint64, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	s.mu.Lock()
-	cur := s.cur.cat
-	s.mu.Unlock()
+	cur := s.catalog()
 	_, p := cur.prepared(id)
 	if p == nil {
 		switch cur.state(id) {
@@ -358,9 +354,7 @@ func (s *Store) AbortPrepared(id string) error {
 	}
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	s.mu.Lock()
-	cur := s.cur.cat
-	s.mu.Unlock()
+	cur := s.catalog()
 	switch cur.state(id) {
 	case TxnAborted:
 		if err := s.settle(); err != nil {

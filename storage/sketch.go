@@ -59,9 +59,7 @@ func (s *Store) AddMissingSketches(ctx context.Context) (SketchResult, error) {
 	}
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	s.mu.Lock()
-	cur := s.cur.cat
-	s.mu.Unlock()
+	cur := s.catalog()
 	next := cur.clone()
 	next.Version = cur.Version + 1
 	for i, t := range next.Tables {

@@ -302,6 +302,13 @@ func (s *Store) Snapshot() *Snapshot {
 	return s.cur
 }
 
+// catalog returns the current catalog version, unpinned.
+func (s *Store) catalog() *catalog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur.cat
+}
+
 // publishLocked makes cat the current version. Caller holds s.mu or is Open.
 func (s *Store) publishLocked(cat *catalog) {
 	sn := &Snapshot{store: s, cat: cat, refs: 1} // the store's own reference

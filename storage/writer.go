@@ -144,9 +144,7 @@ func (tx *Txn) Commit(ctx context.Context) error {
 	s := tx.store
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	s.mu.Lock()
-	cur := s.cur.cat
-	s.mu.Unlock()
+	cur := s.catalog()
 	next, err := tx.apply(cur)
 	if err == nil {
 		err = tx.applyDeletes(next)

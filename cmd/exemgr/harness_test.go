@@ -324,6 +324,22 @@ func (e *exemgrProc) conn(t testing.TB) *dsql.Conn {
 	return c
 }
 
+// queryTable runs query on conn and returns its result as text, NULL as "NULL", failing t
+// on an error.
+func queryTable(t testing.TB, ctx context.Context, conn *dsql.Conn, query string) *answers.Table {
+	t.Helper()
+	rows, err := conn.QueryContext(ctx, query)
+	if err != nil {
+		t.Fatal(errorText(err))
+	}
+	defer rows.Close()
+	tb, err := result(rows, "NULL")
+	if err != nil {
+		t.Fatal(errorText(err))
+	}
+	return tb
+}
+
 // result is a result set as text: NULL as nulls says.
 func result(rows *dsql.Rows, null string) (*answers.Table, error) {
 	cols, err := rows.Columns()

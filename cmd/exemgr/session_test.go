@@ -70,15 +70,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	t.Run("division by zero is NULL", func(t *testing.T) {
-		rows, err := conn.QueryContext(ctx, "select n_nationkey / 0 as q, 1 / 0 as r, n_nationkey % 0 as m from nation where n_nationkey = 3")
-		if err != nil {
-			t.Fatal(errorText(err))
-		}
-		tb, err := result(rows, "NULL")
-		rows.Close()
-		if err != nil {
-			t.Fatal(errorText(err))
-		}
+		tb := queryTable(t, ctx, conn, "select n_nationkey / 0 as q, 1 / 0 as r, n_nationkey % 0 as m from nation where n_nationkey = 3")
 		if len(tb.Rows) != 1 || strings.Join(tb.Rows[0], "|") != "NULL|NULL|NULL" {
 			t.Errorf("got %v, want one row NULL|NULL|NULL", tb.Rows)
 		}
@@ -305,15 +297,7 @@ func TestExplainQ3(t *testing.T) {
 	c := shared.cluster(t, "two-primprocs", 2, "0.01")
 	conn := shared.exemgr(t, c, "unix").conn(t)
 	q3, _ := queries.Get(3)
-	rows, err := conn.QueryContext(context.Background(), "explain "+strings.TrimSuffix(strings.TrimSpace(q3), ";"))
-	if err != nil {
-		t.Fatal(errorText(err))
-	}
-	tb, err := result(rows, "NULL")
-	rows.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := queryTable(t, context.Background(), conn, "explain "+strings.TrimSuffix(strings.TrimSpace(q3), ";"))
 	text := ""
 	for _, r := range tb.Rows {
 		text += r[0] + "\n"

@@ -31,15 +31,7 @@ func TestSleep(t *testing.T) {
 
 	// Five nations in region 1: five waits.
 	start = time.Now()
-	rows, err := conn.QueryContext(ctx, "select n_name, sleep(0.05) from nation where n_regionkey = 1")
-	if err != nil {
-		t.Fatal(errorText(err))
-	}
-	tb, err := result(rows, "NULL")
-	rows.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := queryTable(t, ctx, conn, "select n_name, sleep(0.05) from nation where n_regionkey = 1")
 	if took := time.Since(start); len(tb.Rows) != 5 || took < 250*time.Millisecond {
 		t.Errorf("sleep(0.05) over 5 rows: %d rows in %v, want 5 in at least 250ms", len(tb.Rows), took)
 	}

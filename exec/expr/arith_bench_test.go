@@ -27,21 +27,24 @@ func BenchmarkArith(b *testing.B) {
 		"(* #0 #1)", "(+ #0 #1)", "(/ #0 #1)",
 		"(* #2 (- 1 #3))", "(/ #2 #3)", "(* (/ #2 #3) 3)",
 	} {
-		b.Run(src, func(b *testing.B) {
-			e, err := Parse(src, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ev, err := Compile(e, types)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(n)
-			for b.Loop() {
-				if _, err := ev.Eval(context.Background(), batch); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(src, func(b *testing.B) { benchEval(b, src, nil, types, batch, n) })
+	}
+}
+
+// benchEval times src (over columns names of types) on batch, of size bytes.
+func benchEval(b *testing.B, src string, names []string, types []vec.Type, batch *vec.Batch, size int64) {
+	e, err := Parse(src, names)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev, err := Compile(e, types)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		if _, err := ev.Eval(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -114,13 +114,13 @@ func (c *compiler) compileNode(e *Expr) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &notNode{x: x}, nil
+		return &notNode{boolUnary{x: x}}, nil
 	case OpIsNull, OpIsNotNull:
 		x, err := c.compile(e.Args[0])
 		if err != nil {
 			return nil, err
 		}
-		return &isNullNode{x: x, not: e.Op == OpIsNotNull}, nil
+		return &isNullNode{boolUnary: boolUnary{x: x}, not: e.Op == OpIsNotNull}, nil
 	case OpIn:
 		return c.compileIn(e)
 	case OpLike:

@@ -67,21 +67,6 @@ func BenchmarkFuncs(b *testing.B) {
 	const n = 8192
 	batch, types, names := funcBatch(b, n)
 	for _, src := range funcSources {
-		b.Run(src, func(b *testing.B) {
-			e, err := Parse(src, names)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ev, err := Compile(e, types)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(n)
-			for b.Loop() {
-				if _, err := ev.Eval(context.Background(), batch); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(src, func(b *testing.B) { benchEval(b, src, names, types, batch, n) })
 	}
 }

@@ -185,27 +185,21 @@ func (c *compiler) compileIn(e *Expr) (node, error) {
 	if !ok {
 		return c.compile(inAsOr(e))
 	}
-	return &inNode{x: x, set: set}, nil
+	return &inNode{boolUnary: boolUnary{x: x}, set: set}, nil
 }
 
 // inNode is x IN (constants).
 type inNode struct {
-	x    node
+	boolUnary
 	set  *inSet
-	out  vec.Vec
 	live []int32
 }
 
-func (n *inNode) typ() vec.Type    { return vec.BoolType }
-func (n *inNode) children() []node { return []node{n.x} }
-
 func (n *inNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
-	x, err := n.x.eval(b, rows)
+	x, out, err := n.start(b, rows)
 	if err != nil {
 		return nil, err
 	}
-	out := &n.out
-	out.Prepare(vec.BoolType, b.N)
 	live := nullRows(out, rows, b.N, &n.live, x)
 	n.set.member(x, live, out.Bool)
 	if n.set.hasNull {

@@ -239,27 +239,21 @@ func (c *compiler) compileLike(e *Expr) (node, error) {
 	if null {
 		return newConst(vec.NullDatum(vec.BoolType)), nil
 	}
-	return &likeNode{x: x, m: m}, nil
+	return &likeNode{boolUnary: boolUnary{x: x}, m: m}, nil
 }
 
 // likeNode is x LIKE constant.
 type likeNode struct {
-	x    node
+	boolUnary
 	m    *likeMatcher
-	out  vec.Vec
 	live []int32
 }
 
-func (n *likeNode) typ() vec.Type    { return vec.BoolType }
-func (n *likeNode) children() []node { return []node{n.x} }
-
 func (n *likeNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
-	x, err := n.x.eval(b, rows)
+	x, out, err := n.start(b, rows)
 	if err != nil {
 		return nil, err
 	}
-	out := &n.out
-	out.Prepare(vec.BoolType, b.N)
 	live := nullRows(out, rows, b.N, &n.live, x)
 	for _, i := range live {
 		out.Bool[i] = n.m.match(x.Bytes[x.Offsets[i]:x.Offsets[i+1]])

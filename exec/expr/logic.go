@@ -75,22 +75,32 @@ func (n *logicNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 	return out, nil
 }
 
-// notNode is NOT; NULL stays NULL.
-type notNode struct {
+// boolUnary is the child and output of a boolean node over one child.
+type boolUnary struct {
 	x   node
 	out vec.Vec
 }
 
-func (n *notNode) typ() vec.Type    { return vec.BoolType }
-func (n *notNode) children() []node { return []node{n.x} }
+func (n *boolUnary) typ() vec.Type    { return vec.BoolType }
+func (n *boolUnary) children() []node { return []node{n.x} }
+
+// start evaluates the child over rows and readies the output for b.
+func (n *boolUnary) start(b *vec.Batch, rows []int32) (x, out *vec.Vec, err error) {
+	if x, err = n.x.eval(b, rows); err != nil {
+		return nil, nil, err
+	}
+	n.out.Prepare(vec.BoolType, b.N)
+	return x, &n.out, nil
+}
+
+// notNode is NOT; NULL stays NULL.
+type notNode struct{ boolUnary }
 
 func (n *notNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
-	x, err := n.x.eval(b, rows)
+	x, out, err := n.start(b, rows)
 	if err != nil {
 		return nil, err
 	}
-	out := &n.out
-	out.Prepare(vec.BoolType, b.N)
 	for _, i := range rows {
 		out.Bool[i] = !x.Bool[i]
 	}
@@ -105,21 +115,15 @@ func (n *notNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 
 // isNullNode is IS NULL / IS NOT NULL (never NULL itself).
 type isNullNode struct {
-	x   node
+	boolUnary
 	not bool
-	out vec.Vec
 }
 
-func (n *isNullNode) typ() vec.Type    { return vec.BoolType }
-func (n *isNullNode) children() []node { return []node{n.x} }
-
 func (n *isNullNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
-	x, err := n.x.eval(b, rows)
+	x, out, err := n.start(b, rows)
 	if err != nil {
 		return nil, err
 	}
-	out := &n.out
-	out.Prepare(vec.BoolType, b.N)
 	for _, i := range rows {
 		out.Bool[i] = x.IsNull(int(i)) != n.not
 	}

@@ -17,16 +17,7 @@ func TestBadClientsAreLogged(t *testing.T) {
 	ts := startServer(t, newFakeEngine(), func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	})
-	dial := func() net.Conn {
-		nc, err := net.DialTimeout("tcp", ts.tcp, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { nc.Close() })
-		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-		readGreeting(t, nc)
-		return nc
-	}
+	dial := func() net.Conn { return dialGreeted(t, ts) }
 	// waitLine waits for a log line with msg, or checks that none comes for a while.
 	waitLine := func(msg string, want bool) {
 		t.Helper()
@@ -67,4 +58,18 @@ func TestBadClientsAreLogged(t *testing.T) {
 	if !strings.Contains(logs.String(), "invalid sequence 7 != 0") {
 		t.Errorf("the log does not say which sequence number was wrong:\n%s", logs.String())
 	}
+}
+
+// dialGreeted dials the server over TCP, closed at cleanup, with a 10s deadline, and reads
+// its greeting.
+func dialGreeted(t *testing.T, ts *testServer) net.Conn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", ts.tcp, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	readGreeting(t, nc)
+	return nc
 }

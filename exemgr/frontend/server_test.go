@@ -36,6 +36,31 @@ func open(t *testing.T, ts *testServer, network, user, password, params string) 
 	return db
 }
 
+// rootConn opens one connection of a root session over TCP, closed at cleanup.
+func rootConn(t *testing.T, ts *testServer) *sql.Conn {
+	t.Helper()
+	c, err := open(t, ts, "tcp", "root", "", "").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// wantCancel waits up to wait for the engine's context to be cancelled with cause want;
+// what says what did not happen.
+func wantCancel(t *testing.T, eng *fakeEngine, want error, wait time.Duration, what string) {
+	t.Helper()
+	select {
+	case cause := <-eng.cancelled:
+		if !errors.Is(cause, want) {
+			t.Errorf("cause = %v, want %v", cause, want)
+		}
+	case <-time.After(wait):
+		t.Fatal(what)
+	}
+}
+
 // queryStrings runs query and returns its column names and rows as text, NULL for nulls.
 func queryStrings(t *testing.T, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
@@ -207,13 +232,8 @@ func TestGoDriverOverTCPAndUnix(t *testing.T) {
 func TestSessionStateOnOneConnection(t *testing.T) {
 	eng := newFakeEngine()
 	ts := startServer(t, eng, nil)
-	db := open(t, ts, "tcp", "root", "", "")
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := rootConn(t, ts)
 	if _, err := c.ExecContext(ctx, "warn"); err != nil {
 		t.Fatal(err)
 	}
@@ -381,14 +401,7 @@ func TestKillQueryFromAnotherConnection(t *testing.T) {
 	if _, err := killer.Exec("KILL QUERY " + itoa(sess.ID())); err != nil {
 		t.Fatalf("kill query: %v", err)
 	}
-	select {
-	case cause := <-eng.cancelled:
-		if !errors.Is(cause, ErrKilled) {
-			t.Errorf("cause = %v, want ErrKilled", cause)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the engine's context was not cancelled")
-	}
+	wantCancel(t, eng, ErrKilled, 5*time.Second, "the engine's context was not cancelled")
 	if err := <-errc; mysqlCode(err) != ErrQueryInterrupted {
 		t.Errorf("killed query returned %v, want 1317", err)
 	}
@@ -424,13 +437,6 @@ func TestClientDisconnectCancelsQuery(t *testing.T) {
 		t.Fatal("query did not start")
 	}
 	cancel() // go-sql-driver closes the connection
-	select {
-	case cause := <-eng.cancelled:
-		if !errors.Is(cause, ErrClientGone) {
-			t.Errorf("cause = %v, want ErrClientGone", cause)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the engine's context was not cancelled after the client went away")
-	}
+	wantCancel(t, eng, ErrClientGone, 5*time.Second, "the engine's context was not cancelled after the client went away")
 	<-errc
 }

@@ -96,14 +96,7 @@ func TestClientGoneMidResult(t *testing.T) {
 	for i := 0; i < 1000 && r.Next(); i++ {
 	}
 	cancel() // go-sql-driver closes the connection
-	select {
-	case cause := <-eng.cancelled:
-		if !errors.Is(cause, ErrClientGone) {
-			t.Errorf("cause = %v, want ErrClientGone", cause)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the engine was not told the client went away")
-	}
+	wantCancel(t, eng, ErrClientGone, 10*time.Second, "the engine was not told the client went away")
 	r.Close()
 }
 
@@ -113,13 +106,8 @@ func TestKillMidResult(t *testing.T) {
 	eng := newFakeEngine()
 	eng.bigRows = 50_000_000
 	ts := startServer(t, eng, nil)
-	db := open(t, ts, "tcp", "root", "", "")
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := rootConn(t, ts)
 	var id uint32
 	if err := c.QueryRowContext(ctx, "select connection_id()").Scan(&id); err != nil {
 		t.Fatal(err)

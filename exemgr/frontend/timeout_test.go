@@ -98,13 +98,7 @@ func TestReadTimeouts(t *testing.T) {
 	t.Run("stall after a command pipelined with the login", func(t *testing.T) {
 		// The handshake response and a COM_PING in one write: go-mysql reads the ping
 		// before the login completes. The next packet's header, then nothing.
-		nc, err := net.DialTimeout("tcp", ts.tcp, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { nc.Close() })
-		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-		readGreeting(t, nc)
+		nc := dialGreeted(t, ts)
 		const caps = 0x0200 | 0x8000 | 0x80000 // CLIENT_PROTOCOL_41, CLIENT_SECURE_CONNECTION, CLIENT_PLUGIN_AUTH
 		resp := []byte{caps & 0xff, caps >> 8 & 0xff, caps >> 16, 0, 0, 0, 0, 1, 45}
 		resp = append(resp, make([]byte, 23)...)

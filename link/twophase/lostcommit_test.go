@@ -37,7 +37,7 @@ func TestCommitConnectionLost(t *testing.T) {
 				pms = append(pms, startFakePM(t, 0))
 			}
 			pms[0].set(func(f *fakePM) { f.lose = tc.lose })
-			cl := fakeCluster(t, pms...)
+			cl := cluster(t, pms...)
 			_, err := insert(ctx, cl, ids[:tc.members], 0, 10, nil)
 			if err == nil {
 				t.Fatal("the write succeeded over a lost connection")
@@ -105,7 +105,7 @@ func TestCommitConnectionLost(t *testing.T) {
 		pm := startFakePM(t, 0)
 		committing, release := make(chan struct{}, 1), make(chan struct{})
 		pm.set(func(f *fakePM) { f.committing, f.release = committing, release })
-		cl := fakeCluster(t, pm)
+		cl := cluster(t, pm)
 		sctx, scancel := context.WithCancel(ctx)
 		defer scancel()
 		done := make(chan error, 1)

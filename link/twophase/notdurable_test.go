@@ -175,20 +175,7 @@ func startFakePM(t *testing.T, commitFails int) *fakePM {
 	return f
 }
 
-func fakeCluster(t *testing.T, pms ...*fakePM) link.Cluster {
-	t.Helper()
-	var cl link.Cluster
-	for _, p := range pms {
-		c, err := link.Dial(p.url, ipc.ClientConfig{BackoffMax: 100 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		cl = append(cl, c)
-	}
-	return cl
-}
+func (p *fakePM) addr() string { return p.url }
 
 // TestCommitNotDurable: a commit applied but not durable is reported as such (IsNotDurable),
 // not as a failure; in two phases, a decider that cannot make its commit durable is asked
@@ -213,7 +200,7 @@ func TestCommitNotDurable(t *testing.T) {
 			if tc.members == 2 {
 				pms = append(pms, startFakePM(t, 0))
 			}
-			cl := fakeCluster(t, pms...)
+			cl := cluster(t, pms...)
 			// Keys 0..9 spread over both members.
 			res, err := insert(ctx, cl, ids[:tc.members], 0, 10, nil)
 			if tc.wantErr == "" {
@@ -265,7 +252,7 @@ func TestRecoverNotDurable(t *testing.T) {
 			decider := startFakePM(t, tc.commitFails)
 			decider.status, decider.statusFails = tc.status, tc.statusFails
 			holder := startFakePM(t, 0)
-			cl := fakeCluster(t, decider, holder)
+			cl := cluster(t, decider, holder)
 			pins := &twophase.Pins{Ends: []*link.PinEnd{
 				{StoreID: "s0"},
 				{StoreID: "s1", Prepared: []link.PreparedTxn{{Txn: "tx1", Decider: "s0", Tables: []string{"kv"}}}},

@@ -61,11 +61,14 @@ func (p *testPM) start(t *testing.T) {
 	t.Cleanup(p.stop)
 }
 
-func cluster(t *testing.T, pms ...*testPM) link.Cluster {
+func (p *testPM) addr() string { return p.url }
+
+// cluster dials each primproc (a testPM or a fakePM), closing the links at cleanup.
+func cluster[P interface{ addr() string }](t *testing.T, pms ...P) link.Cluster {
 	t.Helper()
 	var cl link.Cluster
 	for _, p := range pms {
-		c, err := link.Dial(p.url, ipc.ClientConfig{BackoffMax: 100 * time.Millisecond,
+		c, err := link.Dial(p.addr(), ipc.ClientConfig{BackoffMax: 100 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -174,13 +177,19 @@ func storeIDs(t *testing.T, ctx context.Context, cl link.Cluster) []string {
 	return p.StoreIDs()
 }
 
+// startKV starts two primprocs with table kv and returns them, their cluster and store IDs.
+func startKV(t *testing.T, ctx context.Context) (pm0, pm1 *testPM, cl link.Cluster, ids []string) {
+	t.Helper()
+	pm0, pm1 = startPM(t, t.TempDir(), nil), startPM(t, t.TempDir(), nil)
+	cl = cluster(t, pm0, pm1)
+	createKV(t, ctx, cl)
+	return pm0, pm1, cl, storeIDs(t, ctx, cl)
+}
+
 func TestDistributedWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pm0, pm1 := startPM(t, t.TempDir(), nil), startPM(t, t.TempDir(), nil)
-	cl := cluster(t, pm0, pm1)
-	createKV(t, ctx, cl)
-	ids := storeIDs(t, ctx, cl)
+	_, _, cl, ids := startKV(t, ctx)
 	if ids[0] == ids[1] || !strings.HasPrefix(ids[0], "st-") {
 		t.Fatalf("store IDs %v", ids)
 	}
@@ -321,10 +330,7 @@ func prepareOnly(t *testing.T, ctx context.Context, cl link.Cluster, ids []strin
 func TestRecovery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pm0, pm1 := startPM(t, t.TempDir(), nil), startPM(t, t.TempDir(), nil)
-	cl := cluster(t, pm0, pm1)
-	createKV(t, ctx, cl)
-	ids := storeIDs(t, ctx, cl)
+	_, pm1, cl, ids := startKV(t, ctx)
 
 	// Coordinator died after the decision reached the decider only: the others commit.
 	committed := prepareOnly(t, ctx, cl, ids, 0)

@@ -175,18 +175,24 @@ func (d *decorrelator) replace(e plan.Expr, input plan.Node) (plan.Expr, plan.No
 	return out, input, nil
 }
 
+// subPlan decorrelates sq's plan; for EXISTS it also strips what EXISTS ignores and pulls
+// out the correlated predicates.
+func (d *decorrelator) subPlan(sq *plan.Subquery) (plan.Node, []plan.Expr, error) {
+	sub, err := d.node(sq.Plan)
+	if err != nil || sq.Kind != plan.SubqueryExists {
+		return sub, nil, err
+	}
+	return d.pullAll(stripForExists(sub))
+}
+
 // conjunct turns an EXISTS or IN subquery that is a whole WHERE conjunct into a semi, anti
 // or mark join on input; extra are conditions to apply above the join.
 func (d *decorrelator) conjunct(input plan.Node, sq *plan.Subquery) (plan.Node, []plan.Expr, error) {
-	sub, err := d.node(sq.Plan)
+	sub, preds, err := d.subPlan(sq)
 	if err != nil {
 		return nil, nil, err
 	}
 	if sq.Kind == plan.SubqueryExists {
-		sub, preds, err := d.pullAll(stripForExists(sub))
-		if err != nil {
-			return nil, nil, err
-		}
 		kind := plan.SemiJoin
 		if sq.Not {
 			kind = plan.AntiJoin
@@ -200,7 +206,7 @@ func (d *decorrelator) conjunct(input plan.Node, sq *plan.Subquery) (plan.Node, 
 		}
 	}
 	sub, value := d.inValue(stripSort(sub), sq.Col)
-	sub, preds, err := d.pullAll(sub)
+	sub, preds, err = d.pullAll(sub)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -282,15 +288,11 @@ func anyRow(sub plan.Node, on []plan.Expr) plan.Node {
 // mark turns an EXISTS or IN subquery inside an expression into a mark join on input and
 // returns the expression that replaces it.
 func (d *decorrelator) mark(input plan.Node, sq *plan.Subquery) (plan.Expr, plan.Node, error) {
-	sub, err := d.node(sq.Plan)
+	sub, preds, err := d.subPlan(sq)
 	if err != nil {
 		return nil, nil, err
 	}
 	if sq.Kind == plan.SubqueryExists {
-		sub, preds, err := d.pullAll(stripForExists(sub))
-		if err != nil {
-			return nil, nil, err
-		}
 		mark := d.c.MD.Add(plan.ColumnMeta{Name: "mark", Type: types.BoolType})
 		j := &plan.Join{Kind: plan.MarkJoin, Left: input, Right: anyRow(sub, preds), On: preds, Mark: mark}
 		var v plan.Expr = d.c.MD.Ref(mark)
@@ -300,7 +302,7 @@ func (d *decorrelator) mark(input plan.Node, sq *plan.Subquery) (plan.Expr, plan
 		return v, j, nil
 	}
 	sub, value := d.inValue(stripSort(sub), sq.Col)
-	sub, preds, err := d.pullAll(sub)
+	sub, preds, err = d.pullAll(sub)
 	if err != nil {
 		return nil, nil, err
 	}

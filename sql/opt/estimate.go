@@ -97,6 +97,21 @@ func (e *estimator) colNDV(n plan.Node, id plan.ColumnID) float64 {
 	return d
 }
 
+// definedNDV is the NDV of column id where cols[i] = id is defined by exprs[i] over input
+// with rows rows: input's NDV of a plain column reference, else rows. ok is false where cols
+// lacks id.
+func (e *estimator) definedNDV(input plan.Node, cols []plan.ColumnID, exprs []plan.Expr, id plan.ColumnID, rows float64) (float64, bool) {
+	for i, c := range cols {
+		if c == id {
+			if r, ok := exprs[i].(*plan.ColumnRef); ok {
+				return math.Min(e.colNDV(input, r.ID), rows), true
+			}
+			return rows, true
+		}
+	}
+	return 0, false
+}
+
 func (e *estimator) computeNDV(n plan.Node, id plan.ColumnID) float64 {
 	rows := e.rows(n)
 	switch x := n.(type) {
@@ -108,13 +123,8 @@ func (e *estimator) computeNDV(n plan.Node, id plan.ColumnID) float64 {
 		}
 		return shrink(d, base, rows)
 	case *plan.Project:
-		for i, c := range x.Cols {
-			if c == id {
-				if r, ok := x.Exprs[i].(*plan.ColumnRef); ok {
-					return math.Min(e.colNDV(x.Input, r.ID), rows)
-				}
-				return rows
-			}
+		if d, ok := e.definedNDV(x.Input, x.Cols, x.Exprs, id, rows); ok {
+			return d
 		}
 	case *plan.Join:
 		if x.Kind == plan.MarkJoin && id == x.Mark {
@@ -126,12 +136,8 @@ func (e *estimator) computeNDV(n plan.Node, id plan.ColumnID) float64 {
 		}
 		return shrink(e.colNDV(side, id), e.rows(side), rows)
 	case *plan.Aggregate:
-		for i, c := range x.GroupCols {
-			if c == id {
-				if r, ok := x.Groups[i].(*plan.ColumnRef); ok {
-					return math.Min(e.colNDV(x.Input, r.ID), rows)
-				}
-			}
+		if d, ok := e.definedNDV(x.Input, x.GroupCols, x.Groups, id, rows); ok {
+			return d
 		}
 		return rows
 	case *plan.Values:
