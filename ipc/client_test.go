@@ -42,14 +42,20 @@ func TestTransportChoice(t *testing.T) {
 			t.Errorf("%s with %s: no log of the choice:\n%s", tc.url, tc.tr, lb.String())
 		}
 	}
-	// An explicit unix URL is dialled as unix whatever the transport, the default included.
+	// An explicit unix URL is dialled as unix whatever the transport, the default included;
+	// with shared memory when the transport (the compiled-in default under colink_shm)
+	// is shm.
 	for _, tr := range []Transport{TransportTCP, ""} {
 		cl := newTestClient(t, env.unix, ClientConfig{Transport: tr})
 		if _, err := cl.Call(ctx, "echo", nil); err != nil {
 			t.Fatalf("unix URL with transport %q: %v", tr, err)
 		}
+		want := "unix"
+		if tr == "" && DefaultTransport == TransportShm {
+			want = "shm"
+		}
 		for _, c := range cl.Conns() {
-			if c.Transport() != "unix" {
+			if c.Transport() != want {
 				t.Errorf("unix URL with transport %q: connection over %s", tr, c.Transport())
 			}
 		}
