@@ -139,7 +139,7 @@ type testEnv struct {
 
 // startServer starts a server with the test handlers on a loopback TCP port and a unix
 // socket in a temp dir.
-func startServer(t *testing.T, cfg ServerConfig) *testEnv {
+func startServer(t *testing.T, cfg ServerConfig, register ...func(*Server)) *testEnv {
 	t.Helper()
 	lg, lb := newTestLogger()
 	if cfg.Logger == nil {
@@ -147,6 +147,9 @@ func startServer(t *testing.T, cfg ServerConfig) *testEnv {
 	}
 	s := NewServer(cfg)
 	testHandlers(s)
+	for _, r := range register { // before Serve: Handle is not safe beside running streams
+		r(s)
+	}
 	tl, err := Listen(Endpoint{Network: "tcp", Address: "127.0.0.1:0"}, false)
 	if err != nil {
 		t.Fatal(err)

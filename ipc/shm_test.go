@@ -216,8 +216,7 @@ func TestShmFlowControlBoundsProducer(t *testing.T) {
 // A server that goes away mid-stream fails the stream with a clear error; the batches the
 // application still holds stay readable, and the segments go when they are released.
 func TestShmPeerClosesMidStream(t *testing.T) {
-	env := startServer(t, ServerConfig{Name: "shm", Limits: Limits{ShmSize: testShmSize}})
-	env.srv.Handle("half", func(ctx context.Context, st *Stream) error {
+	half := func(ctx context.Context, st *Stream) error {
 		if err := st.SendSchema(testSchema()); err != nil {
 			return err
 		}
@@ -233,7 +232,9 @@ func TestShmPeerClosesMidStream(t *testing.T) {
 		st.Conn().Close() // the process "dies": its socket closes mid-stream
 		<-ctx.Done()
 		return ctx.Err()
-	})
+	}
+	env := startServer(t, ServerConfig{Name: "shm", Limits: Limits{ShmSize: testShmSize}},
+		func(s *Server) { s.Handle("half", half) })
 	_, c := shmClient(t, env.unix, testShmSize, 0)
 	st, err := c.Open(context.Background(), "half", nil, true)
 	if err != nil {
