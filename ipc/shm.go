@@ -177,11 +177,6 @@ func (s *Stream) sendRing(head, body [][]byte, n int) (done bool, err error) {
 	}
 	// Wait for the credit first, so that a reserved region is sent at once: only this
 	// goroutine spends the stream's credit, which can then only grow.
-	ready := func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.core.sendReady(s.cs, n)
-	}
 	for {
 		c.mu.Lock()
 		ok, err := c.core.sendCheck(time.Now(), s.cs, n)
@@ -192,11 +187,8 @@ func (s *Stream) sendRing(head, body [][]byte, n int) (done bool, err error) {
 		if ok {
 			break
 		}
-		if err := c.waitFor(s.ctx, s.creditSig, ready); err != nil {
-			c.mu.Lock()
-			c.core.endStall(time.Now(), s.cs)
-			c.mu.Unlock()
-			return false, s.waitCtx()
+		if err := s.awaitCredit(n); err != nil {
+			return false, err
 		}
 	}
 	sh := c.shm

@@ -356,11 +356,6 @@ func (s *Stream) DecodeEnd(v any) error {
 // sendData writes one SCHEMA or BATCH frame of n payload bytes, waiting for credit first.
 func (s *Stream) sendData(kind Kind, parts [][]byte, n int) error {
 	c := s.c
-	ready := func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.core.sendReady(s.cs, n)
-	}
 	for {
 		var a actions
 		c.mu.Lock()
@@ -374,13 +369,29 @@ func (s *Stream) sendData(kind Kind, parts [][]byte, n int) error {
 		if ok || err != nil {
 			return err
 		}
-		if err := c.waitFor(s.ctx, s.creditSig, ready); err != nil {
-			c.mu.Lock()
-			c.core.endStall(time.Now(), s.cs)
-			c.mu.Unlock()
-			return s.waitCtx()
+		if err := s.awaitCredit(n); err != nil {
+			return err
 		}
 	}
+}
+
+// awaitCredit waits until the stream's credit covers n bytes, for a sender whose attempt
+// found too little; on the stream's end or cancellation it closes the stall and returns
+// why.
+func (s *Stream) awaitCredit(n int) error {
+	c := s.c
+	ready := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.core.sendReady(s.cs, n)
+	}
+	if err := c.waitFor(s.ctx, s.creditSig, ready); err != nil {
+		c.mu.Lock()
+		c.core.endStall(time.Now(), s.cs)
+		c.mu.Unlock()
+		return s.waitCtx()
+	}
+	return nil
 }
 
 // Send writes a record batch, preceded the first time by its schema (and by dictionary
