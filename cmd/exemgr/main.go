@@ -84,6 +84,11 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage
 	}
+	// Signals are taken from here on: a SIGTERM while the daemon still starts (its link
+	// clients may already log a peer up) is a clean shutdown, not the default action
+	// that kills the process.
+	ctx, stop := daemon.SignalContext(log)
+	defer stop()
 	if cfg.Transport, err = ipc.ParseTransport(transport); err != nil {
 		fmt.Fprintln(os.Stderr, "exemgr: --transport:", err)
 		return daemon.ExitUsage
@@ -150,8 +155,6 @@ func run(args []string) int {
 		log.Error("exemgr: cannot serve MySQL clients", "err", err)
 		return daemon.ExitFailure
 	}
-	ctx, stop := daemon.SignalContext(log)
-	defer stop()
 	if *debugAddr != "" {
 		if _, err := daemon.ServeDebug(ctx, *debugAddr, log); err != nil {
 			log.Error("exemgr: cannot start", "err", err)

@@ -78,6 +78,11 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "primproc:", err)
 		return daemon.ExitUsage
 	}
+	// Signals are taken from here on: a SIGTERM while the daemon still starts (its link
+	// clients may already log a peer up) is a clean shutdown, not the default action
+	// that kills the process.
+	ctx, stop := daemon.SignalContext(log)
+	defer stop()
 	cfg.Limits, cfg.Logger = lim, log
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = -1 // --cache-size 0: no cache (storage reads 0 as its default)
@@ -99,8 +104,6 @@ func run(args []string) int {
 		return daemon.ExitUsage
 	}
 	d.MemoryPlan().Apply(log)
-	ctx, stop := daemon.SignalContext(log)
-	defer stop()
 	if *debugAddr != "" {
 		if _, err := daemon.ServeDebug(ctx, *debugAddr, log); err != nil {
 			log.Error("primproc: cannot start", "err", err)
