@@ -23,6 +23,8 @@ type ProcStats struct {
 	BytesOut, BytesIn                   int64 // link bytes exemgr → primproc and back
 	BatchesOut, BatchesIn               int64 // Arrow batches each way
 	Frames, Syscalls                    int64 // frames both ways; read+write syscalls
+	RingBytesOut, RingBytesIn           int64 // of the link bytes, those in shared memory (shm)
+	RingFallbacks, RingWakeups          int64 // shm: batches on the socket for want of ring space; wake-up writes
 	Fragments, RowsScanned              int64
 	RowGroupsTotal, RowGroupsEliminated int64
 	CacheBytes, DiskBytes               int64
@@ -67,6 +69,10 @@ func ParseQueryStats(res *Result) ([]ProcStats, error) {
 		{"batches_in", func(p *ProcStats) *int64 { return &p.BatchesIn }},
 		{"frames", func(p *ProcStats) *int64 { return &p.Frames }},
 		{"syscalls", func(p *ProcStats) *int64 { return &p.Syscalls }},
+		{"ring_bytes_out", func(p *ProcStats) *int64 { return &p.RingBytesOut }},
+		{"ring_bytes_in", func(p *ProcStats) *int64 { return &p.RingBytesIn }},
+		{"ring_fallbacks", func(p *ProcStats) *int64 { return &p.RingFallbacks }},
+		{"ring_wakeups", func(p *ProcStats) *int64 { return &p.RingWakeups }},
 		{"fragments", func(p *ProcStats) *int64 { return &p.Fragments }},
 		{"rows_scanned", func(p *ProcStats) *int64 { return &p.RowsScanned }},
 		{"row_groups_total", func(p *ProcStats) *int64 { return &p.RowGroupsTotal }},
@@ -133,6 +139,10 @@ func addStats(s *measure.Sample, stats []ProcStats) {
 		s.Link.BatchesIn += p.BatchesIn
 		s.Link.Frames += p.Frames
 		s.Link.Syscalls += p.Syscalls
+		s.Link.RingBytesOut += p.RingBytesOut
+		s.Link.RingBytesIn += p.RingBytesIn
+		s.Link.RingFallbacks += p.RingFallbacks
+		s.Link.RingWakeups += p.RingWakeups
 		s.RowGroupsEliminated += p.RowGroupsEliminated
 	}
 }

@@ -90,19 +90,24 @@ func DefaultQueryMemory() int64 {
 // fragments of a few concurrent queries, each with its window of batches in flight.
 const linkStreamsBudgeted = 16
 
-// MemoryPlan is exemgr's memory as its budgets (all on the Go heap): the queries' memory,
-// the result pool, the link's receive pool and windows (of window bytes per stream; 0: the
-// link's default), and the stated overhead. cmd/exemgr sets the runtime's soft limit from it.
+// MemoryPlan is exemgr's memory as its budgets: on the Go heap the queries' memory, the
+// result pool, the link's receive pool and windows (of window bytes per stream; 0: the
+// link's default); off it the link's shared-memory segments, if the transport maps any;
+// and the stated overhead. cmd/exemgr sets the runtime's soft limit from it.
 func (e *Engine) MemoryPlan(window int) daemon.MemoryPlan {
 	if window <= 0 {
 		window = ipc.DefaultStreamWindow
 	}
-	return daemon.MemoryPlan{Overhead: daemon.DefaultOverhead, Budgets: []daemon.Budget{
+	p := daemon.MemoryPlan{Overhead: daemon.DefaultOverhead, Budgets: []daemon.Budget{
 		{Name: "query memory", Bytes: e.budget.Limit()},
 		{Name: "result pool", Bytes: DefaultResultPool},
 		{Name: "link receive pool", Bytes: ipc.DefaultPoolIdle},
 		{Name: "link windows", Bytes: linkStreamsBudgeted * int64(window)},
 	}}
+	if shm := e.em.ShmBytes(); shm > 0 {
+		p.Budgets = append(p.Budgets, daemon.Budget{Name: "shm segments", Bytes: shm, OffHeap: true})
+	}
+	return p
 }
 
 // DefaultResultPool bounds the idle buffers of the pool exemgr builds result records in.

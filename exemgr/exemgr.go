@@ -111,6 +111,13 @@ func New(cfg Config) (*ExeMgr, error) {
 	return em, nil
 }
 
+// ShmBytes is the most shared memory exemgr's link clients map at once (0 unless the
+// transport asks for it): two segments per connection to each primproc.
+func (em *ExeMgr) ShmBytes() int64 {
+	c := ipc.ClientConfig{Transport: em.cfg.Transport, ConnsPerPeer: em.cfg.ConnsPerPeer, Limits: em.cfg.Limits}
+	return c.ShmBytes(len(em.cfg.PrimProcs))
+}
+
 func (em *ExeMgr) onState(ev ipc.PeerEvent) {
 	em.mu.Lock()
 	if ev.Up {

@@ -43,6 +43,11 @@ type ProcessStats struct {
 	// holds their totals): bytes and batches exemgr → primproc (out) and back (in), frames
 	// both ways, read and write syscalls.
 	BytesOut, BytesIn, BatchesOut, BatchesIn, Frames, Syscalls int64
+	// Shared memory (transport shm; zero on the others): the batch bodies' bytes that
+	// crossed in the rings each way (counted in BytesOut and BytesIn too), batches sent on
+	// the socket for want of ring space, and socket writes that woke the peer for ring
+	// batches.
+	RingBytesOut, RingBytesIn, RingFallbacks, RingWakeups int64
 	// From the fragments' END reports (the exemgr row holds their totals).
 	Fragments, RowsScanned, RowGroups, RowGroupsEliminated, CacheBytes, DiskBytes int64
 	// Memory: the statement's peak query memory in the process (a primproc's: its
@@ -213,6 +218,10 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 		em.BatchesIn += p.BatchesIn
 		em.Frames += p.Frames
 		em.Syscalls += p.Syscalls
+		em.RingBytesOut += p.RingBytesOut
+		em.RingBytesIn += p.RingBytesIn
+		em.RingFallbacks += p.RingFallbacks
+		em.RingWakeups += p.RingWakeups
 		em.Fragments += p.Fragments
 		em.RowsScanned += p.RowsScanned
 		em.RowGroups += p.RowGroups
@@ -254,6 +263,10 @@ func linkDelta(p *ProcessStats, before, after ipc.ClientStats) {
 		p.BatchesIn += int64(c.BatchesIn - b.BatchesIn)
 		p.Frames += int64(c.FramesIn - b.FramesIn + c.FramesOut - b.FramesOut)
 		p.Syscalls += int64(c.ReadSyscalls - b.ReadSyscalls + c.WriteSyscalls - b.WriteSyscalls)
+		p.RingBytesOut += int64(c.RingBytesOut - b.RingBytesOut)
+		p.RingBytesIn += int64(c.RingBytesIn - b.RingBytesIn)
+		p.RingFallbacks += int64(c.RingFallbacks - b.RingFallbacks)
+		p.RingWakeups += int64(c.RingWakeups - b.RingWakeups)
 	}
 }
 
@@ -261,7 +274,8 @@ func linkDelta(p *ProcessStats, before, after ipc.ClientStats) {
 // statement's first characters and its error, if any.
 var queryStatsColumns = []string{
 	"process", "peer", "transport", "pushdown", "elapsed_us", "user_us", "sys_us", "nvcsw", "nivcsw",
-	"bytes_out", "bytes_in", "batches_out", "batches_in", "frames", "syscalls", "fragments",
+	"bytes_out", "bytes_in", "batches_out", "batches_in", "frames", "syscalls",
+	"ring_bytes_out", "ring_bytes_in", "ring_fallbacks", "ring_wakeups", "fragments",
 	"rows_scanned", "row_groups_total", "row_groups_eliminated", "cache_bytes", "disk_bytes",
 	"mem_query_peak", "mem_query_limit", "mem_heap", "mem_heap_held", "mem_soft_limit", "mem_off_heap",
 	"mem_rss", "rows", "statement", "error",
@@ -300,6 +314,8 @@ func queryStatsRecord(qs *QueryStats) arrow.RecordBatch {
 				"sys_us": p.Usage.Sys.Microseconds(), "nvcsw": p.Usage.Voluntary, "nivcsw": p.Usage.Involuntary,
 				"bytes_out": p.BytesOut, "bytes_in": p.BytesIn, "batches_out": p.BatchesOut,
 				"batches_in": p.BatchesIn, "frames": p.Frames, "syscalls": p.Syscalls,
+				"ring_bytes_out": p.RingBytesOut, "ring_bytes_in": p.RingBytesIn,
+				"ring_fallbacks": p.RingFallbacks, "ring_wakeups": p.RingWakeups,
 				"fragments": p.Fragments, "rows_scanned": p.RowsScanned, "row_groups_total": p.RowGroups,
 				"row_groups_eliminated": p.RowGroupsEliminated, "cache_bytes": p.CacheBytes,
 				"disk_bytes": p.DiskBytes, "rows": rows, "statement": stmt, "error": qs.Error,

@@ -349,6 +349,18 @@ func (c *Client) reason() string {
 	return fmt.Sprintf("transport %s: peer is not on this host", c.cfg.Transport)
 }
 
+// ShmBytes is the most shared memory a client of cfg maps to each of peers peers at
+// once: two segments a connection when it asks for shared memory (transports shm and
+// auto), none otherwise. The pages are resident from their creation, and shared with the
+// peer, whose resident size counts them too.
+func (cfg ClientConfig) ShmBytes(peers int) int64 {
+	conns := cfg.ConnsPerPeer
+	if conns <= 0 {
+		conns = 2
+	}
+	return int64(peers) * int64(conns) * 2 * int64(clientParams(cfg).shm)
+}
+
 // clientParams are the handshake parameters of a client with cfg (whose Limits have
 // their defaults): shared memory is asked for under transports shm and auto.
 func clientParams(cfg ClientConfig) handshakeParams {

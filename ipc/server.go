@@ -39,8 +39,27 @@ type ServerConfig struct {
 	AuthToken []byte        // TCP clients must prove it when set
 	AllowUIDs []int         // unix clients allowed besides this process's uid
 	Limits    Limits        // connection limits
-	Pool      *bufpool.Pool // receive buffers; a new pool (DefaultPoolIdle, DefaultPoolIdleTime) if nil
-	Logger    *slog.Logger  // slog.Default() if nil
+	// MaxShmConns bounds the connections that hold shared memory at once
+	// (DefaultMaxShmConns), so that the segments (two of Limits.ShmSize a connection,
+	// resident from their creation) stay within the daemon's memory plan; a unix client
+	// beyond it is served over the socket alone, as if it had not asked.
+	MaxShmConns int
+	Pool        *bufpool.Pool // receive buffers; a new pool (DefaultPoolIdle, DefaultPoolIdleTime) if nil
+	Logger      *slog.Logger  // slog.Default() if nil
+}
+
+// DefaultMaxShmConns is ServerConfig.MaxShmConns's default: four exemgrs of two
+// connections each.
+const DefaultMaxShmConns = 8
+
+// ShmBytes is the most shared memory the server's connections map at once: two segments
+// for each of MaxShmConns (0 if shared memory is disabled).
+func (cfg ServerConfig) ShmBytes() int64 {
+	n := cfg.MaxShmConns
+	if n <= 0 {
+		n = DefaultMaxShmConns
+	}
+	return int64(n) * 2 * int64(normShmSize(cfg.Limits.withDefaults().ShmSize))
 }
 
 // Server serves named handlers on any number of listeners.
@@ -64,6 +83,7 @@ type Server struct {
 	rejected  uint64     // failed handshakes
 	accepted  uint64     // connections that completed the handshake
 	closed    LinkTotals // counters of connections that have ended
+	shmConns  int        // connections holding (or being offered) shared memory; at most cfg.MaxShmConns
 	started   time.Time
 
 	handlersWG sync.WaitGroup
@@ -83,6 +103,9 @@ func NewServer(cfg ServerConfig) *Server {
 	inst := make([]byte, 16)
 	_, _ = rand.Read(inst)
 	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.MaxShmConns <= 0 {
+		cfg.MaxShmConns = DefaultMaxShmConns
+	}
 	s := &Server{cfg: cfg, log: log, pool: pool, instance: inst, handlers: map[string]Handler{}, unary: map[string]UnaryHandler{}, inline: map[string]UnaryAppendHandler{}, conns: map[*Conn]struct{}{}, started: time.Now()}
 	s.base, s.cancelBase = context.WithCancelCause(context.Background())
 	s.handlers[MethodStats] = s.serveStats
@@ -258,16 +281,39 @@ func (s *Server) ServeConn(nc net.Conn) {
 	c.runUnary = s.runUnary
 	s.mu.Lock()
 	unix := slices.Clone(s.unix)
+	// A unix connection takes one of the shared-memory places before the handshake, since
+	// the segments are created during it, and gives it back when it ends or turns out not
+	// to use them.
+	shm := uint64(0)
+	if _, isUnix := nc.(*net.UnixConn); isUnix && s.shmConns < s.cfg.MaxShmConns {
+		shm = normShmSize(s.cfg.Limits.ShmSize)
+		if shm != 0 {
+			s.shmConns++
+		}
+	}
 	s.mu.Unlock()
+	holdsShm := shm != 0
+	releaseShm := func() {
+		if holdsShm {
+			holdsShm = false
+			s.mu.Lock()
+			s.shmConns--
+			s.mu.Unlock()
+		}
+	}
+	defer releaseShm()
 	err := c.handshake(s.base, handshakeParams{
 		name: s.cfg.Name, token: s.cfg.AuthToken, allowUIDs: s.cfg.AllowUIDs, unix: unix, instance: s.instance,
-		shm: normShmSize(s.cfg.Limits.ShmSize),
+		shm: shm,
 	})
 	if err != nil { // the connection has failed, and logged "link: closing connection" with the reason
 		s.mu.Lock()
 		s.rejected++
 		s.mu.Unlock()
 		return
+	}
+	if c.transport != "shm" {
+		releaseShm()
 	}
 	s.mu.Lock()
 	if s.closing {

@@ -384,3 +384,39 @@ func TestParseTransport(t *testing.T) {
 		t.Errorf("an unknown transport: %v", err)
 	}
 }
+
+// The server holds at most MaxShmConns connections with shared memory: a unix client
+// beyond them is served over the socket (auto falls back; shm is refused by the client),
+// and a place freed by a connection's end serves the next. ShmBytes states the bound.
+func TestShmConnsBounded(t *testing.T) {
+	cfg := ServerConfig{Name: "shm", MaxShmConns: 1, Limits: Limits{ShmSize: testShmSize}}
+	if got, want := cfg.ShmBytes(), int64(2*testShmSize); got != want {
+		t.Fatalf("ShmBytes %d, want %d", got, want)
+	}
+	env := startServer(t, cfg)
+	ccfg := ClientConfig{Transport: TransportAuto, ConnsPerPeer: 1, Limits: Limits{ShmSize: testShmSize}}
+	if got, want := ccfg.ShmBytes(3), int64(3*2*testShmSize); got != want {
+		t.Fatalf("client ShmBytes %d, want %d", got, want)
+	}
+	if got := (ClientConfig{Transport: TransportUnix}).ShmBytes(3); got != 0 {
+		t.Fatalf("transport unix maps %d bytes of shared memory", got)
+	}
+	first := newTestClient(t, env.unix, ccfg)
+	if c := first.Conns()[0]; c.Transport() != "shm" {
+		t.Fatalf("the first connection: %s", c.Transport())
+	}
+	second := newTestClient(t, env.unix, ccfg)
+	if c := second.Conns()[0]; c.Transport() != "unix" {
+		t.Fatalf("the connection beyond MaxShmConns: %s", c.Transport())
+	}
+	if _, err := second.Call(context.Background(), "echo", nil); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	second.Close()
+	waitFor(t, func() bool { return len(env.srv.Snapshot(StatsOptions{}).Conns) == 0 })
+	third := newTestClient(t, env.unix, ccfg)
+	if c := third.Conns()[0]; c.Transport() != "shm" {
+		t.Fatalf("after the shm connection ended: %s", c.Transport())
+	}
+}

@@ -89,6 +89,7 @@ type Config struct {
 	AllowUIDs       []int         // unix clients allowed besides this process's uid
 	Name            string        // for peers' logs; "primproc@host pid N" if empty
 	Limits          ipc.Limits    // link limits
+	MaxShmConns     int           // link connections holding shared memory at once (ipc.DefaultMaxShmConns)
 	ShutdownTimeout time.Duration // how long in-flight streams may run after SIGTERM (default 5s)
 	Logger          *slog.Logger
 	// Ready, if set, is called with the bound endpoints once every listener is up.
@@ -210,7 +211,8 @@ func New(cfg Config) (*Daemon, error) {
 	linkPool := bufpool.New(bufpool.Options{Retain: ipc.DefaultPoolIdle, IdleTime: cfg.PoolIdle})
 	d.linkPool = linkPool
 	d.srv = ipc.NewServer(ipc.ServerConfig{
-		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, Logger: cfg.Logger, Pool: linkPool,
+		Name: cfg.Name, AuthToken: token, AllowUIDs: cfg.AllowUIDs, Limits: cfg.Limits, MaxShmConns: cfg.MaxShmConns,
+		Logger: cfg.Logger, Pool: linkPool,
 	})
 	d.register()
 	for _, u := range cfg.Listen {
@@ -404,8 +406,8 @@ func (d *Daemon) busy() bool {
 // fragments of a few concurrent queries, each with its window of batches in flight.
 const linkStreamsBudgeted = 16
 
-// MemoryPlan is the daemon's memory as its budgets: the column cache and the decode pool's
-// idle buffers off the Go heap; the queries' memory, the fragments' pool, the link's
+// MemoryPlan is the daemon's memory as its budgets: the column cache, the decode pool's
+// idle buffers and the link's shared-memory segments off the Go heap; the queries' memory, the fragments' pool, the link's
 // receive pool and windows on it; and the stated overhead. cmd/primproc sets the Go
 // runtime's soft limit from it.
 func (d *Daemon) MemoryPlan() daemon.MemoryPlan {
@@ -425,6 +427,10 @@ func (d *Daemon) MemoryPlan() daemon.MemoryPlan {
 		daemon.Budget{Name: "fragment pool", Bytes: max(d.cfg.PoolSize, 0)},
 		daemon.Budget{Name: "link receive pool", Bytes: ipc.DefaultPoolIdle},
 		daemon.Budget{Name: "link windows", Bytes: linkStreamsBudgeted * window})
+	shm := ipc.ServerConfig{Limits: d.cfg.Limits, MaxShmConns: d.cfg.MaxShmConns}.ShmBytes()
+	if shm > 0 {
+		p.Budgets = append(p.Budgets, daemon.Budget{Name: "shm segments", Bytes: shm, OffHeap: true})
+	}
 	return p
 }
 

@@ -241,6 +241,14 @@ func TestPrimprocKill9OverShm(t *testing.T) {
 	}
 	em := shared.startExemgr(t, []string{tcpURL}, "shm", "--shm-size", "16MiB")
 	t.Cleanup(em.Kill)
+	// Both memory plans hold the segments: exemgr's two connections of two 16 MiB segments,
+	// primproc's default bound of eight such connections.
+	if !strings.Contains(em.Log(), "shm segments 64.0 MiB off-heap") {
+		t.Errorf("exemgr's memory plan lacks its segments:\n%s", em.Log())
+	}
+	if !strings.Contains(pm.Log(), "shm segments 256.0 MiB off-heap") {
+		t.Errorf("primproc's memory plan lacks its segments:\n%s", pm.Log())
+	}
 	conn := em.conn(t)
 	const check = "select count(*), sum(l_quantity) from lineitem"
 	answer := func() (string, error) {

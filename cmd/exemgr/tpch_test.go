@@ -92,6 +92,15 @@ func runTPCH(t *testing.T, sf string) {
 									t.Errorf("pushdown=%s: SHOW QUERY STATS says pushdown %q", level, stats[0]["pushdown"])
 								}
 								q6Bytes[level], _ = strconv.ParseInt(stats[0]["bytes_in"], 10, 64)
+								ring, _ := strconv.ParseInt(stats[0]["ring_bytes_in"], 10, 64)
+								// Over shm the batch bodies cross in the rings (all of
+								// them at scan, where they are large); elsewhere nothing.
+								if transport != "shm" && ring != 0 {
+									t.Errorf("pushdown=%s: %d ring bytes over %s", level, ring, transport)
+								}
+								if transport == "shm" && level == "scan" && ring*2 < q6Bytes[level] {
+									t.Errorf("pushdown=scan: %d of Q6's %d link bytes came through the rings, want most", ring, q6Bytes[level])
+								}
 							}
 						}
 						t.Logf("pushdown=%s: 22 queries in %v", level, time.Since(start).Round(time.Millisecond))

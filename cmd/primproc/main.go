@@ -59,6 +59,7 @@ func run(args []string) int {
 	fs.DurationVar(&lim.HeartbeatInterval, "heartbeat-interval", ipc.DefaultHeartbeatInterval, "ping a connection silent for this long")
 	fs.DurationVar(&lim.HeartbeatTimeout, "heartbeat-timeout", ipc.DefaultHeartbeatTimeout, "drop a connection silent for this long")
 	daemon.ByteSizeVar(fs, &lim.ShmSize, "shm-size", ipc.DefaultShmSize, "64MiB", "largest shared-memory segment created for a unix client asking for transport shm (two a connection, one a direction)")
+	fs.IntVar(&cfg.MaxShmConns, "shm-conns", ipc.DefaultMaxShmConns, "link connections that may hold shared memory at once (each two --shm-size segments, resident); unix clients beyond it are served over the socket alone")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: primproc [flags]\n\nRuns colink's primitive processor on the link.\n\n%s", fs.FlagUsages())
 	}

@@ -111,6 +111,12 @@ type Link struct {
 	BatchesIn  int64 `json:"batches_in"`
 	Frames     int64 `json:"frames"`
 	Syscalls   int64 `json:"syscalls"`
+	// Shared memory (shm): the bytes of BytesOut and BytesIn that crossed in the rings,
+	// batches sent on the socket for want of ring space, and wake-up writes.
+	RingBytesOut  int64 `json:"ring_bytes_out,omitempty"`
+	RingBytesIn   int64 `json:"ring_bytes_in,omitempty"`
+	RingFallbacks int64 `json:"ring_fallbacks,omitempty"`
+	RingWakeups   int64 `json:"ring_wakeups,omitempty"`
 }
 
 // Stat is a median with its range over a set of values.
