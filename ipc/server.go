@@ -35,10 +35,10 @@ type UnaryHandler func(ctx context.Context, args []byte) (end []byte, err error)
 
 // ServerConfig configures a Server.
 type ServerConfig struct {
-	Name      string        // for the peer's logs
-	AuthToken []byte        // TCP clients must prove it when set
-	AllowUIDs []int         // unix clients allowed besides this process's uid
-	Limits    Limits        // connection limits
+	Name      string // for the peer's logs
+	AuthToken []byte // TCP clients must prove it when set
+	AllowUIDs []int  // unix clients allowed besides this process's uid
+	Limits    Limits // connection limits
 	// MaxShmConns bounds the connections that hold shared memory at once
 	// (DefaultMaxShmConns), so that the segments (two of Limits.ShmSize a connection,
 	// resident from their creation) stay within the daemon's memory plan; a unix client
