@@ -15,7 +15,8 @@ func TestUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--help"}, 0, "Measures the link against a plain socket."},
+		{[]string{"--help"}, 0, "Measures the link against a plain socket (--raw)"},
+		{[]string{"--help"}, 0, "Arrow Flight (--flight)"},
 		{[]string{"--bogus"}, 2, "unknown flag: --bogus"},
 		{[]string{"--mode", "sync,flood"}, 2, `ipcbench: --mode "flood": want sync, async or stream`},
 		{[]string{"--transport", "memfd"}, 2, `ipcbench: --transport "memfd": want tcp, unix or shm`},

@@ -16,11 +16,12 @@ import (
 // transports against the running primproc at primprocURL (the one the queries used, its
 // data and cache untouched: the stream is synthetic), repeat rounds of streamBytes each, and
 // returns the link's CPU per GB (both ends) and wall time per GB for each transport, with
-// the command it ran.
+// the command it ran. Only the link is measured (--flight=false: its Flight baseline would
+// double the stream's time for figures nothing here reads).
 func streamCosts(ctx context.Context, bin, primprocURL, dir string, transports []string, repeat int, streamBytes int64) (map[string]report.StreamCost, string, error) {
 	out := filepath.Join(dir, "ipcbench-stream.json")
 	args := []string{"--mode", "stream", "--transport", strings.Join(transports, ","), "--repeat", strconv.Itoa(repeat),
-		"--stream-bytes", strconv.FormatInt(streamBytes, 10), "--connect", primprocURL, "--json", out}
+		"--stream-bytes", strconv.FormatInt(streamBytes, 10), "--connect", primprocURL, "--flight=false", "--json", out}
 	command := "ipcbench " + strings.Join(args, " ")
 	cmd := exec.CommandContext(ctx, bin, args...)
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -35,7 +35,7 @@ func toUsage(u rusage.Usage) usage {
 type trial struct {
 	Mode      string `json:"mode"`
 	Transport string `json:"transport"`
-	Impl      string `json:"impl"` // "link", "raw" or "memcpy"
+	Impl      string `json:"impl"` // "link", "raw", "flight" or "memcpy"
 	// WriteSize is the raw stream server's write size in bytes (0: a message a write).
 	WriteSize int     `json:"write_size,omitempty"`
 	Round     int     `json:"round"`
@@ -127,7 +127,8 @@ type bench struct {
 	cfg      Config
 	chunkDur time.Duration // a sync or async chunk's measured time: Duration / Chunks
 	warm     time.Duration // the current chunk's warm-up
-	raw      *child
+	raw      *child        // the raw server (Config.Raw)
+	flight   *child        // the Flight server (Config.flightRuns)
 	tcpURL   string
 	unixURL  string
 	ctl      *ipc.Client // for stats requests
@@ -136,8 +137,11 @@ type bench struct {
 }
 
 func (b *bench) serverUsage(ctx context.Context, impl string) (rusage.Usage, error) {
-	if impl == "raw" {
+	switch impl {
+	case "raw":
 		return b.raw.rusage()
+	case "flight":
+		return b.flight.rusage()
 	}
 	// The primproc (ours or a running one): its daemon-level stats carry "rusage" (rusage.Usage.Map); only
 	// that key is read, so the rest of its reply may change freely.
@@ -160,11 +164,15 @@ func (b *bench) serverUsage(ctx context.Context, impl string) (rusage.Usage, err
 }
 
 func (b *bench) url(transport, impl string) string {
-	if impl == "raw" {
-		if transport == "unix" {
-			return b.raw.unix
+	if impl == "raw" || impl == "flight" { // a child of ours
+		c := b.raw
+		if impl == "flight" {
+			c = b.flight
 		}
-		return b.raw.tcp
+		if transport == "unix" {
+			return c.unix
+		}
+		return c.tcp
 	}
 	if transport == "unix" || transport == "shm" {
 		return b.unixURL
@@ -286,9 +294,12 @@ const memcpyTransport = "-"
 func (b *bench) run(ctx context.Context, mode, transport string, impl implRun, round int) (*trial, error) {
 	t := &trial{Mode: mode, Transport: transport, Impl: impl.impl, WriteSize: impl.writeSize, Round: round}
 	var err error
-	if impl.impl == "link" {
+	switch impl.impl {
+	case "link":
 		err = b.runLink(ctx, t)
-	} else {
+	case "flight":
+		err = b.runFlight(ctx, t)
+	default:
 		err = b.runRaw(ctx, t)
 	}
 	return t, err

@@ -36,6 +36,15 @@ const RawServerArg = "__serve-raw"
 // stdout, answers each "RUSAGE" line on stdin with a JSON rusage.Usage map, and returns when
 // stdin closes, so the child never outlives its parent.
 func ServeRaw(stdin io.Reader, stdout io.Writer) error {
+	return serveChild(stdin, stdout, serveRaw)
+}
+
+// serveChild is the life of a server child (ServeRaw, ServeFlight): serve listens on the
+// loopback TCP URL and the unix URL it is given (in a temporary directory removed at the
+// end), sends the endpoints it bound on ready, and serves until its context is cancelled,
+// which happens when stdin closes; until then each "RUSAGE" line on stdin is answered on
+// stdout with this process's rusage.Usage map as JSON.
+func serveChild(stdin io.Reader, stdout io.Writer, serve func(ctx context.Context, urls []string, ready chan<- []string) error) error {
 	dir, err := os.MkdirTemp("", "ipcbench")
 	if err != nil {
 		return err
@@ -46,7 +55,7 @@ func ServeRaw(stdin io.Reader, stdout io.Writer) error {
 	tcpURL, unixURL := "tcp://127.0.0.1:0", "unix://"+filepath.Join(dir, "s.sock")
 	ready := make(chan []string, 1)
 	errc := make(chan error, 1)
-	go func() { errc <- serveRaw(ctx, []string{tcpURL, unixURL}, ready) }()
+	go func() { errc <- serve(ctx, []string{tcpURL, unixURL}, ready) }()
 	select {
 	case eps := <-ready:
 		fmt.Fprintf(stdout, "READY %s\n", strings.Join(eps, " "))

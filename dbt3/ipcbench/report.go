@@ -17,8 +17,8 @@ import (
 	"github.com/colinkdb/colink/internal/atomicfile"
 )
 
-// Row is the summary of one mode over one transport by one implementation ("link" or
-// "raw"): its rate in Unit (req/s, or GB/s for a stream) and each end's CPU in CPUUnit (µs/req
+// Row is the summary of one mode over one transport by one implementation ("link", "raw",
+// "flight" or "memcpy"): its rate in Unit (req/s, or GB/s for a stream) and each end's CPU in CPUUnit (µs/req
 // or s/GB), as the JSON's "summary" holds it.
 type Row struct {
 	Mode      string `json:"mode"`
@@ -55,7 +55,7 @@ type Row struct {
 
 type ratio struct {
 	Mode  string       `json:"mode"`
-	What  string       `json:"what"` // "link/raw tcp", "link/raw unix", "unix/tcp link", "unix/tcp raw", "shm/tcp link", "shm/unix link", "link/memcpy tcp", …
+	What  string       `json:"what"` // "link/raw tcp", "link/flight unix", "shm link/flight unix", "unix/tcp link", "shm/unix link", "link/memcpy tcp", …
 	Ratio measure.Stat `json:"ratio"`
 }
 
@@ -74,7 +74,7 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		"modes": o.Modes, "transports": o.Transports, "raw": o.Raw, "repeat": o.Repeat, "chunks": o.Chunks,
 		"duration": o.Duration.String(), "clients": o.Clients, "inflight": o.Inflight, "payload": o.Payload, "method": o.Method,
 		"conns_per_peer": o.ConnsPerPeer, "streams": o.Streams, "stream_bytes": o.StreamBytes, "synth": o.Synth,
-		"connect": o.Connect, "memcpy": o.Memcpy, "raw_write_sizes": o.RawWriteSizes,
+		"connect": o.Connect, "memcpy": o.Memcpy, "raw_write_sizes": o.RawWriteSizes, "flight": o.Flight,
 	}}
 	type key struct {
 		mode, tr, impl string
@@ -190,14 +190,21 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		for _, tr := range o.Transports {
 			add("link/raw "+tr, func(r int) *trial { return find(mode, tr, "link", r) }, func(r int) *trial { return find(mode, tr, "raw", r) })
 		}
+		// The link against Flight over a socket of the same kind, and shm's link (Flight has
+		// no shm) against Flight over the unix socket, the socket shm's link keeps beside its
+		// rings.
+		for _, tr := range o.Transports {
+			add("link/flight "+tr, func(r int) *trial { return find(mode, tr, "link", r) }, func(r int) *trial { return find(mode, tr, "flight", r) })
+		}
+		add("shm link/flight unix", func(r int) *trial { return find(mode, "shm", "link", r) }, func(r int) *trial { return find(mode, "unix", "flight", r) })
 		// Each transport's stream as a fraction of the memcpy baseline's rate, per round.
 		for _, tr := range o.Transports {
-			for _, impl := range []string{"link", "raw"} {
+			for _, impl := range []string{"link", "raw", "flight"} {
 				add(impl+"/memcpy "+tr, func(r int) *trial { return find(mode, tr, impl, r) }, func(r int) *trial { return find(mode, memcpyTransport, "memcpy", r) })
 			}
 		}
 		for _, pair := range transportPairs(o.Transports) {
-			for _, impl := range []string{"link", "raw"} {
+			for _, impl := range []string{"link", "raw", "flight"} {
 				add(pair[0]+"/"+pair[1]+" "+impl, func(r int) *trial { return find(mode, pair[0], impl, r) }, func(r int) *trial { return find(mode, pair[1], impl, r) })
 			}
 		}
@@ -235,7 +242,7 @@ func writeMarkdown(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "`%s`\n\n", rep.Command)
 	fmt.Fprintf(w, "host: %s, %s CPUs, %s, %s; load average (1/5/15 min) %s at the start, %s at the end\n\n",
 		rep.Host["cpu"], rep.Host["cpus"], rep.Host["kernel"], rep.Host["go"], rep.Host["loadavg_at_start"], rep.Host["loadavg_at_end"])
-	fmt.Fprintf(w, "Medians of %v rounds, (min–max); each trial ran as %v chunks alternating with the other implementation's. CPU and context switches per request (stream: CPU per GB, switches per batch).\n\n", rep.Config["repeat"], rep.Config["chunks"])
+	fmt.Fprintf(w, "Medians of %v rounds, (min–max); each trial ran as %v chunks alternating with the other implementations'. CPU and context switches per request (stream: CPU per GB, switches per batch).\n\n", rep.Config["repeat"], rep.Config["chunks"])
 	fmt.Fprintln(w, "| mode | transport | impl | rate | client CPU | server CPU | client cs/op (vol+invol) | server cs/op | p50 µs | p99 µs | client syscalls/op | server syscalls/op |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	swept := map[string][]Row{} // by mode and transport: a raw stream's write sizes

@@ -2,6 +2,7 @@ package ipcbench
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,100 @@ func TestRawWriteSweep(t *testing.T) {
 	}
 	if strings.Contains(md, "| raw (64 KiB writes) |") {
 		t.Errorf("a slower write size in the table:\n%s", md)
+	}
+}
+
+// Flight runs in the stream mode over tcp and unix only; the link is taken against it over
+// the same kind of socket and, for shm, over unix, round by round; its rows have no syscall
+// counts.
+func TestSummaryFlight(t *testing.T) {
+	cfg := Config{Modes: []string{"sync", "stream"}, Transports: []string{"tcp", "unix", "shm"}, Flight: true, Repeat: 2, Chunks: 1}
+	for _, c := range []struct {
+		mode, tr string
+		want     []implRun
+	}{
+		{"stream", "tcp", []implRun{{impl: "link"}, {impl: "flight"}}},
+		{"stream", "unix", []implRun{{impl: "link"}, {impl: "flight"}}},
+		{"stream", "shm", []implRun{{impl: "link"}}},
+		{"sync", "tcp", []implRun{{impl: "link"}}},
+	} {
+		if got := cfg.implsFor(c.mode, c.tr); !slices.Equal(got, c.want) {
+			t.Errorf("impls for %s over %s: %v, want %v", c.mode, c.tr, got, c.want)
+		}
+	}
+	withRaw := cfg
+	withRaw.Raw, withRaw.RawWriteSizes = true, []int{64 << 10}
+	if got := withRaw.implsFor("stream", "unix"); len(got) != 3 || got[1] != (implRun{impl: "raw", writeSize: 64 << 10}) || got[2].impl != "flight" {
+		t.Errorf("impls with raw: %v", got)
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{cfg, true},
+		{Config{Modes: []string{"sync", "async"}, Transports: []string{"tcp"}, Flight: true}, false},
+		{Config{Modes: []string{"stream"}, Transports: []string{"shm"}, Flight: true}, false},
+		{Config{Modes: []string{"stream"}, Transports: []string{"unix"}}, false},
+	} {
+		if got := c.cfg.flightRuns(); got != c.want {
+			t.Errorf("flightRuns for %v over %v (flight %v): %v", c.cfg.Modes, c.cfg.Transports, c.cfg.Flight, got)
+		}
+	}
+	// GB/s per round: the link 2 and 3 over tcp, 3 over unix, 8 over shm; Flight 0.5 and 1
+	// over tcp, 1 and 1.5 over unix.
+	link := map[string][2]float64{"tcp": {2, 3}, "unix": {3, 3}, "shm": {8, 8}}
+	flight := map[string][2]float64{"tcp": {0.5, 1}, "unix": {1, 1.5}}
+	var trials []*trial
+	for round := range 2 {
+		trials = append(trials, &trial{Mode: "sync", Transport: "tcp", Impl: "link", Round: round, WallS: 1, Ops: 100})
+		for _, tr := range cfg.Transports {
+			trials = append(trials, &trial{Mode: "stream", Transport: tr, Impl: "link", Round: round, WallS: 1, Ops: 100,
+				Bytes: int64(link[tr][round] * 1e9), ReadSyscalls: 300})
+			if gb, ok := flight[tr]; ok {
+				trials = append(trials, &trial{Mode: "stream", Transport: tr, Impl: "flight", Round: round, WallS: 1, Ops: 100,
+					Bytes: int64(gb[round] * 1e9), Client: usage{UserUS: 200_000}, Server: usage{SysUS: 100_000}})
+			}
+		}
+	}
+	rep := summarize(cfg, trials, 1e7)
+	ratios := map[string]measure.Stat{}
+	for _, r := range rep.Ratios {
+		if r.Mode == "stream" {
+			ratios[r.What] = r.Ratio
+		} else if strings.Contains(r.What, "flight") {
+			t.Errorf("%s ratio %s", r.Mode, r.What)
+		}
+	}
+	for what, want := range map[string][2]float64{
+		"link/flight tcp": {3, 4}, "link/flight unix": {2, 3}, "shm link/flight unix": {16.0 / 3, 8},
+		"unix/tcp flight": {1.5, 2}, "unix/tcp link": {1, 1.5}, "shm/unix link": {8.0 / 3, 8.0 / 3},
+	} {
+		if st := ratios[what]; st.N != 2 || st.Min != want[0] || st.Max != want[1] {
+			t.Errorf("%s: %+v, want %v..%v over 2 rounds", what, st, want[0], want[1])
+		}
+	}
+	if _, ok := ratios["link/flight shm"]; ok {
+		t.Error("a link/flight ratio over shm, which Flight has not")
+	}
+	flights := 0
+	for _, r := range rep.Rows {
+		if r.Impl != "flight" {
+			continue
+		}
+		flights++
+		if r.Mode != "stream" || r.Unit != "GB/s" || r.SyscallsPerOp.N != 0 || r.ClientCPU.N != 2 || r.ServerCPU.N != 2 {
+			t.Errorf("flight row %+v", r)
+		}
+	}
+	if flights != 2 {
+		t.Errorf("%d flight rows, want tcp and unix", flights)
+	}
+	var b strings.Builder
+	writeMarkdown(&b, rep)
+	md := b.String()
+	for _, want := range []string{"| stream | tcp | flight | 0.75 (0.50–1.00) GB/s", "| stream | unix | flight |", "| stream | shm link/flight unix | 6.67 (5.33–8.00) |", "| – | – |\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
 	}
 }

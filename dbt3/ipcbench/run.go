@@ -43,6 +43,10 @@ type Config struct {
 	// bytes (the same messages, one after another) into a recycled buffer: the bound of
 	// any transport's copy, for transport/memcpy fractions.
 	Memcpy bool
+	// Flight also streams the same batches in the stream mode over tcp and unix by Arrow
+	// Flight: DoGet from a Go Flight server (a child process, FlightServerArg) over a socket
+	// of the same kind, for link/flight ratios (shm's link against Flight over unix).
+	Flight bool
 	// RawWriteSizes are the write sizes (bytes) the raw stream's server writes each message
 	// in, one raw trial each, alternated with the others; the fastest is the raw baseline
 	// (link/raw). Empty: one write per message.
@@ -65,8 +69,8 @@ type Config struct {
 // them: each against those before it (unix/tcp, shm/tcp, shm/unix).
 var transports = []string{"tcp", "unix", "shm"}
 
-// implRun is an implementation a trial runs: "link" or "raw", the raw stream's server
-// writing in writes of writeSize bytes (0: a message a write).
+// implRun is an implementation a trial runs: "link", "raw" (the raw stream's server writing
+// in writes of writeSize bytes, 0: a message a write) or "flight".
 type implRun struct {
 	impl      string
 	writeSize int
@@ -79,21 +83,40 @@ func (i implRun) String() string {
 	return i.impl
 }
 
-// implsFor returns the implementations a trial of mode over transport runs: the link, and
-// with Config.Raw the plain socket of the same kind, which shm has not; the raw stream once
-// per RawWriteSizes.
+// implsFor returns the implementations a trial of mode over transport runs: the link; with
+// Config.Raw the plain socket of the same kind (the raw stream once per RawWriteSizes); in
+// the stream mode with Config.Flight, Flight over a socket of the same kind. shm has only
+// the link: neither baseline has a socket of its kind.
 func (c *Config) implsFor(mode, transport string) []implRun {
 	out := []implRun{{impl: "link"}}
-	if !c.Raw || transport == "shm" {
+	if transport == "shm" {
 		return out
 	}
-	if mode != "stream" || len(c.RawWriteSizes) == 0 {
-		return append(out, implRun{impl: "raw"})
+	switch {
+	case !c.Raw:
+	case mode != "stream" || len(c.RawWriteSizes) == 0:
+		out = append(out, implRun{impl: "raw"})
+	default:
+		for _, ws := range c.RawWriteSizes {
+			out = append(out, implRun{impl: "raw", writeSize: ws})
+		}
 	}
-	for _, ws := range c.RawWriteSizes {
-		out = append(out, implRun{impl: "raw", writeSize: ws})
+	if c.Flight && mode == "stream" {
+		out = append(out, implRun{impl: "flight"})
 	}
 	return out
+}
+
+// flightRuns reports whether any trial runs Flight: the Flight server is started only then.
+func (c *Config) flightRuns() bool {
+	for _, m := range c.Modes {
+		for _, tr := range c.Transports {
+			if slices.ContainsFunc(c.implsFor(m, tr), func(i implRun) bool { return i.impl == "flight" }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Validate checks the settings before anything starts; its messages name cmd/ipcbench's
@@ -122,7 +145,7 @@ func (c *Config) Validate() error {
 
 // Run runs cfg.Repeat rounds of every mode over every transport, prints each trial's brief
 // line on stderr and the summary as Markdown on stdout, and writes the JSON if asked. The
-// children it starts (primproc, the raw server) are stopped before it returns.
+// children it starts (primproc, the raw and Flight servers) are stopped before it returns.
 func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -155,6 +178,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer b.raw.stop()
+	}
+	if cfg.flightRuns() {
+		b.flight, err = startChild(FlightServerArg, stderr)
+		if err != nil {
+			return err
+		}
+		defer b.flight.stop()
 	}
 	{ // stats requests: link counters, and the CPU of a primproc that is not our child
 		b.ctl, err = ipc.NewClient(b.tcpURL, ipc.ClientConfig{Transport: ipc.TransportTCP, ConnsPerPeer: 1, Name: "ipcbench-stats", Logger: b.quiet})
