@@ -4,7 +4,7 @@
 # transport, run the 22 validation queries one by one with dbt3 query (round 1 cold: the
 # caches are dropped before each query; later rounds first run the 22 unmeasured to fill the
 # freshly started primprocs' caches), stop the daemons; then print each query's median
-# elapsed time per transport and the unix/tcp ratio. dbt3 compare does the same with more
+# elapsed time per transport and each other transport's ratio to tcp. dbt3 compare does the same with more
 # care (per-process CPU, /proc cross-checks, answers, plots); this script shows the steps.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -12,12 +12,12 @@ source "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<USAGE
-usage: $(basename "$0") [--runs R] [--sf F] [--primprocs N] [--transports "tcp unix"] [--data DIR] [--out FILE]
+usage: $(basename "$0") [--runs R] [--sf F] [--primprocs N] [--transports "tcp unix shm"] [--data DIR] [--out FILE]
 
   --runs R          rounds (default 3): round 1 cold, the others warm
   --sf F            scale factor, loaded on first use (default 0.1)
   --primprocs N     primprocs (default 1)
-  --transports LIST in round 1's order (default "tcp unix")
+  --transports LIST tcp, unix, shm, auto, in round 1's order (default "tcp unix")
   --data DIR        the primprocs' stores (default $COLINK_ROOT/data/manual-sfF-ppN)
   --out FILE        every timing as "round transport query seconds" lines (default RUN_DIR/timings.txt)
 USAGE
@@ -41,7 +41,7 @@ done
 read -r -a order <<<"$transports"
 ((${#order[@]} > 0)) || die 2 "--transports is empty"
 for t in "${order[@]}"; do
-	case $t in unix | tcp) ;; *) die 2 "unknown transport '$t' (want unix or tcp)" ;; esac
+	case $t in tcp | unix | shm | auto) ;; *) die 2 "unknown transport '$t' (want tcp, unix, shm or auto)" ;; esac
 done
 data=${data:-$COLINK_ROOT/data/manual-sf$sf-pp$primprocs}
 run=$COLINK_RUN_DIR
@@ -87,8 +87,9 @@ for ((round = 1; round <= runs; round++)); do
 	done
 done
 
-# Medians over the warm rounds (round 1 when there is only one), and unix/tcp.
-awk -v runs="$runs" '
+# Medians over the warm rounds (round 1 when there is only one), and each transport's ratio
+# to tcp (when tcp ran).
+awk -v runs="$runs" -v order="${order[*]}" '
 function median(list,    n, a, i, j, t) {
 	n = split(list, a, " ")
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
@@ -96,14 +97,23 @@ function median(list,    n, a, i, j, t) {
 }
 (runs == 1 || $1 > 1) { v[$2 " " $3] = v[$2 " " $3] " " $4; seen[$3] = 1 }
 END {
-	printf "%-6s %10s %10s %10s\n", "query", "tcp_s", "unix_s", "unix/tcp"
+	nt = split(order, tr, " ")
+	printf "%-6s", "query"
+	for (i = 1; i <= nt; i++) printf " %10s", tr[i] "_s"
+	for (i = 1; i <= nt; i++) if (tr[i] != "tcp") printf " %10s", tr[i] "/tcp"
+	printf "\n"
 	for (q = 1; q <= 22; q++) {
 		k = "Q" q
 		if (!(k in seen)) continue
 		tc = ("tcp " k) in v ? median(v["tcp " k]) : ""
-		ux = ("unix " k) in v ? median(v["unix " k]) : ""
-		r = (tc != "" && ux != "" && tc > 0) ? sprintf("%.3f", ux / tc) : "-"
-		printf "%-6s %10s %10s %10s\n", k, tc, ux, r
+		printf "%-6s", k
+		for (i = 1; i <= nt; i++) printf " %10s", (tr[i] " " k) in v ? median(v[tr[i] " " k]) : ""
+		for (i = 1; i <= nt; i++) {
+			if (tr[i] == "tcp") continue
+			m = (tr[i] " " k) in v ? median(v[tr[i] " " k]) : ""
+			printf " %10s", (tc != "" && m != "" && tc > 0) ? sprintf("%.3f", m / tc) : "-"
+		}
+		printf "\n"
 	}
 }' "$out"
 say "timings in $out"

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Starts colink's daemons in the background: N primprocs (each listening on loopback TCP and
-# a unix socket at once) and one exemgr that reaches them over the chosen transport. Pidfiles,
-# sockets and logs go to the run directory; stop-daemons.sh stops everything it names.
+# a unix socket at once) and one exemgr that reaches them over the chosen transport (tcp,
+# unix, shm: the unix socket with shared-memory rings, or auto). Pidfiles, sockets and logs
+# go to the run directory; stop-daemons.sh stops everything it names.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<USAGE
-usage: $(basename "$0") --transport unix|tcp [--primprocs N] [--data DIR] [--port P] [--threads T] [--load SF] [--bin DIR] [--run-dir DIR]
+usage: $(basename "$0") --transport tcp|unix|shm|auto [--primprocs N] [--data DIR] [--port P] [--threads T] [--load SF] [--bin DIR] [--run-dir DIR]
 
-  --transport unix|tcp   how exemgr reaches the primprocs (required)
+  --transport T          how exemgr reaches the primprocs (required): tcp (their TCP ports),
+                         unix (their unix sockets, found through the hello on the TCP port),
+                         shm (those sockets with the batch bodies in shared-memory rings,
+                         set up in the hello) or auto (shm, else unix, else tcp: exemgr's
+                         choice, logged); exemgr's --transport
   --primprocs N          primprocs to start (default 1)
   --data DIR             the primprocs' stores, DIR/pm0, DIR/pm1, ..., and exemgr's own state
                          (its views), DIR/exemgr (default $COLINK_ROOT/data/manual)
@@ -20,7 +25,8 @@ usage: $(basename "$0") --transport unix|tcp [--primprocs N] [--data DIR] [--por
   --bin DIR              take the binaries from DIR (default: build them into $COLINK_ROOT/bin)
   --run-dir DIR          pidfiles, sockets, logs (default \$COLINK_RUN_DIR, now $COLINK_RUN_DIR)
 
-exemgr takes MySQL clients on RUN_DIR/mysql.sock:
+exemgr takes MySQL clients on RUN_DIR/mysql.sock, whatever the transport (shm has no port
+of its own; the transport is that of exemgr's links):
   mariadb -S RUN_DIR/mysql.sock tpch
   dbt3 query --mysql RUN_DIR/mysql.sock -q 1
 USAGE
@@ -42,9 +48,9 @@ while (($#)); do
 	esac
 done
 case $transport in
-unix | tcp) ;;
-"") usage >&2; die 2 "--transport is required (unix or tcp)" ;;
-*) die 2 "unknown transport '$transport' (want unix or tcp)" ;;
+tcp | unix | shm | auto) ;;
+"") usage >&2; die 2 "--transport is required (tcp, unix, shm or auto)" ;;
+*) die 2 "unknown transport '$transport' (want tcp, unix, shm or auto)" ;;
 esac
 [[ $primprocs =~ ^[1-9][0-9]*$ ]] || die 2 "--primprocs '$primprocs': want a whole number from 1"
 if ! [[ $port =~ ^[1-9][0-9]*$ ]] || ((port + primprocs > 65536)); then
@@ -111,6 +117,15 @@ wait_log "$run/exemgr.log" "$run/exemgr.pid" "exemgr: primproc up" "$primprocs" 
 # The ready line, not the socket file: the file exists from bind, before the socket listens.
 wait_log "$run/exemgr.log" "$run/exemgr.pid" "exemgr: serving" 1 30 ||
 	fail exemgr "it did not start taking MySQL clients"
-printf 'transport=%s\nprimprocs=%s\nmysql=%s\nbin=%s\n' "$transport" "$primprocs" "$run/mysql.sock" "$bin" >"$run/daemons.env"
-say "exemgr (transport $transport) takes MySQL clients on $run/mysql.sock"
+# What each link came up on, from exemgr's "primproc up" lines: under shm exemgr falls back
+# to the plain unix socket (with a warning) when the rings cannot be set up, and a run meant
+# to measure shm must not go on without them; auto takes what it finds.
+links=$(grep -- "exemgr: primproc up" "$run/exemgr.log" | grep -o 'transport=[a-z]*' | cut -d= -f2 | paste -sd, -)
+IFS=, read -r -a link_list <<<"$links"
+for l in "${link_list[@]}"; do
+	[[ $transport == auto || $l == "$transport" ]] ||
+		fail exemgr "--transport $transport, but its links came up over $links"
+done
+printf 'transport=%s\nlinks=%s\nprimprocs=%s\nmysql=%s\nbin=%s\n' "$transport" "$links" "$primprocs" "$run/mysql.sock" "$bin" >"$run/daemons.env"
+say "exemgr (transport $transport, links over $links) takes MySQL clients on $run/mysql.sock"
 echo "$run/mysql.sock"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -334,7 +335,7 @@ func TestDaemons(t *testing.T) {
 			return stdout.String(), stderr.String(), err
 		}
 		t.Cleanup(func() { script("stop-daemons.sh") })
-		if _, errs, err := script("start-daemons.sh", "--transport", "shm", "--bin", binDir); exitCode(err) != 2 || !strings.Contains(errs, "unknown transport 'shm'") {
+		if _, errs, err := script("start-daemons.sh", "--transport", "memfd", "--bin", binDir); exitCode(err) != 2 || !strings.Contains(errs, "unknown transport 'memfd'") {
 			t.Errorf("unknown transport: %v, %s", err, errs)
 		}
 		port := strconv.Itoa(testbin.FreePort(t))
@@ -348,6 +349,23 @@ func TestDaemons(t *testing.T) {
 		}
 		if _, errs, err := script("start-daemons.sh", "--transport", "tcp", "--bin", binDir); exitCode(err) != 2 || !strings.Contains(errs, "already running") {
 			t.Errorf("second start: %v, %s", err, errs)
+		}
+		if _, errs, err := script("stop-daemons.sh"); err != nil {
+			t.Errorf("stop-daemons.sh: %v\n%s", err, errs)
+		}
+		noDaemonsLeft(t, run)
+
+		// shm over the same store: exemgr's links must be on shared memory,
+		// as the script records and SHOW QUERY STATS says.
+		sock, errs, err = script("start-daemons.sh", "--transport", "shm", "--bin", binDir, "--data", filepath.Join(run, "data"), "--port", port, "--threads", "1")
+		if err != nil {
+			t.Fatalf("start-daemons.sh --transport shm: %v\n%s", err, errs)
+		}
+		if env, err := os.ReadFile(filepath.Join(run, "daemons.env")); err != nil || !strings.Contains(string(env), "transport=shm\nlinks=shm\n") {
+			t.Errorf("daemons.env: %q, %v", env, err)
+		}
+		if got := shmLinkTransports(t, strings.TrimSpace(sock)); got != "shm" {
+			t.Errorf("over shm, SHOW QUERY STATS gives the primproc's link transport %q", got)
 		}
 		if _, errs, err := script("stop-daemons.sh"); err != nil {
 			t.Errorf("stop-daemons.sh: %v\n%s", err, errs)
@@ -380,6 +398,34 @@ func TestDaemons(t *testing.T) {
 		}
 		noDaemonsLeft(t, sockets)
 	})
+}
+
+// shmLinkTransports runs a query on exemgr at sock and returns the transports SHOW QUERY
+// STATS gives its primprocs' links, joined by commas.
+func shmLinkTransports(t *testing.T, sock string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c, err := dbt3.Dial(ctx, sock, dbt3.DefaultDatabase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if res, _, err := c.Exec(ctx, "select count(*) from orders"); err != nil || len(res.Rows) != 1 || res.Rows[0][0] != "15000" {
+		t.Fatalf("count of orders: %v, %v", res, err)
+	}
+	st, _, err := c.Exec(ctx, "show query stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, tr := slices.Index(st.Columns, "process"), slices.Index(st.Columns, "transport")
+	var out []string
+	for _, row := range st.Rows {
+		if proc >= 0 && tr >= 0 && row[proc] != "exemgr" {
+			out = append(out, row[tr])
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // exitCode is a finished command's exit status (0 for a nil error, -1 if it did not run).

@@ -12,11 +12,14 @@ import (
 
 // runFaults implements "dbt3 faults".
 func runFaults(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := newFlagSet("faults", out, "usage: dbt3 faults [--tries N] [--sf F] [--transports tcp,unix] [--faults a,b] [--out results/faults.md]", `
+	fs := newFlagSet("faults", out, "usage: dbt3 faults [--tries N] [--sf F] [--transports tcp,unix,shm] [--faults a,b] [--out results/faults.md]", `
 The fault suite. Starts the primprocs and exemgr from this tree's binaries, loads TPC-H
 once, then runs every fault N times over each transport: kill -9 and SIGSTOP of each daemon
 mid-query, kill -9 mid-write and at a commit's crash points, garbage and oversized input on
-both daemons' ports, a thousand idle sessions, a client that never reads its result. Each
+both daemons' ports, a thousand idle sessions, a client that never reads its result. Over
+tcp every local connection of a try is TCP, over unix a unix socket; over shm exemgr runs
+with --transport shm (the primprocs' unix sockets with shared-memory rings), and the MySQL
+clients and the bad input use the unix sockets, as shm has no port of its own. Each
 try is classified (right, clear error, unclear error, wrong answer, hang, died) against the
 fault's criterion; the table goes to --out (Markdown, and JSON beside it) and to stdout.
 Exits 1 if any try failed.`)
@@ -25,7 +28,7 @@ Exits 1 if any try failed.`)
 	var list bool
 	fs.StringVar(&cfg.SF, "sf", cfg.SF, "scale factor of the TPC-H data loaded once for all faults")
 	fs.IntVar(&cfg.Tries, "tries", cfg.Tries, "tries of each fault over each transport")
-	fs.StringSliceVar(&cfg.Transports, "transports", cfg.Transports, "transports to run every fault over: tcp, unix")
+	fs.StringSliceVar(&cfg.Transports, "transports", cfg.Transports, "transports to run every fault over: tcp, unix, shm (all three by default)")
 	fs.StringSliceVar(&cfg.Faults, "faults", nil, "faults to run (default all; --list names them)")
 	fs.IntVar(&cfg.Primprocs, "primprocs", cfg.Primprocs, "primprocs (two-phase commits need two)")
 	fs.StringVar(&j.Out, "out", filepath.Join("results", "faults.md"), "Markdown report; the JSON goes beside it (.json)")

@@ -352,8 +352,9 @@ func (c *Cluster) Stop() error {
 	return c.stopErr
 }
 
-// MySQLAddr is where the one running exemgr (UseTransport) takes MySQL clients: its unix
-// socket for "unix", its loopback TCP address for "tcp" ("" without Config.MySQLTCP).
+// MySQLAddr is where the one running exemgr (UseTransport) takes MySQL clients: its
+// loopback TCP address for "tcp" ("" without Config.MySQLTCP), else its unix socket (for
+// "unix" and for "shm", which has no port of its own).
 func (c *Cluster) MySQLAddr(kind string) string {
 	if kind == "tcp" {
 		return c.mysqlTCP

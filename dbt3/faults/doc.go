@@ -7,10 +7,18 @@
 // and JSON. "dbt3 faults" is its command; .ci/run runs a short version and
 // scripts/faults.sh the full one.
 //
-// A try over a transport uses that kind of connection everywhere it can: exemgr reaches
-// the primprocs over it, the clients reach exemgr's MySQL port over it, and bad input goes
-// to the daemons' TCP ports or their unix sockets. Every wait is bounded: a statement or a
-// wait that outlasts Config.HangTimeout is a hang, never a stuck suite.
+// A try over a transport (tcp, unix or shm) uses that kind of connection everywhere it
+// can: exemgr reaches the primprocs over it, the clients reach exemgr's MySQL port over
+// it, and bad input goes to the daemons' TCP ports or their unix sockets. shm has no port
+// of its own — it is the unix socket with the batch bodies in shared-memory rings, set up
+// in the hello — so over shm exemgr runs with --transport shm, the clients use its unix
+// socket, and the bad input goes to the primprocs' unix sockets, with a handshake that
+// asks for shared memory and RBATCH descriptors the ring must refuse. The check query
+// that closes a try is followed by SHOW QUERY STATS, which must show every link on the
+// try's transport (exemgr falls back from shm to the plain socket, with a warning, when
+// the rings cannot be set up; a try that ran so tested nothing of shm). Every wait is
+// bounded: a statement or a wait that outlasts Config.HangTimeout is a hang, never a stuck
+// suite.
 //
 // The write faults use a table of their own, so that the TPC-H tables stay as loaded; the
 // crash points of a commit need a primproc built with the colink_testhooks tag

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,7 +23,8 @@ import (
 type Env struct {
 	// Transport is the kind of every local connection of the try: exemgr reaches the
 	// primprocs over it, clients reach exemgr's MySQL port over it, and bad input goes to
-	// the daemons' ports of that kind.
+	// the daemons' ports of that kind. shm has no port of its own: its rings are set up on
+	// the unix socket, so over shm the clients and the bad input use the unix sockets.
 	Transport string
 
 	cfg   *Config
@@ -75,7 +77,8 @@ const (
 	viewQuery = "select * from " + viewName + " order by 1"
 )
 
-// mysql is exemgr's MySQL address for the try's transport.
+// mysql is exemgr's MySQL address for the try's transport: its TCP port for tcp, its unix
+// socket for unix and shm.
 func (e *Env) mysql() string { return e.cl.MySQLAddr(e.Transport) }
 
 // answer is a result as text: rows of "|"-separated values.
@@ -154,11 +157,70 @@ func (e *Env) start(ctx context.Context, stmt string) (<-chan result, error) {
 // isHang reports whether err is a statement's hard timeout.
 func isHang(err error) bool { return errors.Is(err, context.DeadlineExceeded) }
 
-// verify runs the check query and records a failure unless it answers right; when says
-// after what (for the message). It reports whether the answer was right.
+// checkLinks runs the check query on a new session, bounded by the hang timeout, then SHOW
+// QUERY STATS on that session, and returns the query's answer, how long it took, and the
+// transport exemgr's link to each primproc was on for it, by the names SHOW QUERY STATS
+// gives the primprocs (primproc0, … in the order of exemgr's --primproc flags, which is
+// the cluster's, so they are the cluster's names too). An error of SHOW
+// QUERY STATS is returned with the answer.
+func (e *Env) checkLinks(ctx context.Context) (string, time.Duration, map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.HangTimeout)
+	defer cancel()
+	start := time.Now()
+	c, err := dbt3.Dial(ctx, e.mysql(), dbt3.DefaultDatabase)
+	if err != nil {
+		return "", time.Since(start), nil, err
+	}
+	defer c.Close()
+	res, _, err := c.Exec(ctx, checkQuery)
+	took := time.Since(start)
+	if err != nil {
+		return "", took, nil, err
+	}
+	got := answer(res)
+	st, _, err := c.Exec(ctx, "show query stats")
+	if err != nil {
+		return got, took, nil, fmt.Errorf("show query stats: %w", err)
+	}
+	proc, tr := slices.Index(st.Columns, "process"), slices.Index(st.Columns, "transport")
+	if proc < 0 || tr < 0 {
+		return got, took, nil, fmt.Errorf("show query stats: no process or transport column in %q", st.Columns)
+	}
+	links := map[string]string{}
+	for _, row := range st.Rows {
+		if row[proc] != "exemgr" {
+			links[row[proc]] = row[tr]
+		}
+	}
+	return got, took, links, nil
+}
+
+// wrongLinks describes the links of checkLinks not on the try's transport, "" if none
+// is: exemgr may fall back from shm to the plain unix socket (with a warning) when setting
+// up the rings fails, and a try over shm that ran over unix tested nothing of shm.
+func (e *Env) wrongLinks(links map[string]string) string {
+	var bad []string
+	for i := range e.cl.Primprocs() {
+		name := e.pmName(i)
+		if got := links[name]; got != e.Transport {
+			bad = append(bad, fmt.Sprintf("%s over %q", name, got))
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("exemgr reached %s, not over %s", strings.Join(bad, " and "), e.Transport)
+}
+
+// verify runs the check query and records a failure unless it answers right, with exemgr's
+// links to every primproc on the try's transport; when says after what (for the message).
+// It reports whether the answer was right.
 func (e *Env) verify(ctx context.Context, t *Trial, when string) bool {
-	got, took, err := e.query(ctx, checkQuery)
+	got, took, links, err := e.checkLinks(ctx)
 	switch {
+	case err != nil && got == e.ref.check:
+		t.fail(UnclearError, "%s: the check query answered right, but %s", when, oneLine(err.Error()))
+		return true
 	case err != nil && isHang(err):
 		t.fail(Hang, "%s: the check query did not end within %v", when, e.cfg.HangTimeout)
 	case err != nil:
@@ -166,6 +228,9 @@ func (e *Env) verify(ctx context.Context, t *Trial, when string) bool {
 	case got != e.ref.check:
 		t.fail(WrongAnswer, "%s: the check query answered %q, want %q", when, got, e.ref.check)
 	default:
+		if bad := e.wrongLinks(links); bad != "" {
+			t.fail(UnclearError, "%s: %s", when, bad)
+		}
 		return true
 	}
 	return false

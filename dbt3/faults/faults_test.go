@@ -2,15 +2,23 @@ package faults
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/colinkdb/colink/ipc"
 )
 
 func TestEveryFaultIsDescribed(t *testing.T) {
@@ -37,7 +45,10 @@ func TestValidate(t *testing.T) {
 	}{
 		{func(c *Config) {}, ""},
 		{func(c *Config) { c.Tries = 0 }, "tries 0"},
-		{func(c *Config) { c.Transports = []string{"shm"} }, `transport "shm"`},
+		{func(c *Config) { c.Transports = []string{"shm"} }, ""},
+		{func(c *Config) { c.Transports = []string{"tcp", "unix", "shm"} }, ""},
+		{func(c *Config) { c.Transports = []string{"unix", "memfd"} }, `transport "memfd": want one of tcp, unix, shm`},
+		{func(c *Config) { c.Transports = []string{"auto"} }, `transport "auto"`},
 		{func(c *Config) { c.Faults = []string{"garbage-link", "nope"} }, `unknown fault "nope"`},
 		{func(c *Config) { c.HeartbeatTimeout = c.HeartbeatInterval }, "want 0 < interval < timeout"},
 		{func(c *Config) { c.NetWriteTimeout = 500 * time.Millisecond }, "whole seconds"},
@@ -222,4 +233,96 @@ func TestRawMySQL(t *testing.T) {
 	if got := me.Error(); got != "ERROR 1146 (42000): You have an error" {
 		t.Errorf("Error() = %q", got)
 	}
+}
+
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestShmInputs: garbage-link's hand-made handshake over a unix socket asking for shared
+// memory gets the server's two segments and reads the ring's generation and size from
+// them, and each RBATCH input of shm makes the server close the connection and log why.
+// Over shm the RBATCH inputs come first; tcp and unix keep their inputs.
+func TestShmInputs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("shared memory is Linux's (memfd)")
+	}
+	if got := linkInputsOver("shm"); len(got) != len(shmInputs)+len(linkInputs) || got[0].name != shmInputs[0].name {
+		t.Errorf("over shm: %d inputs, the first %q", len(got), got[0].name)
+	}
+	if got := linkInputsOver("unix"); len(got) != len(linkInputs) {
+		t.Errorf("over unix: %d inputs, want %d", len(got), len(linkInputs))
+	}
+	dir, err := os.MkdirTemp("", "flt") // short: a socket path has at most 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	srv := ipc.NewServer(ipc.ServerConfig{Name: "test", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+
+	// Without asking: the plain socket, no segments.
+	nc, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := linkHello(nc, 0); err != nil || s.shm {
+		t.Errorf("a hello without shm: %+v, %v", s, err)
+	}
+	nc.Close()
+	for _, in := range shmInputs {
+		nc, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := linkHello(nc, faultShmSize)
+		if err != nil || !s.shm || s.gen == 0 || s.cap != faultShmSize-4096 {
+			t.Fatalf("%s: the shm handshake: %+v, %v", in.name, s, err)
+		}
+		if _, err := nc.Write(in.send(nil, s)); err != nil {
+			t.Fatalf("%s: %v", in.name, err)
+		}
+		if _, closed, _ := readLinkClose(nc, time.Now().Add(5*time.Second)); !closed {
+			t.Errorf("%s: the server kept the connection open", in.name)
+		}
+		nc.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for !containsLine(logs.String(), "link: closing connection", in.log) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no log line saying %q:\n%s", in.name, in.log, logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// containsLine reports whether some line of s contains every one of parts.
+func containsLine(s string, parts ...string) bool {
+	for _, line := range strings.Split(s, "\n") {
+		if containsAll(line, parts) {
+			return true
+		}
+	}
+	return false
 }

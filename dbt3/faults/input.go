@@ -2,11 +2,14 @@ package faults
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -39,59 +42,163 @@ func (e *Env) randomGarbage(n int) []byte {
 type linkInput struct {
 	name  string
 	hello bool // complete the handshake first
-	send  func(e *Env) []byte
+	send  func(e *Env, s linkSession) []byte
 	// closeWrite ends the connection's sending half after the bytes (a frame cut short).
 	closeWrite bool
 	log        string // what primproc's log line must say
 }
 
 var linkInputs = []linkInput{
-	{"an HTTP request", false, func(*Env) []byte { return []byte("GET / HTTP/1.1\r\nHost: primproc\r\n\r\n") }, false, "bad magic"},
-	{"64 KiB of random bytes", false, func(e *Env) []byte { return e.randomGarbage(64 << 10) }, false, "bad magic"},
-	{"a HELLO frame announcing 1 GiB", false, func(*Env) []byte {
+	{"an HTTP request", false, func(*Env, linkSession) []byte { return []byte("GET / HTTP/1.1\r\nHost: primproc\r\n\r\n") }, false, "bad magic"},
+	{"64 KiB of random bytes", false, func(e *Env, _ linkSession) []byte { return e.randomGarbage(64 << 10) }, false, "bad magic"},
+	{"a HELLO frame announcing 1 GiB", false, func(*Env, linkSession) []byte {
 		return ipc.AppendHeader(nil, ipc.Header{Kind: ipc.KindHello, Length: ipc.MaxFrameCap})
 	}, false, "exceeds"},
-	{"a HELLO of protocol version 9", false, func(*Env) []byte {
+	{"a HELLO of protocol version 9", false, func(*Env, linkSession) []byte {
 		b := ipc.AppendFrame(nil, ipc.KindHello, 0, 0, []byte{0x80})
 		b[2] = 9
 		return b
 	}, false, "version 9"},
-	{"a BATCH frame announcing 1 GiB after the handshake", true, func(*Env) []byte {
+	{"a BATCH frame announcing 1 GiB after the handshake", true, func(*Env, linkSession) []byte {
 		return ipc.AppendHeader(nil, ipc.Header{Kind: ipc.KindBatch, Stream: 1, Length: ipc.MaxFrameCap})
 	}, false, "exceeds the maximum frame size"},
-	{"a PING frame cut short after the handshake", true, func(*Env) []byte {
+	{"a PING frame cut short after the handshake", true, func(*Env, linkSession) []byte {
 		return ipc.AppendFrame(nil, ipc.KindPing, 0, 0, []byte{1, 2, 3})[:ipc.HeaderSize+1]
 	}, true, "closed inside"},
-	{"64 KiB of random bytes after the handshake", true, func(e *Env) []byte { return e.randomGarbage(64 << 10) }, false, "bad magic"},
+	{"64 KiB of random bytes after the handshake", true, func(e *Env, _ linkSession) []byte { return e.randomGarbage(64 << 10) }, false, "bad magic"},
+}
+
+// shmInputs are bad input that only a connection with shared memory can carry: RBATCH
+// descriptors its ring must refuse. Over shm they come first, so that a short run tries
+// them; the rest is what goes over unix, on the same socket.
+var shmInputs = []linkInput{
+	{"an RBATCH of another segment's generation after the shm handshake", true, func(_ *Env, s linkSession) []byte {
+		return ringBatch(s.gen^1, 0, 64)
+	}, false, "RBATCH descriptor of generation"},
+	{"an RBATCH of a region beyond the ring after the shm handshake", true, func(_ *Env, s linkSession) []byte {
+		return ringBatch(s.gen, 3*s.cap, 64)
+	}, false, "the next region must start at"},
+	{"an RBATCH larger than the ring after the shm handshake", true, func(_ *Env, s linkSession) []byte {
+		return ringBatch(s.gen, 0, s.cap+1)
+	}, false, "RBATCH region of"},
+}
+
+// linkInputsOver are the bad inputs of garbage-link over a transport, in the order the
+// tries take them.
+func linkInputsOver(transport string) []linkInput {
+	if transport == "shm" {
+		return append(slices.Clone(shmInputs), linkInputs...)
+	}
+	return linkInputs
+}
+
+// ringBatch is an RBATCH frame on stream 1 with the descriptor (generation, position,
+// length) and no Arrow head: primproc checks the descriptor against its ring first.
+func ringBatch(gen, pos, n uint64) []byte {
+	d := binary.LittleEndian.AppendUint64(nil, gen)
+	d = binary.LittleEndian.AppendUint64(d, pos)
+	d = binary.LittleEndian.AppendUint64(d, n)
+	return ipc.AppendFrame(nil, ipc.KindRingBatch, 0, 1, d)
+}
+
+// faultShmSize is the shared-memory segment the hand-made handshake asks for over shm:
+// the smallest a peer may, so that primproc's two segments cost it little.
+const faultShmSize = ipc.MinShmSize
+
+// linkSession is what the hand-made handshake set up. Over shm, gen and cap are the
+// client→server segment's generation and data-area size, read from the segment primproc
+// passed (the ring it consumes, and so checks RBATCH descriptors against).
+type linkSession struct {
+	shm      bool
+	gen, cap uint64
 }
 
 // linkHello completes a client's side of the handshake by hand (no token: the cluster's
-// primprocs listen on loopback and on a unix socket of the same user).
-func linkHello(nc net.Conn) error {
+// primprocs listen on loopback and on a unix socket of the same user). With shm > 0 (a
+// unix socket) it asks for shared memory of that size and takes the two segments primproc
+// passes with its hello, as PROTOCOL.md's "Shared memory" says; it reads their headers and
+// closes them without mapping them, so that primproc's mappings are the only ones.
+func linkHello(nc net.Conn, shm uint64) (linkSession, error) {
+	var s linkSession
 	nonce := make([]byte, 32)
 	for i := range nonce {
 		nonce[i] = byte(i + 1)
 	}
-	h := ipc.Hello{Version: ipc.Version, Role: "client", Name: "faults: bad input", Nonce: nonce, MaxFrame: 1 << 20, Window: 1 << 20}
+	h := ipc.Hello{Version: ipc.Version, Role: "client", Name: "faults: bad input", Nonce: nonce, MaxFrame: 1 << 20, Window: 1 << 20, Shm: shm}
 	if _, err := nc.Write(ipc.AppendFrame(nil, ipc.KindHello, 0, 0, ipc.AppendHello(nil, &h))); err != nil {
-		return err
+		return s, err
 	}
 	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 	var hb [ipc.HeaderSize]byte
-	if _, err := io.ReadFull(nc, hb[:]); err != nil {
-		return fmt.Errorf("read the server's hello: %w", err)
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			_ = syscall.Close(fd)
+		}
+	}()
+	got := 0
+	if uc, ok := nc.(*net.UnixConn); ok && shm > 0 {
+		// The descriptors ride on the hello's first byte: the first read must take them.
+		oob := make([]byte, syscall.CmsgSpace(4*4))
+		n, oobn, _, _, err := uc.ReadMsgUnix(hb[:], oob)
+		if err != nil {
+			return s, fmt.Errorf("read the server's hello: %w", err)
+		}
+		got = n
+		if fds, err = unixRights(oob[:oobn]); err != nil {
+			return s, err
+		}
+	}
+	if _, err := io.ReadFull(nc, hb[got:]); err != nil {
+		return s, fmt.Errorf("read the server's hello: %w", err)
 	}
 	hd, err := ipc.DecodeHeader(hb[:], ipc.MaxFrameCap)
 	if err != nil {
-		return err
-	}
-	if _, err := io.CopyN(io.Discard, nc, int64(hd.Length)); err != nil {
-		return err
+		return s, err
 	}
 	if hd.Kind != ipc.KindHello {
-		return fmt.Errorf("the server answered the hello with %v", hd.Kind)
+		return s, fmt.Errorf("the server answered the hello with %v", hd.Kind)
 	}
-	return nil
+	payload := make([]byte, hd.Length)
+	if _, err := io.ReadFull(nc, payload); err != nil {
+		return s, err
+	}
+	if shm == 0 {
+		return s, nil
+	}
+	sh, err := ipc.DecodeHello(payload)
+	switch {
+	case err != nil:
+		return s, fmt.Errorf("the server's hello: %w", err)
+	case sh.Shm == 0:
+		return s, errors.New("the server's hello offers no shared memory")
+	case len(fds) != 2:
+		return s, fmt.Errorf("the server's hello came with %d descriptors, want 2 segments", len(fds))
+	}
+	// The segment header: generation at byte 16, the data area's size at byte 24.
+	var head [32]byte
+	if n, err := syscall.Pread(fds[1], head[:], 0); err != nil || n != len(head) {
+		return s, fmt.Errorf("read the client→server segment's header: %d bytes, %v", n, err)
+	}
+	s.shm, s.gen, s.cap = true, binary.LittleEndian.Uint64(head[16:]), binary.LittleEndian.Uint64(head[24:])
+	return s, nil
+}
+
+// unixRights returns the descriptors in a socket message's ancillary data.
+func unixRights(oob []byte) ([]int, error) {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("the hello's ancillary data: %w", err)
+	}
+	var fds []int
+	for _, m := range msgs {
+		got, err := syscall.ParseUnixRights(&m)
+		if err != nil {
+			return fds, fmt.Errorf("the hello's ancillary data: %w", err)
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
 }
 
 // readLinkClose reads until the peer closes or the deadline passes, and returns the message
@@ -123,24 +230,34 @@ func readLinkClose(nc net.Conn, deadline time.Time) (msg string, closed bool, to
 
 // garbageLink: garbage and oversized frames on a primproc's link port.
 func garbageLink(cfg *Config) Fault {
-	var kinds []string
+	var kinds, shmKinds []string
 	for _, k := range linkInputs {
 		kinds = append(kinds, k.name)
 	}
+	for _, k := range shmInputs {
+		shmKinds = append(shmKinds, k.name)
+	}
 	return Fault{
 		Name: "garbage-link",
-		Summary: "bad input on one primproc's (in turn) link port of the transport (its TCP port or its unix socket), in turn: " +
-			strings.Join(kinds, "; "),
-		Criterion: fmt.Sprintf("primproc closes that connection within %v, logs why (bad magic, a frame over the maximum, the version, a frame cut short), "+
-			"grows by less than %s and stays up; the check query answers right", closeBound+cfg.Slack, mib(inputRSSMargin)),
+		Summary: "bad input on one primproc's (in turn) link port of the transport (its TCP port, or its unix socket for unix and shm), in turn: " +
+			strings.Join(kinds, "; ") + ". Over shm the handshake asks for shared memory and takes primproc's two segments, " +
+			"and these come first: " + strings.Join(shmKinds, "; "),
+		Criterion: fmt.Sprintf("primproc closes that connection within %v, logs why (bad magic, a frame over the maximum, the version, a frame cut short, "+
+			"an RBATCH its ring refuses), grows by less than %s and stays up; the check query answers right", closeBound+cfg.Slack, mib(inputRSSMargin)),
 		Try: func(ctx context.Context, e *Env, t *Trial) {
 			i := (t.Try - 1) % e.cl.Primprocs()
-			in := linkInputs[(t.Try-1)%len(linkInputs)]
+			inputs := linkInputsOver(e.Transport)
+			in := inputs[(t.Try-1)%len(inputs)]
 			name := e.pmName(i)
 			t.note("%s to %s", in.name, name)
 			network, addr := "tcp", strings.TrimPrefix(e.cl.LinkEndpoints()[i], "tcp://")
-			if e.Transport == "unix" {
+			var shm uint64
+			if e.Transport != "tcp" {
+				// shm has no port of its own: it is set up on the unix socket, in the hello.
 				network, addr = "unix", strings.TrimPrefix(e.cl.UnixEndpoint(i), "unix://")
+			}
+			if e.Transport == "shm" {
+				shm = faultShmSize
 			}
 			before := e.rssOf(name).Now
 			mark := e.mark(name)
@@ -150,14 +267,18 @@ func garbageLink(cfg *Config) Fault {
 				return
 			}
 			defer nc.Close()
+			var sess linkSession
 			if in.hello {
-				if err := linkHello(nc); err != nil {
+				if sess, err = linkHello(nc, shm); err != nil {
 					t.fail(UnclearError, "handshake with %s: %v", name, err)
 					return
 				}
+				if sess.shm {
+					t.note("shared memory set up: ring of %d bytes, generation %#x", sess.cap, sess.gen)
+				}
 			}
 			sent := time.Now()
-			if _, err := nc.Write(in.send(e)); err != nil && !isReset(err) {
+			if _, err := nc.Write(in.send(e, sess)); err != nil && !isReset(err) {
 				t.fail(UnclearError, "send: %v", err)
 				return
 			}

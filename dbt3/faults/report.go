@@ -125,8 +125,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("A run")
 	}
 	fmt.Fprintf(&b, " on %s, in %.0f s: TPC-H SF %s over %d primprocs and one exemgr, started from this tree's binaries; "+
-		"each fault %d times over each of %s (every local connection of the try — the link, the MySQL client, the bad input — of that kind).\n\n",
-		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Seconds, r.SF, r.Primprocs, r.Tries, strings.Join(r.Transports, " and "))
+		"each fault %d times over each of %s (every local connection of the try — the link, the MySQL client, the bad input — of that kind%s).\n\n",
+		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Seconds, r.SF, r.Primprocs, r.Tries, joinAnd(r.Transports), shmAside(r.Transports))
 	fmt.Fprintf(&b, "Host: %d CPUs, %d MiB, %s, %s. Daemons: heartbeat every %s, timeout %s; exemgr --net-write-timeout %s; --pool-idle %s. "+
 		"Every bound below includes a slack of %s for a loaded machine; a statement or wait not done in %s is a hang.\n\n",
 		r.Host.CPUs, r.Host.MemoryMiB, r.Host.Kernel, r.Host.GoVersion, r.Settings.HeartbeatInterval, r.Settings.HeartbeatTimeout,
@@ -211,6 +211,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// joinAnd joins words as a list: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// shmAside says, for a run over shm, what its MySQL clients and bad input use: shm has no
+// port of its own.
+func shmAside(transports []string) string {
+	if !slices.Contains(transports, "shm") {
+		return ""
+	}
+	return "; shm has no port of its own: over it, the MySQL clients use exemgr's unix socket and the bad input primproc's, " +
+		"where the link's shared memory is set up"
 }
 
 // rssCell formats a row's resident sizes: "exemgr 45 → 46, primproc0 80 → 60".

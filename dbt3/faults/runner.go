@@ -59,12 +59,16 @@ type Config struct {
 // one; the caller sets Binaries, Load and RunDir.
 func DefaultConfig() Config {
 	return Config{
-		SF: "0.01", Tries: 3, Transports: []string{"tcp", "unix"}, Primprocs: 2,
+		SF: "0.01", Tries: 3, Transports: Transports(), Primprocs: 2,
 		HeartbeatInterval: ipc.DefaultHeartbeatInterval, HeartbeatTimeout: ipc.DefaultHeartbeatTimeout,
 		NetWriteTimeout: time.Second, PoolIdle: time.Second, Slack: time.Second,
 		HangTimeout: 30 * time.Second, IdleConnections: 1000, Seed: 18,
 	}
 }
+
+// Transports lists the suite's link transports. auto is not one: on the suite's local
+// cluster it comes to shm, and a try must know which transport it tests.
+func Transports() []string { return []string{"tcp", "unix", "shm"} }
 
 // maxConnections is exemgr's --mysql-max-connections in the suite: room for the idle
 // sessions and the clients that query beside them.
@@ -116,8 +120,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("scale factor: %w", err)
 	}
 	for _, tr := range c.Transports {
-		if tr != "tcp" && tr != "unix" {
-			return fmt.Errorf("transport %q: want tcp or unix (shm is not there yet)", tr)
+		if !slices.Contains(Transports(), tr) {
+			return fmt.Errorf("transport %q: want one of %s", tr, strings.Join(Transports(), ", "))
 		}
 	}
 	names := Names()
@@ -239,8 +243,13 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 				return nil, err
 			}
 			rep.Notes = append(rep.Notes, fmt.Sprintf("healthy: the check query takes %.3fs at most (of 3 runs)", ref.checkTime.Seconds()))
-		} else if got, _, err := e.query(ctx, checkQuery); err != nil || got != ref.check {
+		}
+		got, _, links, err := e.checkLinks(ctx)
+		if err != nil || got != ref.check {
 			return nil, fmt.Errorf("over %s, before any fault, the check query answers %q (%v), want %q", tr, got, err, ref.check)
+		}
+		if bad := e.wrongLinks(links); bad != "" {
+			return nil, fmt.Errorf("over %s, before any fault: %s", tr, bad)
 		}
 		for _, f := range faults {
 			if err := ctx.Err(); err != nil {
