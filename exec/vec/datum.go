@@ -156,9 +156,11 @@ func (d Datum) AppendText(dst []byte) []byte {
 func (d Datum) String() string { return string(d.AppendText(nil)) }
 
 // AppendFloat formats a double in the shortest form that reads back exactly, as MySQL does
-// (no exponent for moderate magnitudes).
+// (no exponent for moderate magnitudes); negative zero is "0", as MariaDB prints it.
 func AppendFloat(dst []byte, f float64) []byte {
 	switch {
+	case f == 0:
+		return append(dst, '0')
 	case math.IsInf(f, 1):
 		return append(dst, "inf"...)
 	case math.IsInf(f, -1):

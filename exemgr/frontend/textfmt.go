@@ -94,7 +94,7 @@ func appendDate(dst []byte, days int32) []byte { return civil.AppendDate(dst, in
 // appendDouble appends f as MySQL prints a DOUBLE it has no scale for: the shortest digits
 // that read back as f, in fixed notation unless the number is below 1e-15 in magnitude or
 // an integer of more than 15 digits, in which case as d.ddde[-]N (MySQL's my_gcvt with a wide
-// field); negative zero is "-0". MySQL has no infinities or NaN; they print as "inf",
+// field); negative zero is "0", as MariaDB prints it (10.11.19; MySQL 8 prints "-0"). MySQL has no infinities or NaN; they print as "inf",
 // "-inf" and "nan".
 func appendDouble(dst []byte, f float64, bitSize int) []byte {
 	switch {
@@ -105,10 +105,7 @@ func appendDouble(dst []byte, f float64, bitSize int) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, "-inf"...)
 	case f == 0:
-		if math.Signbit(f) {
-			return append(dst, '-', '0') // negative zero prints its sign, as in MySQL and MariaDB
-		}
-		return append(dst, '0')
+		return append(dst, '0') // negative zero too
 	}
 	// 'e' with precision -1 gives the shortest digits: "-d.ddde±XX".
 	var buf [32]byte

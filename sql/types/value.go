@@ -199,8 +199,12 @@ func (v Value) Text() string {
 
 // formatDouble writes a double as MySQL does, and as exec's kernels do (vec.AppendFloat):
 // the shortest form that reads back exactly, without an exponent for magnitudes from 1e-15
-// to 1e15, otherwise with one that has no '+' and no leading zeros (1e20, 1.5e-16).
+// to 1e15, otherwise with one that has no '+' and no leading zeros (1e20, 1.5e-16); negative
+// zero is "0", as MariaDB prints it.
 func formatDouble(f float64) string {
+	if f == 0 {
+		return "0"
+	}
 	a := math.Abs(f)
 	if a == 0 || a >= 1e-15 && a < 1e15 || math.IsInf(f, 0) || math.IsNaN(f) {
 		return strconv.FormatFloat(f, 'f', -1, 64)

@@ -278,6 +278,8 @@ select n_name, (select r_name from region where r_regionkey = n_regionkey) from 
 
 # --- more edges: double formatting, modulo signs, rounding of negatives on columns
 select 1e20, 1e-7, 123456789012345678e0, 0.1e0 * 3, 1e15 + 0.3e0, -0e0
+select 0e0 * -1, concat(-0e0), cast(-0e0 as char), round(-0.4e0), ceil(-0.5e0)
+select o_orderkey * -0e0, concat(o_orderkey * -0e0) from orders where o_orderkey <= 2 order by o_orderkey
 select o_orderkey * 1e20, o_orderkey * 1e-7, o_orderkey / 7e0 from orders where o_orderkey <= 3 order by o_orderkey
 select cast(1e20 as char), cast(0.1e0 as char), cast(1/3e0 as char)
 select cast(1/3 as char), concat(1/3, ''), length(1/3), cast(-2/3 as char(4)), concat(7/2)
