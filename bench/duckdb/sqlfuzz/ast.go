@@ -331,6 +331,19 @@ func (q *query) totalOrder() bool {
 	return true
 }
 
+// orderKeys returns the ORDER BY's output column indexes, most significant first, when the
+// order is total (rows then compare in order), else nil (they compare as multisets).
+func (q *query) orderKeys() []int {
+	if len(q.orderBy) == 0 || !q.totalOrder() {
+		return nil
+	}
+	keys := make([]int, len(q.orderBy))
+	for i, o := range q.orderBy {
+		keys[i] = o.ordinal - 1
+	}
+	return keys
+}
+
 // walk calls f on every expression node of the query, its subqueries and derived tables.
 func (q *query) walk(f func(expr)) {
 	var visit func(e expr)

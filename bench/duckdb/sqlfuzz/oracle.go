@@ -66,8 +66,7 @@ func (o *oracles) differential(ctx context.Context, q *query) outcome {
 	case cerr != nil:
 		out.v, out.reason, out.sig = differ, "colink fails where DuckDB answers: "+firstLine(cerr.Error()), errSig(cerr)
 	default:
-		ordered := len(q.orderBy) > 0 && q.totalOrder()
-		if d := sameAnswer(cres, dres, ordered); d != "" {
+		if d := sameAnswer(cres, dres, q.orderKeys(), q.limit > 0); d != "" {
 			out.v, out.reason, out.sig = differ, d, "wrong answer"
 		}
 	}
@@ -170,7 +169,7 @@ func (o *oracles) tlp(ctx context.Context, q *query, whole *result) outcome {
 	}
 	union := combine(q, whole.types, rs)
 	out := outcome{left: whole, right: union, leftName: "colink", rightName: "colink, union of the TLP partitions"}
-	if d := sameAnswer(whole, union, false); d != "" {
+	if d := sameAnswer(whole, union, nil, false); d != "" {
 		out.v, out.reason, out.sig = differ, d, "wrong answer"
 	}
 	return out

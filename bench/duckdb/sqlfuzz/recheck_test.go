@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/colinkdb/colink/bench/duckdb/internal/tpchfiles"
+)
+
+// TestRecheckReference: a disagreement is rechecked on a DuckDB opened afresh from the same
+// files. A long-lived DuckDB in a bad state (here its lineitem emptied, as if it had lost the
+// rows of seed 4, query 966's LEFT JOIN) is replaced when the fresh one agrees with colink;
+// when the fresh one agrees with the old, the finding stands and nothing is replaced.
+func TestRecheckReference(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writer, _, err := openDuckDB(ctx, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, lineitem := filepath.Join(dir, "orders.parquet"), filepath.Join(dir, "lineitem.parquet")
+	for _, stmt := range []string{
+		"copy (select * from (values (1), (2)) as t(o_orderkey)) to '" + orders + "' (format parquet)",
+		"copy (select * from (values (1, date '1992-01-04'), (1, date '1992-01-05'), (2, date '1993-03-01')) as t(l_orderkey, l_receiptdate)) to '" + lineitem + "' (format parquet)",
+	} {
+		if _, err := writer.db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	writer.db.Close()
+	tables := []tpchfiles.Table{{Name: "orders", Paths: []string{orders}}, {Name: "lineitem", Paths: []string{lineitem}}}
+	stale, _, err := openDuckDB(ctx, tables, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stale.db.Close() }()
+	if _, err := stale.db.ExecContext(ctx, "delete from lineitem"); err != nil {
+		t.Fatal(err)
+	}
+	const q = "select l_receiptdate from orders left join lineitem on o_orderkey = l_orderkey order by 1 nulls first limit 2"
+	answer := func(rows ...string) *result {
+		r := &result{types: []string{"DATE"}}
+		for _, v := range rows {
+			if v == "NULL" {
+				r.rows = append(r.rows, []cell{{null: true}})
+			} else {
+				r.rows = append(r.rows, []cell{{s: v}})
+			}
+		}
+		return r
+	}
+	cfg := &config{threads: 1, timeout: 30 * time.Second}
+	s := &setup{duck: stale, tables: tables}
+	o := &oracles{duck: stale}
+
+	// colink's answer is the stale DuckDB's: the fresh one disagrees with both, the finding
+	// stands.
+	fresh, err := s.recheckReference(ctx, cfg, o, q, []int{0}, true, answer("NULL", "NULL"))
+	if err != nil || fresh != nil || s.duck != stale || o.duck != stale {
+		t.Fatalf("colink agreeing with the stale DuckDB: fresh %v, err %v; the stale one replaced: %v", fresh, err, s.duck != stale)
+	}
+	// colink's answer is right: the fresh DuckDB agrees and replaces the stale one.
+	fresh, err = s.recheckReference(ctx, cfg, o, q, []int{0}, true, answer("1992-01-04", "1992-01-05"))
+	if err != nil || fresh == nil {
+		t.Fatalf("colink right, the stale DuckDB wrong: fresh %v, err %v", fresh, err)
+	}
+	defer fresh.db.Close()
+	if s.duck != fresh || o.duck != fresh {
+		t.Fatal("the fresh DuckDB did not replace the stale one")
+	}
+	if err := stale.db.PingContext(ctx); err == nil {
+		t.Error("the stale DuckDB is still open")
+	}
+	res, err := o.duck.query(ctx, q)
+	if err != nil || len(res.rows) != 2 || res.rows[0][0].s != "1992-01-04" {
+		t.Fatalf("the fresh DuckDB answers %v, %v", res, err)
+	}
+}
