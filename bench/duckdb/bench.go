@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,9 +22,24 @@ import (
 	"github.com/colinkdb/colink/internal/rusage"
 )
 
+// Storage modes: where DuckDB's tables live.
+const (
+	// storageNative loads the Parquet files once into DuckDB's own tables, in a database
+	// file, and queries those: what a user who picks DuckDB does.
+	storageNative = "native"
+	// storageParquet queries views over read_parquet of the files: DuckDB decodes the
+	// files on every query.
+	storageParquet = "parquet"
+)
+
 // config is one benchmark run's settings.
 type config struct {
 	DataDir string
+	// Storage is storageNative or storageParquet ("" is native).
+	Storage string
+	// DBPath, native only, is the database file to load the tables into and keep; "" loads
+	// into a temporary one, removed at the end. It must not exist yet.
+	DBPath  string
 	Threads int // DuckDB's worker threads (SET threads)
 	Runs    int // rounds: round 1 cold, the others warm
 	Queries []query
@@ -48,18 +64,30 @@ type outcome struct {
 // dropCachesPath is the kernel's knob for dropping the page, dentry and inode caches.
 const dropCachesPath = "/proc/sys/vm/drop_caches"
 
-// instance is one DuckDB database: in memory, its own buffer manager and caches, the eight
-// tables as views over the Parquet files, and one connection.
+// source is where an instance's tables come from: views over the Parquet files, or the
+// native tables of a database file they were loaded into (loadNative).
+type source struct {
+	storage string
+	tables  []tpchfiles.Table
+	dbPath  string // native: the loaded database file
+}
+
+// instance is one DuckDB database: its own buffer manager and caches, the eight tables
+// (views over the Parquet files, or a database file's native tables), and one connection.
 type instance struct {
 	db   *sql.DB
 	conn *sql.Conn
 }
 
-// openInstance starts a fresh DuckDB database with the given threads and the table views.
-func openInstance(ctx context.Context, tables []tpchfiles.Table, threads int) (*instance, error) {
-	connector, err := duckdb.NewConnector("", nil)
+// openInstance starts a fresh DuckDB database with the given threads over src's tables.
+func openInstance(ctx context.Context, src source, threads int) (*instance, error) {
+	path := ""
+	if src.storage == storageNative {
+		path = src.dbPath
+	}
+	connector, err := duckdb.NewConnector(path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("duckdb: open database: %w", err)
+		return nil, fmt.Errorf("duckdb: open database %s: %w", path, err)
 	}
 	db := sql.OpenDB(connector) // db.Close closes the connector, and with it the database
 	db.SetMaxOpenConns(1)
@@ -70,8 +98,10 @@ func openInstance(ctx context.Context, tables []tpchfiles.Table, threads int) (*
 	}
 	in := &instance{db: db, conn: conn}
 	setup := []string{"set threads = " + strconv.Itoa(threads)}
-	for _, t := range tables {
-		setup = append(setup, tpchfiles.ViewSQL(t))
+	if src.storage == storageParquet {
+		for _, t := range src.tables {
+			setup = append(setup, tpchfiles.ViewSQL(t))
+		}
 	}
 	for _, s := range setup {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
@@ -80,6 +110,51 @@ func openInstance(ctx context.Context, tables []tpchfiles.Table, threads int) (*
 		}
 	}
 	return in, nil
+}
+
+// loadNative loads the Parquet files into native tables of a new database file at path and
+// returns the load's wall time and the process's CPU for it. The file appears whole or not
+// at all: the tables are loaded and checkpointed into path's temporary sibling, which is
+// renamed to path once DuckDB has closed it.
+func loadNative(ctx context.Context, tables []tpchfiles.Table, path string, threads int) (time.Duration, measure.Usage, error) {
+	tmp := path + ".loading"
+	os.Remove(tmp)
+	os.Remove(tmp + ".wal")
+	before, err := rusage.Self()
+	if err != nil {
+		return 0, measure.Usage{}, err
+	}
+	start := time.Now()
+	err = func() error {
+		in, err := openInstance(ctx, source{storage: storageNative, dbPath: tmp}, threads)
+		if err != nil {
+			return err
+		}
+		defer in.close()
+		for _, t := range tables {
+			if _, err := in.conn.ExecContext(ctx, tpchfiles.LoadSQL(t)); err != nil {
+				return fmt.Errorf("duckdb: load %s: %w", t.Name, err)
+			}
+		}
+		if _, err := in.conn.ExecContext(ctx, "checkpoint"); err != nil {
+			return fmt.Errorf("duckdb: checkpoint: %w", err)
+		}
+		return nil
+	}()
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		os.Remove(tmp + ".wal")
+		return 0, measure.Usage{}, err
+	}
+	elapsed := time.Since(start)
+	after, err := rusage.Self()
+	if err != nil {
+		return 0, measure.Usage{}, err
+	}
+	return elapsed, usage(after, before), nil
 }
 
 func (in *instance) close() {
@@ -265,7 +340,36 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 
 	started := time.Now()
 	loadBefore := loadAverage()
-	setup, err := openInstance(ctx, tables, cfg.Threads)
+	src := source{storage: cfg.Storage, tables: tables, dbPath: cfg.DBPath}
+	if src.storage == "" {
+		src.storage = storageNative
+	}
+	var loadNote string
+	if src.storage == storageNative {
+		if src.dbPath == "" {
+			dir, err := os.MkdirTemp("", "duckdb-bench-")
+			if err != nil {
+				return nil, nil, err
+			}
+			defer os.RemoveAll(dir)
+			src.dbPath = filepath.Join(dir, "tpch.duckdb")
+		} else if _, err := os.Stat(src.dbPath); err == nil {
+			return nil, nil, fmt.Errorf("--db %s exists: remove it or name another file (the run loads a new one)", src.dbPath)
+		}
+		log.Info("duckdb: loading the tables", "into", src.dbPath)
+		took, u, err := loadNative(ctx, tables, src.dbPath, cfg.Threads)
+		if err != nil {
+			return nil, nil, err
+		}
+		var size int64
+		if st, err := os.Stat(src.dbPath); err == nil {
+			size = st.Size()
+		}
+		loadNote = fmt.Sprintf("load: %.3f s wall, %.3f s user + %.3f s sys CPU, into a %.1f MB database file (create table … as select * from read_parquet, then checkpoint)",
+			took.Seconds(), u.User, u.Sys, float64(size)/1e6)
+		log.Info("duckdb: loaded", "elapsed_s", round3(took.Seconds()), "cpu_s", round3(u.CPU()), "bytes", size)
+	}
+	setup, err := openInstance(ctx, src, cfg.Threads)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,19 +393,28 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 		SF:      sf,
 		Threads: cfg.Threads,
 		Host:    measure.LocalHost(),
+		Storage: src.storage,
 		Notes: []string{
 			"duckdb " + version + " (github.com/duckdb/duckdb-go/v2, in-process); settings: " + strings.Join(settings, ", "),
-			"tables: views over read_parquet of the files in " + cfg.DataDir + "; DuckDB sees them as:",
 		},
+	}
+	if src.storage == storageNative {
+		run.Notes = append(run.Notes, "tables: DuckDB's own (native storage), loaded once from the Parquet files in "+cfg.DataDir, loadNote,
+			"DuckDB sees them as:")
+	} else {
+		run.Notes = append(run.Notes, "tables: views over read_parquet of the files in "+cfg.DataDir+" (decoded on every query); DuckDB sees them as:")
 	}
 	for _, line := range schema {
 		run.Notes = append(run.Notes, "  "+line)
 	}
-	coldNote := "round 1 is cold: each query runs in a new in-memory DuckDB database (no DuckDB cache survives); "
+	coldNote := "round 1 is cold: each query runs in a new in-memory DuckDB database over the views (no DuckDB cache survives); "
+	if src.storage == storageNative {
+		coldNote = "round 1 is cold: each query runs in a new DuckDB instance opened on the database file (its buffer pool empty); "
+	}
 	if cfg.DropCaches {
 		coldNote += "the OS page cache was dropped (sync; echo 3 > " + dropCachesPath + ") before each cold query"
 	} else {
-		coldNote += "the OS page cache was NOT dropped, so the Parquet files may be read from memory"
+		coldNote += "the OS page cache was NOT dropped, so the files may be read from memory"
 	}
 	run.Notes = append(run.Notes, coldNote,
 		"rounds 2 and later are warm: one DuckDB database runs them all, after round 1 has read every file",
@@ -344,7 +457,7 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		in, err := openInstance(ctx, tables, cfg.Threads)
+		in, err := openInstance(ctx, src, cfg.Threads)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -359,7 +472,7 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 		record(i, 1, s, t, err)
 	}
 	if cfg.Runs > 1 {
-		in, err := openInstance(ctx, tables, cfg.Threads)
+		in, err := openInstance(ctx, src, cfg.Threads)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -53,14 +53,20 @@ func allQueries(t *testing.T) []query {
 }
 
 // TestValidationSF001 runs the 22 validation queries and the three extra ones at SF 0.01,
-// one cold round and one warm, checks every TPC-H result against the official answers and
-// the records against what was run.
+// one cold round and one warm, on DuckDB's native tables and on views over the files, checks
+// every TPC-H result against the official answers and the records against what was run.
 func TestValidationSF001(t *testing.T) {
 	answers := answersDir(t)
 	data := generate(t)
+	for _, storage := range []string{storageNative, storageParquet} {
+		t.Run(storage, func(t *testing.T) { validate(t, data, answers, storage) })
+	}
+}
+
+func validate(t *testing.T, data, answers, storage string) {
 	qs := allQueries(t)
 	rec, outcomes, err := runBench(context.Background(), config{
-		DataDir: data, Threads: 2, Runs: 2, Queries: qs, AnswersDir: answers, Command: "test",
+		DataDir: data, Storage: storage, Threads: 2, Runs: 2, Queries: qs, AnswersDir: answers, Command: "test",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +116,16 @@ func TestValidationSF001(t *testing.T) {
 	if cpu <= 0 {
 		t.Errorf("no CPU time measured over %d samples", len(rec.Samples))
 	}
-	for _, want := range []string{"lineitem: l_orderkey BIGINT", "l_extendedprice DECIMAL(15,2)", "l_shipdate DATE", "o_orderdate DATE"} {
+	wantNotes := []string{"lineitem: l_orderkey BIGINT", "l_extendedprice DECIMAL(15,2)", "l_shipdate DATE", "o_orderdate DATE"}
+	if storage == storageNative {
+		wantNotes = append(wantNotes, "tables: DuckDB's own (native storage)", "load: ", "s wall", "database file")
+	} else {
+		wantNotes = append(wantNotes, "tables: views over read_parquet")
+	}
+	if rec.Storage != storage {
+		t.Errorf("run storage %q, want %q", rec.Storage, storage)
+	}
+	for _, want := range wantNotes {
 		if !strings.Contains(strings.Join(rec.Notes, "\n"), want) {
 			t.Errorf("notes do not show %q:\n%s", want, strings.Join(rec.Notes, "\n"))
 		}
@@ -180,6 +195,23 @@ func TestCommand(t *testing.T) {
 		t.Errorf("CS3 did not count the %q lineitems:\n%s", lineitems, &stdout)
 	}
 
+	// --db keeps the loaded database file, which a second run will not overwrite.
+	db := filepath.Join(t.TempDir(), "tpch.duckdb")
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(ctx, []string{"--data", data, "--queries", "6", "--runs", "1", "--db", db, "--quiet"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("--db: exit %d\n%s", code, &stderr)
+	}
+	if st, err := os.Stat(db); err != nil || st.Size() == 0 {
+		t.Fatalf("--db %s not kept: %v", db, err)
+	}
+	if _, err := os.Stat(db + ".loading"); err == nil {
+		t.Errorf("the load's temporary file %s.loading is left", db)
+	}
+	if !strings.Contains(stdout.String(), "native tables") || !strings.Contains(stdout.String(), "The tables' load: ") {
+		t.Errorf("the summary does not say the tables were native and loaded:\n%s", &stdout)
+	}
+
 	// A wrong answer is reported and fails the run.
 	wrong := t.TempDir()
 	os.WriteFile(filepath.Join(wrong, "q06.csv"), []byte("revenue\n1193053.2254\n"), 0o644)
@@ -202,6 +234,10 @@ func TestCommand(t *testing.T) {
 		{[]string{"--data", data, "--check", filepath.Join(data, "nope")}, "not a directory of answer files"},
 		{[]string{"--data", data, "--out", "/nonexistent/dir/x.json"}, "does not exist"},
 		{[]string{"--data", data, "--bogus"}, "unknown flag"},
+		{[]string{"--data", data, "--storage", "memory"}, `--storage "memory": want native or parquet`},
+		{[]string{"--data", data, "--storage", "parquet", "--db", db + "2"}, "--db names a database file for --storage native"},
+		{[]string{"--data", data, "--db", db}, "exists: remove it or name another"},
+		{[]string{"--data", data, "--db", "/nonexistent/dir/x.duckdb"}, "does not exist"},
 		{[]string{"--data", data, "extra"}, "unexpected argument"},
 	} {
 		stderr.Reset()

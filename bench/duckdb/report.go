@@ -10,10 +10,23 @@ import (
 // summary prints the run as a Markdown table: per query the cold round's elapsed time, the
 // warm rounds' elapsed and CPU (user+sys) as median [min–max], the warm median context
 // switches, rows and the check; then the totals, taken per round over the queries listed.
+// storageLabel names where a run's tables lived (runs before Run.Storage used views).
+func storageLabel(run *measure.Run) string {
+	if run.Storage == storageNative {
+		return "native tables"
+	}
+	return "views over Parquet"
+}
+
 func summary(run *measure.Run, outcomes []outcome) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "DuckDB, SF %s, %d threads, %d rounds (1 cold, %d warm); times in seconds\n\n",
-		measure.FormatSF(run.SF), run.Threads, rounds(run), max(rounds(run)-1, 0))
+	fmt.Fprintf(&b, "DuckDB, SF %s, %d threads, %s, %d rounds (1 cold, %d warm); times in seconds\n\n",
+		measure.FormatSF(run.SF), run.Threads, storageLabel(run), rounds(run), max(rounds(run)-1, 0))
+	for _, n := range run.Notes {
+		if strings.HasPrefix(n, "load: ") {
+			fmt.Fprintf(&b, "The tables' %s.\n\n", n)
+		}
+	}
 	b.WriteString("| query | rows | cold elapsed | cold CPU | warm elapsed | warm CPU | warm CPU/elapsed | warm ctxsw vol/invol | check |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, o := range outcomes {

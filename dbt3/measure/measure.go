@@ -31,7 +31,11 @@ type Run struct {
 	SF      float64   `json:"sf"`
 	Threads int       `json:"threads"` // worker threads per process (primproc --threads, DuckDB threads)
 	Host    Host      `json:"host"`
-	Samples []Sample  `json:"samples"`
+	// Storage is where a DuckDB run's tables lived: "native" (DuckDB's own tables, loaded
+	// from the files once) or "parquet" (views over the files); "" for other drivers and
+	// for DuckDB runs recorded before the field (which were "parquet").
+	Storage string   `json:"storage,omitempty"`
+	Samples []Sample `json:"samples"`
 	// Metrics holds driver-level results such as "power@size" or "throughput@size".
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 	Notes   []string           `json:"notes,omitempty"`
