@@ -217,9 +217,18 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 	return w.Flush()
 }
 
+// duckStorage says where a DuckDB run's tables lived (runs before measure.Run.Storage used
+// views over the files).
+func duckStorage(r *measure.Run) string {
+	if r.Storage == "native" {
+		return "on its own tables (native storage), loaded from the Parquet files of `dbt3 gen` before the run"
+	}
+	return "on views over the Parquet files of `dbt3 gen`, decoded on every query (not DuckDB's own tables)"
+}
+
 func writeDuckDB(w io.Writer, c *Comparison, d *DuckDB) {
 	fmt.Fprintf(w, "## colink against DuckDB, elapsed seconds (warm medians)\n\n")
-	fmt.Fprintf(w, "DuckDB run %s: SF %g, %d threads, over the Parquet files of `dbt3 gen`. Ratios are of medians (the runs are separate, so not paired).\n\n", d.Run.ID, d.Run.SF, d.Run.Threads)
+	fmt.Fprintf(w, "DuckDB run %s: SF %g, %d threads, %s. Ratios are of medians (the runs are separate, so not paired).\n\n", d.Run.ID, d.Run.SF, d.Run.Threads, duckStorage(d.Run))
 	header := []string{"query"}
 	for _, tr := range c.Transports {
 		header = append(header, "colink "+tr)

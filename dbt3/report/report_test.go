@@ -130,10 +130,20 @@ func TestMarkdown(t *testing.T) {
 		"- Q2 unix round 3: Q2 statement 1: lost primproc0",
 		"1 disagreements",
 		"- a note",
+		"on views over the Parquet files of `dbt3 gen`, decoded on every query (not DuckDB's own tables)",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+	native := duckRun()
+	native.Storage = "native"
+	b.Reset()
+	if err := WriteMarkdown(&b, c, SummarizeDuckDB(native)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "on its own tables (native storage)"; !strings.Contains(b.String(), want) {
+		t.Errorf("markdown of a native DuckDB run lacks %q", want)
 	}
 }
 
