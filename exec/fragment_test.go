@@ -393,6 +393,46 @@ func TestFragmentDistinct(t *testing.T) {
 	}
 }
 
+// TestFragmentManyGroupsMerged: a final aggregation by l_orderkey (Q18's inner one) over
+// enough rows that the workers' partial groups, merged after them, pass the size from which
+// the merge is dealt over several goroutines (parallelAggMinRows): the sums are exact and
+// every group comes out once, with 1, 2 and 3 workers.
+func TestFragmentManyGroupsMerged(t *testing.T) {
+	recs := lineitem.Generate(600_000, 4096, 11)
+	want := map[int64]int64{}
+	eachRow(recs, func(r liRow) { want[r.orderKey] += r.qty })
+	if len(want) < parallelAggMinRows {
+		t.Fatalf("%d groups: the merge would not be dealt out", len(want))
+	}
+	f := &Fragment{
+		Scan: lineitemScan(),
+		Steps: []Step{
+			{Aggregate: &AggStep{Final: true, Spec: AggSpec{GroupBy: []int{lineitem.OrderKey},
+				Aggs: []Aggregate{{Func: AggSum, Col: lineitem.Quantity}}}}},
+		},
+	}
+	for _, threads := range []int{1, 2, 3} {
+		out, _, err := runFragment(t, f, recs, nil, Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Rows) != len(want) {
+			t.Fatalf("%d workers: %d groups, want %d", threads, len(out.Rows), len(want))
+		}
+		seen := map[int64]bool{}
+		for _, r := range out.Rows {
+			k := r[0].Int
+			if seen[k] {
+				t.Fatalf("%d workers: group %d twice", threads, k)
+			}
+			seen[k] = true
+			if got := bigDec(r[1].Decimal()).Int64(); got != want[k] {
+				t.Fatalf("%d workers: group %d: sum %d, want %d", threads, k, got, want[k])
+			}
+		}
+	}
+}
+
 // TestFragmentValidation: bad fragments get errors that name the problem.
 func TestFragmentValidation(t *testing.T) {
 	two := []vec.Type{vec.Int64Type, vec.StringType}
