@@ -47,6 +47,9 @@ type config struct {
 	DropCaches bool
 	// AnswersDir, if set, holds qNN.csv answers that every result is checked against.
 	AnswersDir string
+	// Colink, if set, is the MySQL address of a running exemgr holding the same data: every
+	// query then runs on colink too, the engines alternating query by query (colinkSide).
+	Colink string
 	// Print, if set, receives each query's round-1 result in the answer files' psv form.
 	Print   io.Writer
 	Log     *slog.Logger
@@ -453,6 +456,42 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 		}
 	}
 
+	var col *colinkSide
+	if cfg.Colink != "" {
+		if col, err = openColink(ctx, cfg.Colink, sf, cfg.Queries, cfg.AnswersDir); err != nil {
+			return nil, nil, err
+		}
+		defer col.close()
+		run.Notes = append(run.Notes, "colink: exemgr at "+cfg.Colink+" ("+col.version+"), the same queries unadapted, in the same rounds: "+
+			"the engines take turns query by query, the first alternating from query to query and round to round; a cold colink sample follows calFlushCache(); "+
+			"colink's CPU and context switches are each daemon's, from SHOW QUERY STATS")
+	}
+	recordColink := func(i, round int) {
+		s, err := col.run(ctx, &cfg.Queries[i], round == 1)
+		s.Round, s.Cold = round, round == 1
+		run.Samples = append(run.Samples, s)
+		if err != nil {
+			failures++
+			log.Error("colink query failed", "query", cfg.Queries[i].Name, "round", round, "err", err)
+			return
+		}
+		log.Info("sample", "system", "colink", "query", cfg.Queries[i].Name, "round", round, "cold", s.Cold,
+			"elapsed_s", round3(s.Elapsed), "rows", s.Rows, "verified", s.Verified)
+	}
+	// both runs query i of round on DuckDB (in) and, with a colink side, on colink, in the
+	// alternating order.
+	both := func(in *instance, i, round int) {
+		colinkFirst := col != nil && firstIsColink(round, i)
+		if colinkFirst {
+			recordColink(i, round)
+		}
+		s, t, err := in.run(ctx, &cfg.Queries[i])
+		record(i, round, s, t, err)
+		if col != nil && !colinkFirst {
+			recordColink(i, round)
+		}
+	}
+
 	for i := range cfg.Queries {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -467,9 +506,8 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 				return nil, nil, err
 			}
 		}
-		s, t, err := in.run(ctx, &cfg.Queries[i])
+		both(in, i, 1)
 		in.close()
-		record(i, 1, s, t, err)
 	}
 	if cfg.Runs > 1 {
 		in, err := openInstance(ctx, src, cfg.Threads)
@@ -482,15 +520,18 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 				if err := ctx.Err(); err != nil {
 					return nil, nil, err
 				}
-				s, t, err := in.run(ctx, &cfg.Queries[i])
-				record(i, round, s, t, err)
+				both(in, i, round)
 			}
 		}
 	}
 	run.Notes = append(run.Notes, "load average (1, 5, 15 min) at the start: "+loadBefore+"; at the end: "+loadAverage()+
 		" (other processes competing for the CPUs make elapsed times noisy; CPU times less so)")
 	if failures > 0 {
-		return run, outcomes, fmt.Errorf("%d of %d query executions failed", failures, cfg.Runs*len(cfg.Queries))
+		engines := 1
+		if col != nil {
+			engines = 2
+		}
+		return run, outcomes, fmt.Errorf("%d of %d query executions failed", failures, engines*cfg.Runs*len(cfg.Queries))
 	}
 	return run, outcomes, nil
 }

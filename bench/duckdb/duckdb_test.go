@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colinkdb/colink/dbt3/cluster"
 	"github.com/colinkdb/colink/dbt3/measure"
 )
 
@@ -244,5 +245,88 @@ func TestCommand(t *testing.T) {
 		if code := run(ctx, tc.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr.String(), exitUsage, tc.msg)
 		}
+	}
+}
+
+// TestSideBySide runs DuckDB and a real colink (primproc and exemgr started from the tree,
+// loaded from the same files) in one run with --colink: both engines run every query in
+// every round, in alternating order, colink's results are checked against the answers, and
+// the summary holds the paired ratios.
+func TestSideBySide(t *testing.T) {
+	answers := answersDir(t)
+	data := generate(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := t.TempDir()
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/primproc", "./cmd/exemgr", "./cmd/dbt3")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("cannot build colink's daemons: %v\n%s", err, out)
+	}
+	work := t.TempDir()
+	cl, err := cluster.Start(ctx, cluster.Config{
+		Binaries: cluster.Binaries{PrimProc: filepath.Join(bin, "primproc"), ExeMgr: filepath.Join(bin, "exemgr")},
+		DataDirs: []string{filepath.Join(work, "pm0")}, RunDir: work, Threads: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	load := exec.CommandContext(ctx, filepath.Join(bin, "dbt3"), append([]string{"load", "--from", data, "--primproc"}, cl.LinkEndpoints()...)...)
+	if out, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("dbt3 load: %v\n%s", err, out)
+	}
+	addr, err := cl.UseTransport(ctx, "unix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := parseSelection("1,6,CS3")
+	qs, err := loadQueries(names, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := runBench(ctx, config{DataDir: data, Threads: 1, Runs: 3, Queries: qs, AnswersDir: answers, Colink: addr, Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Samples) != 2*3*len(qs) {
+		t.Fatalf("%d samples, want %d (two engines, three rounds, %d queries)", len(rec.Samples), 2*3*len(qs), len(qs))
+	}
+	for k := 0; k < len(rec.Samples); k += 2 {
+		a, b := rec.Samples[k], rec.Samples[k+1]
+		round, i := a.Round, k/2%len(qs)
+		first := "duckdb"
+		if firstIsColink(round, i) {
+			first = "colink"
+		}
+		if a.Query != b.Query || a.Round != b.Round || a.System != first || a.System == b.System {
+			t.Errorf("samples %d, %d: %s %s round %d, then %s %s round %d; want %s first", k, k+1,
+				a.System, a.Query, a.Round, b.System, b.Query, b.Round, first)
+		}
+		for _, s := range []measure.Sample{a, b} {
+			if s.Error != "" || s.Elapsed <= 0 || s.Cold != (s.Round == 1) {
+				t.Errorf("%s %s round %d: %+v", s.System, s.Query, s.Round, s)
+			}
+			if s.System == "colink" {
+				if want := map[bool]string{true: "reference", false: "consistent"}[s.Query != "CS3"]; s.Verified != want {
+					t.Errorf("colink %s round %d verified %q, want %q", s.Query, s.Round, s.Verified, want)
+				}
+				if _, ok := s.Procs["exemgr"]; !ok {
+					t.Errorf("colink %s round %d: no exemgr CPU in %v", s.Query, s.Round, s.Procs)
+				}
+			}
+		}
+	}
+	sum := summary(rec, nil) + pairedSummary(rec, qs)
+	for _, want := range []string{"colink against DuckDB in the same run", "| Q6 |", "**total (3 queries)**", "95 % CI", "Only 2 warm rounds"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+	t.Log(sum)
+
+	// The wrong data (or none) is refused before anything runs.
+	if _, err := openColink(ctx, addr, 1, qs, ""); err == nil || !strings.Contains(err.Error(), "must hold the same data") {
+		t.Errorf("colink at SF 0.01 taken for SF 1: %v", err)
 	}
 }

@@ -98,6 +98,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	print := fs.Bool("print", false, "print each query's result (round 1) to stdout in the answer files' psv form")
 	dropCaches := fs.Bool("drop-caches", false, "drop the OS page cache before each cold query (needs root: writes "+dropCachesPath+")")
 	quiet := fs.Bool("quiet", false, "do not log each sample to stderr")
+	colink := fs.String("colink", "", "also run every query on the colink exemgr at this MySQL address (host:port or socket path) holding the same data, the engines alternating query by query in each round, and print colink/DuckDB ratios")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
@@ -168,6 +169,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Queries:    qs,
 		DropCaches: *dropCaches,
 		AnswersDir: *check,
+		Colink:     *colink,
 		Log:        slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		Command:    commandLine(args),
 	}
@@ -178,7 +180,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if rec == nil {
 		return runErr
 	}
-	table := summary(rec, outcomes)
+	table := summary(rec, outcomes) + pairedSummary(rec, qs)
 	fmt.Fprint(stdout, table)
 	if *out != "" {
 		if err := rec.WriteFile(*out); err != nil {

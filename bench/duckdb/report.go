@@ -31,7 +31,7 @@ func summary(run *measure.Run, outcomes []outcome) string {
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, o := range outcomes {
 		name := o.Query.Name
-		samples := run.Select(func(s *measure.Sample) bool { return s.Query == name })
+		samples := run.Select(func(s *measure.Sample) bool { return s.Query == name && s.System == "duckdb" })
 		var coldE, coldC string
 		var we, wc, wv, wi, ratio []float64
 		var rows int64 = -1
@@ -118,6 +118,9 @@ func totals(run *measure.Run, keep func(*measure.Sample) bool) (elapsed, cpu []f
 	n := rounds(run)
 	elapsed, cpu = make([]float64, n), make([]float64, n)
 	for _, s := range run.Select(keep) {
+		if s.System != "duckdb" {
+			continue // colink's samples of a side-by-side run have their own table
+		}
 		elapsed[s.Round-1] += s.Elapsed
 		cpu[s.Round-1] += s.Procs["duckdb"].CPU()
 	}
