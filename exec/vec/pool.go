@@ -77,10 +77,27 @@ func GrowSlice[T Plain](p *Pool, s []T, n int) []T {
 		clear(s[old:])
 		return s
 	}
-	ns := MakeSlice[T](p, max(n, 2*cap(s), 16))[:n]
+	ns := makeSliceDirty[T](p, max(n, 2*cap(s), 16))[:n]
 	copy(ns, s)
+	clear(ns[len(s):])
 	FreeSlice(p, s)
 	return ns
+}
+
+// makeSliceDirty is MakeSlice without the zeroing: the contents are whatever the pool's
+// buffer held. GrowSlice copies the old elements over the front and zeroes only the new
+// ones up to the length asked, since growth within the capacity zeroes what it exposes:
+// clearing the whole array first cost Q18's aggregation states a tenth of primproc's time.
+func makeSliceDirty[T Plain](p *Pool, n int) []T {
+	if p == nil {
+		return make([]T, n)
+	}
+	size := int(unsafe.Sizeof(*new(T)))
+	b := p.Get(n * size)
+	if cap(b) == 0 {
+		return make([]T, n)
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), cap(b)/size)[:n]
 }
 
 // reserveFrom returns s with room for n more elements, in a larger array from p (at least
