@@ -270,7 +270,11 @@ func (j *HashJoin) startBatch(ctx context.Context, b *vec.Batch) (*vec.Batch, er
 		for k, i := range matched {
 			j.brows[k] = t.firstRow(j.gids[i])
 		}
-		j.gatherBuildAt(matched, j.brows, b.N)
+		if kind == JoinLeftOuter {
+			j.gatherBuildAt(matched, j.brows, b.N)
+		} else {
+			j.gatherBuildListedAt(matched, j.brows, b.N)
+		}
 	}
 	if j.residual != nil && len(matched) > 0 {
 		pair := vec.Batch{Cols: j.concat(b.Cols, j.buildVecs), N: b.N, Sel: matched}
@@ -330,6 +334,14 @@ func (j *HashJoin) startBatch(ctx context.Context, b *vec.Batch) (*vec.Batch, er
 func (j *HashJoin) gatherBuildAt(at, brows []int32, n int) {
 	for c, v := range j.buildVecs {
 		v.GatherAt(j.table.store.cols[c], brows, at, n)
+	}
+}
+
+// gatherBuildListedAt attaches build rows brows to probe positions at, leaving the other
+// positions unspecified: for output whose selection is at.
+func (j *HashJoin) gatherBuildListedAt(at, brows []int32, n int) {
+	for c, v := range j.buildVecs {
+		v.GatherListedAt(j.table.store.cols[c], brows, at, n)
 	}
 }
 

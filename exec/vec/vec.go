@@ -492,10 +492,30 @@ func (v *Vec) Gather(src *Vec, idx []int32) {
 // v[at[k]] = src[idx[k]] (idx[k] < 0 gives NULL); rows not listed in at are NULL. at must
 // be ascending. Used to attach build-side columns to probe rows in place.
 func (v *Vec) GatherAt(src *Vec, idx []int32, at []int32, n int) {
+	v.gatherAt(src, idx, at, n, true)
+}
+
+// GatherListedAt is GatherAt for a batch whose selection is at: rows not listed are never
+// read, so they are left unspecified rather than NULL, and v has no NULL bitmap unless src
+// has one (every idx[k] must be ≥ 0). An inner join's build columns are gathered so: a
+// bitmap that only marks the unselected rows would send every consumer down its NULL-aware
+// path (hashing and comparing group keys row by row through RowsEqual: Q10's seven group
+// keys from the build side).
+func (v *Vec) GatherListedAt(src *Vec, idx []int32, at []int32, n int) {
+	v.gatherAt(src, idx, at, n, false)
+}
+
+func (v *Vec) gatherAt(src *Vec, idx []int32, at []int32, n int, unlistedNull bool) {
 	v.Prepare(src.Type, n)
+	if !unlistedNull && src.Nulls == nil {
+		v.gatherListedValid(src, idx, at, n)
+		return
+	}
 	nl := v.PrepareNulls(n)
-	for i := range nl {
-		nl[i] = true
+	if unlistedNull {
+		for i := range nl {
+			nl[i] = true
+		}
 	}
 	switch src.Type.ID {
 	case Bool:
@@ -563,6 +583,50 @@ func (v *Vec) GatherAt(src *Vec, idx []int32, at []int32, n int) {
 	}
 	if allValid {
 		v.Nulls = nil
+	}
+}
+
+// gatherListedValid is gatherAt for a source without NULLs when unlisted rows are
+// unspecified: values only.
+func (v *Vec) gatherListedValid(src *Vec, idx []int32, at []int32, n int) {
+	switch src.Type.ID {
+	case Bool:
+		for k, i := range idx {
+			v.Bool[at[k]] = src.Bool[i]
+		}
+	case Int32, Date32:
+		for k, i := range idx {
+			v.I32[at[k]] = src.I32[i]
+		}
+	case Int64, Decimal64:
+		for k, i := range idx {
+			v.I64[at[k]] = src.I64[i]
+		}
+	case Decimal128:
+		for k, i := range idx {
+			v.D128[at[k]] = src.D128[i]
+		}
+	case Float64:
+		for k, i := range idx {
+			v.F64[at[k]] = src.F64[i]
+		}
+	case String:
+		b := v.Bytes
+		prev := 0
+		for k, i := range idx {
+			p := int(at[k])
+			for ; prev < p; prev++ {
+				v.Offsets[prev+1] = int32(len(b))
+			}
+			b = append(b, src.Bytes[src.Offsets[i]:src.Offsets[i+1]]...)
+			v.Offsets[p+1] = int32(len(b))
+			prev = p + 1
+		}
+		for ; prev < n; prev++ {
+			v.Offsets[prev+1] = int32(len(b))
+		}
+		v.Bytes = b
+		v.FinishString()
 	}
 }
 

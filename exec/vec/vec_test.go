@@ -423,3 +423,40 @@ func TestInt128ToFloat64Nearest(t *testing.T) {
 		t.Errorf("-100.9999999 at scale 15: %v", got)
 	}
 }
+
+// TestGatherListedAt: an inner join's gather sets the listed rows and, from a source without
+// NULLs, leaves no NULL bitmap (GatherAt marks the unlisted rows NULL); a source's NULLs
+// still come through at the listed rows.
+func TestGatherListedAt(t *testing.T) {
+	ints, strs := NewVec(Int64Type), NewVec(StringType)
+	for i, s := range []string{"zero", "one", "two", "three"} {
+		ints.AppendDatum(Int64Datum(int64(10 * i)))
+		strs.AppendDatum(StringDatum(s))
+	}
+	idx, at := []int32{3, 0, 2}, []int32{1, 4, 5}
+	for _, tc := range []struct {
+		src  *Vec
+		want map[int32]string
+	}{{ints, map[int32]string{1: "30", 4: "0", 5: "20"}}, {strs, map[int32]string{1: "three", 4: "zero", 5: "two"}}} {
+		var all, listed Vec
+		all.GatherAt(tc.src, idx, at, 6)
+		listed.GatherListedAt(tc.src, idx, at, 6)
+		if all.Nulls == nil || !all.IsNull(0) || all.IsNull(1) {
+			t.Errorf("GatherAt: unlisted rows must be NULL: %v", all.Nulls)
+		}
+		if listed.Nulls != nil {
+			t.Errorf("GatherListedAt from a source without NULLs made a bitmap %v", listed.Nulls)
+		}
+		for row, want := range tc.want {
+			if got := string(listed.AppendText(nil, int(row))); got != want {
+				t.Errorf("row %d: %q, want %q", row, got, want)
+			}
+		}
+	}
+	ints.AppendNull()
+	var listed Vec
+	listed.GatherListedAt(ints, []int32{4, 1}, []int32{0, 2}, 3)
+	if !listed.IsNull(0) || listed.IsNull(2) || listed.I64[2] != 10 {
+		t.Errorf("a NULL of the source at a listed row: nulls %v, values %v", listed.Nulls, listed.I64)
+	}
+}
