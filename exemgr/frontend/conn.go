@@ -38,6 +38,12 @@ type conn struct {
 	localFile *localFile
 	// in receives each packet the client sends in the command phase.
 	in packetBuffer
+	// stmts are the session's prepared statements by id (stmt.go), nextStmt the last id
+	// given; binaryRows is set while a COM_STMT_EXECUTE's statement runs, whose result set
+	// goes in the binary row format.
+	stmts      map[uint32]*preparedStmt
+	nextStmt   uint32
+	binaryRows bool
 }
 
 // errQuit ends the command loop without an error worth logging.
@@ -110,6 +116,7 @@ func (c *conn) dispatch(ctx context.Context, cmd byte, payload []byte) error {
 		return errQuit
 	case mysql.COM_RESET_CONNECTION:
 		c.sess.reset()
+		c.stmts = nil // MySQL closes the session's prepared statements too
 		return c.w.ok(0, 0, status(false), 0, "")
 	case mysql.COM_SET_OPTION:
 		if len(payload) < 2 {
@@ -124,10 +131,24 @@ func (c *conn) dispatch(ctx context.Context, cmd byte, payload []byte) error {
 			return c.sendError(Errorf(ErrUnknownCommand, "unknown COM_SET_OPTION option %d", binary.LittleEndian.Uint16(payload)))
 		}
 		return c.w.eof(status(false), 0)
-	case mysql.COM_STMT_CLOSE, mysql.COM_STMT_SEND_LONG_DATA:
+	case mysql.COM_STMT_PREPARE:
+		return c.prepare(string(payload))
+	case mysql.COM_STMT_EXECUTE:
+		return c.execute(ctx, payload)
+	case mysql.COM_STMT_SEND_LONG_DATA:
+		c.longData(payload)
 		return nil // no response, by the protocol
-	case mysql.COM_STMT_PREPARE, mysql.COM_STMT_EXECUTE, mysql.COM_STMT_RESET, mysql.COM_STMT_FETCH:
-		return c.sendError(Errorf(ErrUnsupportedPS, "colink does not support the prepared-statement protocol; send the statement as text (go-sql-driver: interpolateParams=true)"))
+	case mysql.COM_STMT_CLOSE:
+		c.closeStmt(payload)
+		return nil // no response, by the protocol
+	case mysql.COM_STMT_RESET:
+		return c.resetStmt(payload)
+	case mysql.COM_STMT_FETCH:
+		id := uint32(0)
+		if len(payload) >= 4 {
+			id = binary.LittleEndian.Uint32(payload)
+		}
+		return c.sendError(Errorf(errNoOpenCursor, "The statement (%d) has no open cursor.", id))
 	}
 	return c.sendError(Errorf(ErrUnknownCommand, "Unknown command %d", cmd))
 }
@@ -284,7 +305,11 @@ func (c *conn) sendRows(qctx context.Context, res *Result, more bool) (ok bool, 
 		if err := enc.bind(rec); err != nil {
 			return false, c.sendError(err)
 		}
-		if err := enc.writeRows(c.w, int(rec.NumRows())); err != nil {
+		write := enc.writeRows
+		if c.binaryRows {
+			write = enc.writeBinaryRows
+		}
+		if err := write(c.w, int(rec.NumRows())); err != nil {
 			return false, err
 		}
 	}
@@ -339,11 +364,15 @@ func (c *conn) writeText(res *textResult, more bool) error {
 	c.w.eof(status(more), 0)
 	for _, row := range res.rows {
 		c.w.begin()
-		for _, v := range row {
-			if v.null {
-				c.w.buf = append(c.w.buf, nullValue)
-			} else {
-				c.w.buf = appendLenEncString(c.w.buf, v.text)
+		if c.binaryRows {
+			c.w.buf = appendBinaryTextRow(c.w.buf, res.cols, row)
+		} else {
+			for _, v := range row {
+				if v.null {
+					c.w.buf = append(c.w.buf, nullValue)
+				} else {
+					c.w.buf = appendLenEncString(c.w.buf, v.text)
+				}
 			}
 		}
 		if err := c.w.end(); err != nil {
@@ -351,6 +380,23 @@ func (c *conn) writeText(res *textResult, more bool) error {
 		}
 	}
 	return c.w.eof(status(more), 0)
+}
+
+// appendBinaryTextRow appends one row of a front-end result in the binary row format.
+func appendBinaryTextRow(b []byte, cols []Column, row []cell) []byte {
+	b = append(b, 0)
+	at := len(b)
+	for range (len(cols) + 7 + 2) / 8 {
+		b = append(b, 0)
+	}
+	for i, v := range row {
+		if v.null {
+			b[at+(i+2)/8] |= 1 << ((i + 2) % 8)
+			continue
+		}
+		b = appendBinaryText(b, cols[i].Type, cols[i].Flags&FlagUnsigned != 0, v.text)
+	}
+	return b
 }
 
 // useDatabase makes name the session's database if the engine knows it.

@@ -37,7 +37,6 @@ const (
 	ErrNoSuchTable         uint16 = 1146 // table doesn't exist
 	ErrUnknownSystemVar    uint16 = 1193 // unknown system variable
 	ErrNotSupportedYet     uint16 = 1235 // valid SQL colink does not support
-	ErrUnsupportedPS       uint16 = 1295 // prepared-statement protocol
 	ErrQueryInterrupted    uint16 = 1317 // KILL QUERY, or the server shutting down
 	ErrDivisionByZero      uint16 = 1365 // strict-mode division by zero
 	ErrTruncatedWrongVal   uint16 = 1292 // bad date or number literal

@@ -77,7 +77,7 @@ func (f *fakeEngine) Query(ctx context.Context, s *Session, query string) (*Resu
 	f.mu.Unlock()
 	q := strings.ToLower(query)
 	switch {
-	case q == "select * from typed":
+	case q == "select * from typed", strings.HasPrefix(q, "select * from typed where "):
 		return &Result{Rows: newRecordRows(typedRecord())}, nil
 	case q == "select * from big":
 		return &Result{Rows: newBigRows(ctx, f.bigRows, f.cancelled)}, nil
