@@ -94,6 +94,32 @@ func TestPreparedStatementsTPCH(t *testing.T) {
 		t.Errorf("the five segments' counts add to %d, customers %d (%v)", total, customers, err)
 	}
 
+	// SQL's PREPARE, EXECUTE … USING and DEALLOCATE PREPARE on one session.
+	conn := em.conn(t)
+	for _, q := range []string{"SET @r = 2, @p = '%A%'", "PREPARE s FROM 'select count(*) from nation where n_regionkey = ? and n_name like ?'"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %s", q, errorText(err))
+		}
+	}
+	if err := conn.QueryRowContext(ctx, "EXECUTE s USING @r, @p").Scan(&n); err != nil || n != 5 {
+		t.Errorf("EXECUTE s USING @r, @p: %d, %s", n, errorText(err))
+	}
+	for q, want := range map[string]string{
+		"EXECUTE s USING @r":  "1210",
+		"EXECUTE nosuch":      "1243",
+		"PREPARE t FROM @sql": "1235",
+	} {
+		if _, err := conn.ExecContext(ctx, q); !strings.Contains(errorText(err), want) {
+			t.Errorf("%s: %s, want error %s", q, errorText(err), want)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "DEALLOCATE PREPARE s"); err != nil {
+		t.Errorf("DEALLOCATE PREPARE s: %s", errorText(err))
+	}
+	if _, err := conn.ExecContext(ctx, "EXECUTE s USING @r, @p"); !strings.Contains(errorText(err), "1243") {
+		t.Errorf("EXECUTE after DEALLOCATE: %s, want error 1243", errorText(err))
+	}
+
 	t.Run("perl-DBD-MariaDB", func(t *testing.T) {
 		if err := exec.Command("perl", "-MDBD::MariaDB", "-e", "1").Run(); err != nil {
 			t.Skip("Perl's DBD::MariaDB is not installed: apt-get install -y libdbd-mariadb-perl to run this test")

@@ -44,6 +44,8 @@ type conn struct {
 	stmts      map[uint32]*preparedStmt
 	nextStmt   uint32
 	binaryRows bool
+	// named are the statements of SQL's PREPARE, by lower-case name.
+	named map[string]*preparedStmt
 }
 
 // errQuit ends the command loop without an error worth logging.
@@ -116,7 +118,7 @@ func (c *conn) dispatch(ctx context.Context, cmd byte, payload []byte) error {
 		return errQuit
 	case mysql.COM_RESET_CONNECTION:
 		c.sess.reset()
-		c.stmts = nil // MySQL closes the session's prepared statements too
+		c.stmts, c.named = nil, nil // MySQL closes the session's prepared statements too
 		return c.w.ok(0, 0, status(false), 0, "")
 	case mysql.COM_SET_OPTION:
 		if len(payload) < 2 {
@@ -196,6 +198,12 @@ func (c *conn) query(ctx context.Context, text string) error {
 func (c *conn) statement(ctx context.Context, st statement, more bool) (ok bool, err error) {
 	if !isShowWarnings(st) {
 		c.sess.setWarnings(nil)
+	}
+	if inner, err, ok := c.sqlExecute(st); ok {
+		if err != nil {
+			return false, c.sendError(err)
+		}
+		st = inner
 	}
 	if res, err, handled := c.local(ctx, st); handled {
 		if err != nil {

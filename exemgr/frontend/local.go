@@ -175,6 +175,8 @@ func (c *conn) local(ctx context.Context, st statement) (res *textResult, err er
 		return c.killStatement(p)
 	case first.is("show"):
 		return c.show(p)
+	case first.is("prepare"), first.is("deallocate"), first.is("drop") && p.peek().is("prepare"):
+		return c.sqlPrepare(&parser{toks: st.toks})
 	case first.is("begin"), first.is("commit"), first.is("rollback"):
 		p.accept("work")
 		return nil, nil, p.done()

@@ -494,3 +494,113 @@ func writeQuoted(b *strings.Builder, v []byte) {
 	}
 	b.WriteByte('\'')
 }
+
+// SQL-level prepared statements: PREPARE name FROM 'text', EXECUTE name [USING @var, …] and
+// {DEALLOCATE | DROP} PREPARE name. They share the session's bound with the binary
+// protocol's. EXECUTE writes each user variable into its placeholder as the variable itself
+// (@var), so the engine reads its value, typed, as any statement that names it.
+
+// sqlPrepare answers PREPARE and DEALLOCATE; handled is false for other statements, and for
+// forms left to the engine (which refuses them by name).
+func (c *conn) sqlPrepare(p *parser) (res *textResult, err error, handled bool) {
+	first := p.next()
+	switch {
+	case first.is("prepare"):
+		name := p.next()
+		if (name.kind != tokWord && name.kind != tokQuotedIdent) || !p.accept("from") {
+			return nil, nil, false
+		}
+		src := p.next()
+		if src.kind == tokUserVar {
+			return nil, Errorf(ErrNotSupportedYet, "colink does not support PREPARE … FROM a user variable yet: give the statement as a string"), true
+		}
+		if src.kind != tokString || !p.done() {
+			return nil, nil, false
+		}
+		stmts, _ := splitStatements(src.value, c.srv.versionID)
+		if len(stmts) != 1 {
+			return nil, Errorf(ErrParse, "You have an error in your SQL syntax: a prepared statement holds one statement, this text %d", len(stmts)), true
+		}
+		key := strings.ToLower(name.value)
+		if _, replaced := c.named[key]; !replaced && len(c.stmts)+len(c.named) >= maxPreparedStmts {
+			return nil, Errorf(errMaxPreparedStmts, "Can't create more than max_prepared_stmt_count statements (current value: %d)", maxPreparedStmts), true
+		}
+		st := stmts[0]
+		ps := &preparedStmt{text: st.text}
+		base := st.toks[0].start
+		for _, t := range st.toks {
+			if t.kind == tokPunct && t.text == "?" {
+				ps.holes = append(ps.holes, t.start-base)
+			}
+		}
+		if c.named == nil {
+			c.named = map[string]*preparedStmt{}
+		}
+		c.named[key] = ps
+		return &textResult{info: "Statement prepared"}, nil, true
+	case first.is("deallocate"), first.is("drop"):
+		if !p.accept("prepare") {
+			return nil, nil, false
+		}
+		name := p.next()
+		if (name.kind != tokWord && name.kind != tokQuotedIdent) || !p.done() {
+			return nil, nil, false
+		}
+		key := strings.ToLower(name.value)
+		if c.named[key] == nil {
+			return nil, Errorf(errUnknownStmt, "Unknown prepared statement handler (%s) given to DEALLOCATE PREPARE", name.value), true
+		}
+		delete(c.named, key)
+		return nil, nil, true
+	}
+	return nil, nil, false
+}
+
+// sqlExecute returns the statement EXECUTE name [USING @v, …] runs, with each placeholder
+// replaced by its variable; ok is false if st is not such an EXECUTE.
+func (c *conn) sqlExecute(st statement) (stmt statement, err error, ok bool) {
+	p := &parser{toks: st.toks}
+	if !p.accept("execute") {
+		return statement{}, nil, false
+	}
+	name := p.next()
+	if name.kind != tokWord && name.kind != tokQuotedIdent {
+		return statement{}, nil, false
+	}
+	var vars []string
+	if p.accept("using") {
+		for {
+			v := p.next()
+			if v.kind != tokUserVar {
+				return statement{}, Errorf(ErrParse, "You have an error in your SQL syntax: EXECUTE … USING takes user variables (@name)"), true
+			}
+			vars = append(vars, v.text)
+			if !p.accept(",") {
+				break
+			}
+		}
+	}
+	if !p.done() {
+		return statement{}, Errorf(ErrParse, "You have an error in your SQL syntax near '%s'", p.peek().text), true
+	}
+	ps := c.named[strings.ToLower(name.value)]
+	if ps == nil {
+		return statement{}, Errorf(errUnknownStmt, "Unknown prepared statement handler (%s) given to EXECUTE", name.value), true
+	}
+	if len(vars) != len(ps.holes) {
+		return statement{}, Errorf(ErrWrongArguments, "Incorrect arguments to EXECUTE: the statement has %d placeholders, USING gives %d variables", len(ps.holes), len(vars)), true
+	}
+	var b strings.Builder
+	prev := 0
+	for i, at := range ps.holes {
+		b.WriteString(ps.text[prev:at])
+		b.WriteString(vars[i])
+		prev = at + 1
+	}
+	b.WriteString(ps.text[prev:])
+	stmts, _ := splitStatements(b.String(), c.srv.versionID)
+	if len(stmts) != 1 {
+		return statement{}, Errorf(ErrUnknownError, "internal error: the executed statement reads as %d statements", len(stmts)), true
+	}
+	return stmts[0], nil, true
+}
