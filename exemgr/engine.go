@@ -28,6 +28,7 @@ import (
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/link/twophase"
 	"github.com/colinkdb/colink/sql"
+	"github.com/colinkdb/colink/sql/bind"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/opt"
 	"github.com/colinkdb/colink/sql/physical"
@@ -233,7 +234,7 @@ func (e *Engine) Service(srv *frontend.Server) Service {
 
 // CheckDatabase implements frontend.Engine.
 func (e *Engine) CheckDatabase(_ context.Context, name string) error {
-	if !strings.EqualFold(name, e.cfg.Database) {
+	if !strings.EqualFold(name, e.cfg.Database) && !strings.EqualFold(name, bind.InfoSchema) {
 		return frontend.Errorf(frontend.ErrBadDB, "Unknown database '%s'", name)
 	}
 	return nil

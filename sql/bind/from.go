@@ -206,6 +206,9 @@ func (b *Binder) tableName(tn *ast.TableName, alias string) (plan.Node, []*rel, 
 			return nil, nil, sqlerr.New(sqlerr.ErNoDBError, "No database selected")
 		}
 	}
+	if strings.EqualFold(db, InfoSchema) {
+		return b.infoSchemaTable(name, alias)
+	}
 	if v, ok := b.cat.View(db, name); ok {
 		return b.view(v.DB, v.Name, v.Query, v.Columns, alias)
 	}

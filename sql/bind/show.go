@@ -39,7 +39,7 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 	switch s.Tp {
 	case ast.ShowDatabases:
 		names = []string{"Database"}
-		for _, db := range b.cat.Databases() {
+		for _, db := range append([]string{InfoSchema}, b.cat.Databases()...) {
 			if ok, _ := match(db); ok {
 				rows = append(rows, []string{db})
 			}
@@ -53,6 +53,9 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			}
 		}
 		tables, ok := b.cat.Tables(db)
+		if strings.EqualFold(db, InfoSchema) {
+			tables, ok = InfoSchemaTables(), true
+		}
 		if !ok {
 			return nil, sqlerr.New(sqlerr.ErBadDB, "Unknown database '%s'", db)
 		}
@@ -67,7 +70,9 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			row := []string{t}
 			if s.Full {
 				kind := "BASE TABLE"
-				if _, isView := b.cat.View(db, t); isView {
+				if strings.EqualFold(db, InfoSchema) {
+					kind = "SYSTEM VIEW"
+				} else if _, isView := b.cat.View(db, t); isView {
 					kind = "VIEW"
 				}
 				row = append(row, kind)

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colinkdb/colink/dbt3/answers"
+)
+
+// TestInformationSchema: the catalog tables BI tools and ORMs read, through a real exemgr
+// (two primprocs, SF 0.01), queried with WHERE, LIKE, ORDER BY, joins and aggregates like
+// any table; USE, SHOW DATABASES and SHOW TABLES know the database.
+func TestInformationSchema(t *testing.T) {
+	needDaemons(t)
+	c := shared.cluster(t, "two-primprocs", 2, "0.01")
+	em := shared.exemgr(t, c, "unix")
+	conn := em.conn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, "create view nation_names as select n_name, n_regionkey + 1 as r from nation"); err != nil {
+		t.Fatal(errorText(err))
+	}
+	defer conn.ExecContext(ctx, "drop view nation_names")
+	for _, tc := range []struct{ query, want string }{
+		{"select table_name, table_type, engine, table_rows from information_schema.tables where table_schema = 'tpch' and table_name like 'n%' order by 1",
+			"nation|BASE TABLE|colink|25\nnation_names|VIEW|NULL|NULL\n"},
+		{"select column_name, ordinal_position, data_type, column_type, is_nullable, numeric_precision, numeric_scale, character_maximum_length " +
+			"from information_schema.columns where table_schema = 'tpch' and table_name = 'lineitem' and column_name in ('l_orderkey', 'l_quantity', 'l_shipdate', 'l_comment') order by ordinal_position",
+			"l_orderkey|1|bigint|bigint|NO|19|0|NULL\nl_quantity|5|decimal|decimal(15,2)|NO|15|2|NULL\nl_shipdate|11|date|date|NO|NULL|NULL|NULL\nl_comment|16|varchar|varchar(44)|NO|NULL|NULL|44\n"},
+		{"select column_name, column_type, is_nullable from information_schema.columns where table_name = 'nation_names' order by ordinal_position",
+			"n_name|char(25)|NO\nr|bigint|NO\n"},
+		{"select t.table_name, count(*) from information_schema.tables t join information_schema.columns c on c.table_schema = t.table_schema and c.table_name = t.table_name " +
+			"where t.table_type = 'BASE TABLE' group by 1 order by 2 desc, 1 limit 2", "lineitem|16\norders|9\n"},
+		{"select table_name, view_definition like '%nation%' from information_schema.views where table_schema = 'tpch'", "nation_names|1\n"},
+		{"select schema_name from information_schema.schemata order by 1", "information_schema\ntpch\n"},
+		{"select count(*) from information_schema.statistics", "0\n"},
+		{"select engine, support from information_schema.engines", "colink|DEFAULT\n"},
+		{"select count(*) from INFORMATION_SCHEMA.TABLES where TABLE_SCHEMA = 'information_schema'", "6\n"},
+		{"select n_name from nation where n_nationkey = (select count(*) from information_schema.schemata)", "BRAZIL\n"},
+		{"show databases", "information_schema\ntpch\n"},
+	} {
+		rows, err := conn.QueryContext(ctx, tc.query)
+		if err != nil {
+			t.Errorf("%s: %s", tc.query, errorText(err))
+			continue
+		}
+		tb, err := result(rows, "NULL")
+		rows.Close()
+		got := psvRows(tb)
+		if err != nil || got != tc.want {
+			t.Errorf("%s:\n got %q (%v)\nwant %q", tc.query, got, err, tc.want)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "use information_schema"); err != nil {
+		t.Fatal(errorText(err))
+	}
+	rows, err := conn.QueryContext(ctx, "show tables")
+	if err != nil {
+		t.Fatal(errorText(err))
+	}
+	tb, _ := result(rows, "NULL")
+	rows.Close()
+	if got := psvRows(tb); got != "COLUMNS\nENGINES\nSCHEMATA\nSTATISTICS\nTABLES\nVIEWS\n" {
+		t.Errorf("show tables in information_schema: %q", psvRows(tb))
+	}
+	if _, err := conn.ExecContext(ctx, "select * from information_schema.nosuch"); !strings.Contains(errorText(err), "1146") {
+		t.Errorf("an unknown information_schema table: %s, want 1146", errorText(err))
+	}
+	conn.ExecContext(ctx, "use tpch")
+}
+
+// psvRows prints a result's rows, '|' between values, a newline after each row.
+func psvRows(tb *answers.Table) string {
+	if tb == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range tb.Rows {
+		b.WriteString(strings.Join(r, "|"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
