@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.Method, "method", ipc.MethodEcho, "sync and async: the link method called (ipc.echo: the link's built-in echo; echo: primproc's)")
 	fs.IntVar(&c.ConnsPerPeer, "conns-per-peer", 1, "link connections to primproc (raw async uses as many sockets; the raw and Flight streams min(--streams, this))")
 	fs.IntVar(&c.Streams, "streams", 1, "stream: concurrent streams")
+	fs.IntVar(&c.StreamWindow, "stream-window", 0, "stream: the credit the link's client grants each stream, in bytes: how far the producer may run ahead (default: the link's, 16 MiB)")
 	fs.Int64Var(&c.StreamBytes, "stream-bytes", 2e9, "stream: bytes to move per trial")
 	var writeKiB []int
 	fs.IntSliceVar(&writeKiB, "raw-write-kib", []int{64, 256, 1024, 4096}, "stream with --raw: the raw server's write sizes in KiB, one raw trial each; the fastest is the raw of link/raw (empty: one write a message)")

@@ -310,7 +310,8 @@ func (b *bench) newLinkClient(ctx context.Context, transport string) (*ipc.Clien
 	if err != nil {
 		return nil, err
 	}
-	cl, err := ipc.NewClient(b.url(transport, "link"), ipc.ClientConfig{Transport: tr, ConnsPerPeer: b.cfg.ConnsPerPeer, Name: "ipcbench", Logger: b.quiet})
+	cl, err := ipc.NewClient(b.url(transport, "link"), ipc.ClientConfig{Transport: tr, ConnsPerPeer: b.cfg.ConnsPerPeer, Name: "ipcbench", Logger: b.quiet,
+		Limits: ipc.Limits{StreamWindow: b.cfg.StreamWindow}})
 	if err != nil {
 		return nil, err
 	}

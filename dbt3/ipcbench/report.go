@@ -75,6 +75,7 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		"duration": o.Duration.String(), "clients": o.Clients, "inflight": o.Inflight, "payload": o.Payload, "method": o.Method,
 		"conns_per_peer": o.ConnsPerPeer, "streams": o.Streams, "stream_bytes": o.StreamBytes, "synth": o.Synth,
 		"connect": o.Connect, "memcpy": o.Memcpy, "raw_write_sizes": o.RawWriteSizes, "flight": o.Flight,
+		"stream_window": o.StreamWindow,
 	}}
 	type key struct {
 		mode, tr, impl string

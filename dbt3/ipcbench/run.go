@@ -39,6 +39,9 @@ type Config struct {
 	ConnsPerPeer int
 	Streams      int   // stream: concurrent streams
 	StreamBytes  int64 // stream: bytes to move per trial
+	// StreamWindow is the credit the link's client grants each stream, in bytes (0:
+	// ipc.DefaultStreamWindow): how much a producer may send ahead of the consumer.
+	StreamWindow int
 	// Memcpy also times, in each round of the stream mode, a single-core copy of the same
 	// bytes (the same messages, one after another) into a recycled buffer: the bound of
 	// any transport's copy, for transport/memcpy fractions.
