@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestInformationSchema(t *testing.T) {
 		{"select schema_name from information_schema.schemata order by 1", "information_schema\ntpch\n"},
 		{"select count(*) from information_schema.statistics", "0\n"},
 		{"select engine, support from information_schema.engines", "colink|DEFAULT\n"},
-		{"select count(*) from INFORMATION_SCHEMA.TABLES where TABLE_SCHEMA = 'information_schema'", "6\n"},
+		{"select count(*) from INFORMATION_SCHEMA.TABLES where TABLE_SCHEMA = 'information_schema'", "9\n"},
 		{"select n_name from nation where n_nationkey = (select count(*) from information_schema.schemata)", "BRAZIL\n"},
 		{"show databases", "information_schema\ntpch\n"},
 	} {
@@ -62,7 +63,7 @@ func TestInformationSchema(t *testing.T) {
 	}
 	tb, _ := result(rows, "NULL")
 	rows.Close()
-	if got := psvRows(tb); got != "COLUMNS\nENGINES\nSCHEMATA\nSTATISTICS\nTABLES\nVIEWS\n" {
+	if got := psvRows(tb); got != "COLUMNS\nENGINES\nFILES\nPARTITIONS\nSCHEMATA\nSTATISTICS\nTABLES\nTRIGGERS\nVIEWS\n" {
 		t.Errorf("show tables in information_schema: %q", psvRows(tb))
 	}
 	if _, err := conn.ExecContext(ctx, "select * from information_schema.nosuch"); !strings.Contains(errorText(err), "1146") {
@@ -82,4 +83,66 @@ func psvRows(tb *answers.Table) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// TestShowCreateAndDump: SHOW CREATE TABLE and VIEW, SHOW TABLE STATUS and SHOW TRIGGERS,
+// and mariadb-dump of two tables (which reads information_schema, locks and unlocks the
+// tables, and reads each table's CREATE TABLE and rows) through a real exemgr.
+func TestShowCreateAndDump(t *testing.T) {
+	needDaemons(t)
+	c := shared.cluster(t, "two-primprocs", 2, "0.01")
+	em := shared.exemgr(t, c, "unix")
+	conn := em.conn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var name, create string
+	if err := conn.QueryRowContext(ctx, "show create table region").Scan(&name, &create); err != nil {
+		t.Fatal(errorText(err))
+	}
+	want := "CREATE TABLE `region` (\n  `r_regionkey` int NOT NULL,\n  `r_name` char(25) NOT NULL,\n  `r_comment` varchar(152) NOT NULL\n) ENGINE=colink DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+	if name != "region" || create != want {
+		t.Errorf("show create table region: %q\n%s\nwant\n%s", name, create, want)
+	}
+	if _, err := conn.ExecContext(ctx, "create view big_regions as select r_name from region where r_regionkey > 2"); err != nil {
+		t.Fatal(errorText(err))
+	}
+	defer conn.ExecContext(ctx, "drop view big_regions")
+	var cs, coll string
+	if err := conn.QueryRowContext(ctx, "show create view big_regions").Scan(&name, &create, &cs, &coll); err != nil ||
+		!strings.Contains(create, "VIEW `big_regions` AS SELECT `r_name` FROM `region` WHERE `r_regionkey`>2") {
+		t.Errorf("show create view: %q %v", create, errorText(err))
+	}
+	rows, err := conn.QueryContext(ctx, "show table status like 'n%'")
+	if err != nil {
+		t.Fatal(errorText(err))
+	}
+	tb, _ := result(rows, "NULL")
+	rows.Close()
+	if len(tb.Rows) != 1 || tb.Rows[0][0] != "nation" || tb.Rows[0][1] != "colink" || tb.Rows[0][4] != "25" {
+		t.Errorf("show table status like 'n%%': %q", tb.Rows)
+	}
+	rows, err = conn.QueryContext(ctx, "show triggers like 'nation'")
+	if err != nil {
+		t.Fatal(errorText(err))
+	}
+	if rows.Next() {
+		t.Error("show triggers: rows, but colink has no triggers")
+	}
+	rows.Close()
+
+	dump, err := exec.LookPath("mariadb-dump")
+	if err != nil {
+		t.Skip("mariadb-dump is not installed: install mariadb-client to run the rest of this test")
+	}
+	out, err := exec.CommandContext(ctx, dump, "-S", em.socket, "-u", "root", "tpch", "nation", "region").Output()
+	if err != nil {
+		t.Fatalf("mariadb-dump: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{"CREATE TABLE `nation` (\n  `n_nationkey` int NOT NULL,", "CREATE TABLE `region`", "LOCK TABLES `nation` WRITE;",
+		"INSERT INTO `nation` VALUES\n(0,'ALGERIA',0,' haggle. carefully final deposits detect slyly agai'),", "(24,'UNITED STATES',1,", "(4,'MIDDLE EAST',"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the dump lacks %q:\n%s", want, text)
+		}
+	}
 }

@@ -19,7 +19,7 @@ const InfoSchema = "information_schema"
 
 // infoSchemaTables lists the tables of InfoSchema, sorted, in upper case as MySQL names
 // them.
-var infoSchemaTables = []string{"COLUMNS", "ENGINES", "SCHEMATA", "STATISTICS", "TABLES", "VIEWS"}
+var infoSchemaTables = []string{"COLUMNS", "ENGINES", "FILES", "PARTITIONS", "SCHEMATA", "STATISTICS", "TABLES", "TRIGGERS", "VIEWS"}
 
 // InfoSchemaTables returns the names of InfoSchema's tables.
 func InfoSchemaTables() []string { return slices.Clone(infoSchemaTables) }
@@ -135,6 +135,29 @@ func (b *Binder) infoSchemaTable(name, alias string) (plan.Node, []*rel, error) 
 			str("INDEX_NAME"), num("SEQ_IN_INDEX"), str("COLUMN_NAME"), str("COLLATION"), num("CARDINALITY"), num("SUB_PART"),
 			str("PACKED"), str("NULLABLE"), str("INDEX_TYPE"), str("COMMENT"), str("INDEX_COMMENT"), str("IS_VISIBLE"),
 			long("EXPRESSION")}
+	case "FILES":
+		cols = []isCol{num("FILE_ID"), str("FILE_NAME"), str("FILE_TYPE"), str("TABLESPACE_NAME"), str("TABLE_CATALOG"),
+			str("TABLE_SCHEMA"), str("TABLE_NAME"), str("LOGFILE_GROUP_NAME"), num("LOGFILE_GROUP_NUMBER"), str("ENGINE"),
+			str("FULLTEXT_KEYS"), num("DELETED_ROWS"), num("UPDATE_COUNT"), num("FREE_EXTENTS"), num("TOTAL_EXTENTS"),
+			num("EXTENT_SIZE"), num("INITIAL_SIZE"), num("MAXIMUM_SIZE"), num("AUTOEXTEND_SIZE"), str("CREATION_TIME"),
+			str("LAST_UPDATE_TIME"), str("LAST_ACCESS_TIME"), num("RECOVER_TIME"), num("TRANSACTION_COUNTER"), num("VERSION"),
+			str("ROW_FORMAT"), num("TABLE_ROWS"), num("AVG_ROW_LENGTH"), num("DATA_LENGTH"), num("MAX_DATA_LENGTH"),
+			num("INDEX_LENGTH"), num("DATA_FREE"), str("CREATE_TIME"), str("UPDATE_TIME"), str("CHECK_TIME"), num("CHECKSUM"),
+			str("STATUS"), str("EXTRA")}
+	case "PARTITIONS":
+		cols = []isCol{str("TABLE_CATALOG"), str("TABLE_SCHEMA"), str("TABLE_NAME"), str("PARTITION_NAME"), str("SUBPARTITION_NAME"),
+			num("PARTITION_ORDINAL_POSITION"), num("SUBPARTITION_ORDINAL_POSITION"), str("PARTITION_METHOD"), str("SUBPARTITION_METHOD"),
+			long("PARTITION_EXPRESSION"), long("SUBPARTITION_EXPRESSION"), long("PARTITION_DESCRIPTION"), num("TABLE_ROWS"),
+			num("AVG_ROW_LENGTH"), num("DATA_LENGTH"), num("MAX_DATA_LENGTH"), num("INDEX_LENGTH"), num("DATA_FREE"),
+			str("CREATE_TIME"), str("UPDATE_TIME"), str("CHECK_TIME"), num("CHECKSUM"), str("PARTITION_COMMENT"), str("NODEGROUP"),
+			str("TABLESPACE_NAME")}
+	case "TRIGGERS":
+		cols = []isCol{str("TRIGGER_CATALOG"), str("TRIGGER_SCHEMA"), str("TRIGGER_NAME"), str("EVENT_MANIPULATION"),
+			str("EVENT_OBJECT_CATALOG"), str("EVENT_OBJECT_SCHEMA"), str("EVENT_OBJECT_TABLE"), num("ACTION_ORDER"),
+			long("ACTION_CONDITION"), long("ACTION_STATEMENT"), str("ACTION_ORIENTATION"), str("ACTION_TIMING"),
+			str("ACTION_REFERENCE_OLD_TABLE"), str("ACTION_REFERENCE_NEW_TABLE"), str("ACTION_REFERENCE_OLD_ROW"),
+			str("ACTION_REFERENCE_NEW_ROW"), str("CREATED"), str("SQL_MODE"), str("DEFINER"), str("CHARACTER_SET_CLIENT"),
+			str("COLLATION_CONNECTION"), str("DATABASE_COLLATION")}
 	case "ENGINES":
 		cols = []isCol{str("ENGINE"), str("SUPPORT"), long("COMMENT"), str("TRANSACTIONS"), str("XA"), str("SAVEPOINTS")}
 		rows = [][]types.Value{{s("colink"), s("DEFAULT"), {Type: types.VarcharType(65535), Str: "columnar storage in primprocs, queried through exemgr"},

@@ -1,11 +1,13 @@
 package bind
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
 	"github.com/colinkdb/colink/sql/types"
@@ -16,7 +18,7 @@ import (
 // like any query.
 func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 	switch s.Tp {
-	case ast.ShowDatabases, ast.ShowTables, ast.ShowColumns:
+	case ast.ShowDatabases, ast.ShowTables, ast.ShowColumns, ast.ShowCreateTable, ast.ShowCreateView, ast.ShowTableStatus, ast.ShowTriggers:
 	default:
 		return nil, sqlerr.Unsupported(showName(s))
 	}
@@ -79,6 +81,48 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			}
 			rows = append(rows, row)
 		}
+	case ast.ShowCreateTable, ast.ShowCreateView:
+		var err error
+		if names, rows, err = b.showCreate(s); err != nil {
+			return nil, err
+		}
+	case ast.ShowTableStatus:
+		db := s.DBName
+		if db == "" {
+			db = b.env.Database()
+			if db == "" {
+				return nil, sqlerr.New(sqlerr.ErNoDBError, "No database selected")
+			}
+		}
+		tables, ok := b.cat.Tables(db)
+		if !ok {
+			return nil, sqlerr.New(sqlerr.ErBadDB, "Unknown database '%s'", db)
+		}
+		names = []string{"Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length", "Max_data_length",
+			"Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time", "Check_time", "Collation", "Checksum",
+			"Create_options", "Comment"}
+		stats, _ := b.cat.(catalog.Stats)
+		const null = "\x00"
+		for _, t := range tables {
+			if ok, _ := match(t); !ok {
+				continue
+			}
+			if _, isView := b.cat.View(db, t); isView {
+				rows = append(rows, []string{t, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, "VIEW"})
+				continue
+			}
+			count := null
+			if stats != nil {
+				if r, ok := stats.TableRows(db, t); ok {
+					count = strconv.FormatInt(int64(r), 10)
+				}
+			}
+			rows = append(rows, []string{t, "colink", "10", "Fixed", count, null, null, null, "0", "0", null, null, null, null,
+				"utf8mb4_0900_ai_ci", null, "", ""})
+		}
+	case ast.ShowTriggers:
+		names = []string{"Trigger", "Event", "Table", "Statement", "Timing", "Created", "sql_mode", "Definer",
+			"character_set_client", "collation_connection", "Database Collation"} // colink has no triggers
 	case ast.ShowColumns:
 		if s.Table == nil {
 			return nil, sqlerr.Unsupported("SHOW COLUMNS without a table")
@@ -117,6 +161,63 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 		v.Rows = append(v.Rows, row)
 	}
 	return &plan.Query{Root: v, Names: names, MD: b.md}, nil
+}
+
+// showCreate answers SHOW CREATE TABLE and SHOW CREATE VIEW: a table's CREATE TABLE with
+// its columns' types and NULL-ability, in the form mariadb-dump writes; a view's CREATE VIEW
+// with its stored query.
+func (b *Binder) showCreate(s *ast.ShowStmt) ([]string, [][]string, error) {
+	db := s.Table.Schema.O
+	if db == "" {
+		db = b.env.Database()
+		if db == "" {
+			return nil, nil, sqlerr.New(sqlerr.ErNoDBError, "No database selected")
+		}
+	}
+	name := s.Table.Name.O
+	quote := func(id string) string { return "`" + strings.ReplaceAll(id, "`", "``") + "`" }
+	if v, ok := b.cat.View(db, name); ok {
+		text := "CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW " + quote(v.Name)
+		if len(v.Columns) > 0 {
+			var cs []string
+			for _, c := range v.Columns {
+				cs = append(cs, quote(c))
+			}
+			text += " (" + strings.Join(cs, ",") + ")"
+		}
+		text += " AS " + v.Query
+		return []string{"View", "Create View", "character_set_client", "collation_connection"},
+			[][]string{{v.Name, text, "utf8mb4", "utf8mb4_0900_ai_ci"}}, nil
+	}
+	if s.Tp == ast.ShowCreateView {
+		if _, ok := b.cat.Table(db, name); ok {
+			return nil, nil, sqlerr.New(1347, "'%s.%s' is not VIEW", db, name)
+		}
+		return nil, nil, sqlerr.NoSuchTable(db, name)
+	}
+	t, ok := b.cat.Table(db, name)
+	if !ok {
+		if _, ok := b.cat.Tables(db); !ok {
+			return nil, nil, sqlerr.New(sqlerr.ErBadDB, "Unknown database '%s'", db)
+		}
+		return nil, nil, sqlerr.NoSuchTable(db, name)
+	}
+	var sb strings.Builder
+	sb.WriteString("CREATE TABLE " + quote(t.Name) + " (\n")
+	for i, c := range t.Columns {
+		sb.WriteString("  " + quote(c.Name) + " " + columnType(c.Type))
+		if !c.Nullable {
+			sb.WriteString(" NOT NULL")
+		} else {
+			sb.WriteString(" DEFAULT NULL")
+		}
+		if i < len(t.Columns)-1 {
+			sb.WriteString(",")
+		}
+		sb.WriteString("\n")
+	}
+	sb.WriteString(") ENGINE=colink DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
+	return []string{"Table", "Create Table"}, [][]string{{t.Name, sb.String()}}, nil
 }
 
 // describe binds "SELECT * FROM t" to learn a table's or view's columns.

@@ -14,14 +14,14 @@ func TestUnsupportedShowNamed(t *testing.T) {
 	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
 	for q, want := range map[string]string{
 		"show engines":                       "SHOW ENGINES",
-		"show create table nation":           "SHOW CREATE TABLE",
+		"show charset":                       "SHOW CHARSET",
 		"show global status like 'Uptime'":   "SHOW GLOBAL STATUS",
 		"show index from nation":             "SHOW INDEX",
-		"show table status from tpch":        "SHOW TABLE STATUS",
+		"show processlist":                   "SHOW PROCESSLIST",
 		"show grants for current_user()":     "SHOW GRANTS",
 		"show collation where charset = 'x'": "SHOW COLLATION",
 		"show create database tpch":          "SHOW CREATE DATABASE",
-		"show triggers":                      "SHOW TRIGGERS",
+		"show events":                        "SHOW EVENTS",
 	} {
 		stmts, err := sql.NewParser().Parse(q)
 		if err != nil {
