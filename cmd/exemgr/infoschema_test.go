@@ -130,6 +130,30 @@ func TestShowCreateAndDump(t *testing.T) {
 	}
 	rows.Close()
 
+	// SHOW … WHERE over the result's columns (numbers compare as numbers), SHOW CHARACTER
+	// SET and SHOW COLLATION.
+	for q, want := range map[string]string{
+		"show collation where Charset = 'utf8mb4' and Id > 45":            "utf8mb4_0900_ai_ci|utf8mb4|255|Yes|Yes|0|NO PAD\nutf8mb4_bin|utf8mb4|46||Yes|1|PAD SPACE\n",
+		"show character set like 'utf8%'":                                 "utf8mb4|UTF-8 Unicode|utf8mb4_0900_ai_ci|4\n",
+		"show tables where Tables_in_tpch like 'p%'":                      "part\npartsupp\n",
+		"show full tables where Table_type = 'VIEW'":                      "big_regions|VIEW\n",
+		"show columns from nation where Type like 'char%'":                "n_name|char(25)|NO||NULL|\n",
+		"select 1 from dual where 0":                                      "",
+		"show table status where `Rows` between 20 and 30":                "nation|colink|10|Fixed|25|NULL|NULL|NULL|0|0|NULL|NULL|NULL|NULL|utf8mb4_0900_ai_ci|NULL||\n",
+		"show databases where `Database` = 'information_schema' or false": "information_schema\n",
+	} {
+		rows, err := conn.QueryContext(ctx, q)
+		if err != nil {
+			t.Errorf("%s: %s", q, errorText(err))
+			continue
+		}
+		tb, _ := result(rows, "NULL")
+		rows.Close()
+		if got := psvRows(tb); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", q, got, want)
+		}
+	}
+
 	dump, err := exec.LookPath("mariadb-dump")
 	if err != nil {
 		t.Skip("mariadb-dump is not installed: install mariadb-client to run the rest of this test")

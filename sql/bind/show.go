@@ -18,7 +18,8 @@ import (
 // like any query.
 func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 	switch s.Tp {
-	case ast.ShowDatabases, ast.ShowTables, ast.ShowColumns, ast.ShowCreateTable, ast.ShowCreateView, ast.ShowTableStatus, ast.ShowTriggers:
+	case ast.ShowDatabases, ast.ShowTables, ast.ShowColumns, ast.ShowCreateTable, ast.ShowCreateView, ast.ShowTableStatus, ast.ShowTriggers,
+		ast.ShowCharset, ast.ShowCollation:
 	default:
 		return nil, sqlerr.Unsupported(showName(s))
 	}
@@ -35,8 +36,8 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			return types.Like(strings.ToLower(v), strings.ToLower(p), '\\') != s.Pattern.Not, nil
 		}
 	}
-	if s.Where != nil {
-		return nil, sqlerr.Unsupported("SHOW … WHERE")
+	if s.Where != nil && (s.Tp == ast.ShowCreateTable || s.Tp == ast.ShowCreateView) {
+		return nil, sqlerr.New(sqlerr.ErParse, "You have an error in your SQL syntax: SHOW CREATE takes no WHERE")
 	}
 	switch s.Tp {
 	case ast.ShowDatabases:
@@ -120,6 +121,25 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			rows = append(rows, []string{t, "colink", "10", "Fixed", count, null, null, null, "0", "0", null, null, null, null,
 				"utf8mb4_0900_ai_ci", null, "", ""})
 		}
+	case ast.ShowCharset:
+		// The one character set colink stores and sends text in.
+		names = []string{"Charset", "Description", "Default collation", "Maxlen"}
+		if ok, _ := match("utf8mb4"); ok {
+			rows = append(rows, []string{"utf8mb4", "UTF-8 Unicode", "utf8mb4_0900_ai_ci", "4"})
+		}
+	case ast.ShowCollation:
+		// colink compares text byte-wise, as utf8mb4_bin does; the others are the names
+		// clients ask for, compared the same way (see the README's differences from MySQL).
+		names = []string{"Collation", "Charset", "Id", "Default", "Compiled", "Sortlen", "Pad_attribute"}
+		for _, c := range [][]string{
+			{"utf8mb4_0900_ai_ci", "utf8mb4", "255", "Yes", "Yes", "0", "NO PAD"},
+			{"utf8mb4_bin", "utf8mb4", "46", "", "Yes", "1", "PAD SPACE"},
+			{"utf8mb4_general_ci", "utf8mb4", "45", "", "Yes", "1", "PAD SPACE"},
+		} {
+			if ok, _ := match(c[0]); ok {
+				rows = append(rows, c)
+			}
+		}
 	case ast.ShowTriggers:
 		names = []string{"Trigger", "Event", "Table", "Statement", "Timing", "Created", "sql_mode", "Definer",
 			"character_set_client", "collation_connection", "Database Collation"} // colink has no triggers
@@ -145,22 +165,45 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 		}
 	}
 	v := &plan.Values{}
-	for _, n := range names {
-		v.Cols = append(v.Cols, b.newColumn(n, types.VarcharType(64), false))
+	colTypes := make([]types.Type, len(names))
+	for i, n := range names {
+		colTypes[i] = types.VarcharType(64)
+		if showNumeric[n] && s.Tp != ast.ShowColumns {
+			colTypes[i] = types.Int64Type
+		}
+		v.Cols = append(v.Cols, b.newColumn(n, colTypes[i], false))
 	}
 	for _, r := range rows {
 		row := make([]plan.Expr, len(r))
-		for i, s := range r {
-			if s == "\x00" {
-				row[i] = plan.Lit(types.NullValue(types.VarcharType(64)))
+		for i, text := range r {
+			t := colTypes[i]
+			n, err := strconv.ParseInt(text, 10, 64)
+			switch {
+			case text == "\x00" || t.Kind == types.Int64 && err != nil:
+				row[i] = plan.Lit(types.NullValue(t))
 				b.md.Column(v.Cols[i]).Nullable = true
-			} else {
-				row[i] = plan.Lit(types.Value{Type: types.VarcharType(64), Str: s})
+			case t.Kind == types.Int64:
+				row[i] = plan.Lit(types.Value{Type: t, Int: n})
+			default:
+				row[i] = plan.Lit(types.Value{Type: t, Str: text})
 			}
 		}
 		v.Rows = append(v.Rows, row)
 	}
-	return &plan.Query{Root: v, Names: names, MD: b.md}, nil
+	var root plan.Node = v
+	if s.Where != nil {
+		// SHOW … WHERE: the condition over the result's columns, by their names.
+		r := &rel{}
+		for i, n := range names {
+			r.cols = append(r.cols, relCol{name: n, id: v.Cols[i]})
+		}
+		cond, err := b.expr(s.Where, &exprCtx{sc: &scope{rels: []*rel{r}}, clause: "where clause"})
+		if err != nil {
+			return nil, err
+		}
+		root = &plan.Filter{Input: v, Conds: []plan.Expr{cond}}
+	}
+	return &plan.Query{Root: root, Names: names, MD: b.md}, nil
 }
 
 // showCreate answers SHOW CREATE TABLE and SHOW CREATE VIEW: a table's CREATE TABLE with
@@ -266,6 +309,12 @@ func showName(s *ast.ShowStmt) string {
 	}
 	return strings.Join(words, " ")
 }
+
+// showNumeric holds the SHOW results' columns that MySQL types as numbers, so that WHERE
+// compares them as numbers.
+var showNumeric = map[string]bool{"Id": true, "Sortlen": true, "Maxlen": true, "Rows": true, "Version": true,
+	"Avg_row_length": true, "Data_length": true, "Max_data_length": true, "Index_length": true, "Data_free": true,
+	"Auto_increment": true, "Checksum": true}
 
 // showClause holds the keywords that begin a SHOW statement's clauses rather than name it.
 var showClause = map[string]bool{"FROM": true, "IN": true, "LIKE": true, "WHERE": true, "FOR": true, "LIMIT": true, "USING": true}
