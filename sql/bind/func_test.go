@@ -103,6 +103,9 @@ func errorText(err error) string {
 	if errors.As(err, &ve) {
 		return fmt.Sprintf("ERROR %d (%s): %s", ve.Code, ve.SQLState, ve.Msg)
 	}
+	if err == nil {
+		return "no error"
+	}
 	return "error: " + err.Error()
 }
 

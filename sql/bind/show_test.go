@@ -14,7 +14,7 @@ func TestUnsupportedShowNamed(t *testing.T) {
 	planner := &sql.Planner{Catalog: catalog.TPCH("tpch"), Stats: catalog.TPCHStats{SF: 1}}
 	for q, want := range map[string]string{
 		"show engines":                     "SHOW ENGINES",
-		"show charset":                     "SHOW CHARSET",
+		"show privileges":                  "SHOW PRIVILEGES",
 		"show global status like 'Uptime'": "SHOW GLOBAL STATUS",
 		"show index from nation":           "SHOW INDEX",
 		"show processlist":                 "SHOW PROCESSLIST",
