@@ -395,11 +395,10 @@ func writeLiteral(b *strings.Builder, t byte, unsigned bool, v []byte, raw bool)
 	case byte(TypeDouble):
 		return writeDouble(b, math.Float64frombits(le.Uint64(v)), 64)
 	case typeDecimal, byte(TypeNewDecimal):
-		s := string(v)
-		if _, err := strconv.ParseFloat(s, 64); err != nil || strings.ContainsAny(s, "eEinIN") {
-			return fmt.Errorf("%q is not a decimal number", s)
+		if !isDecimalText(v) {
+			return fmt.Errorf("%q is not a decimal number", v)
 		}
-		b.WriteString(s)
+		b.Write(v)
 	case byte(TypeDate), typeNewDate, typeDateTime, typeTimestamp:
 		return writeTemporal(b, t, v[1:])
 	case typeTime:
@@ -408,6 +407,27 @@ func writeLiteral(b *strings.Builder, t byte, unsigned bool, v []byte, raw bool)
 		writeQuoted(b, v)
 	}
 	return nil
+}
+
+// isDecimalText reports whether v is a plain decimal number: an optional sign, digits, and
+// at most one point with digits on at least one side (no exponent, no hex: it is written
+// into the statement as it is).
+func isDecimalText(v []byte) bool {
+	if len(v) > 0 && (v[0] == '+' || v[0] == '-') {
+		v = v[1:]
+	}
+	digits, point := 0, false
+	for _, c := range v {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !point:
+			point = true
+		default:
+			return false
+		}
+	}
+	return digits > 0
 }
 
 // writeDouble writes a double as a literal colink reads as a DOUBLE: exponent form.

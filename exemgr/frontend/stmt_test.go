@@ -307,3 +307,14 @@ func isMySQL(err error, code uint16) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && me.Number == code
 }
+
+// TestDecimalParameterText: a DECIMAL parameter is written into the statement as sent, so
+// only plain decimal numbers are taken.
+func TestDecimalParameterText(t *testing.T) {
+	for v, ok := range map[string]bool{"12.50": true, "-0.5": true, "+7": true, ".5": true, "5.": true,
+		"": false, "-": false, ".": false, "1e5": false, "0x1p-2": false, "Inf": false, "1.2.3": false, "1;drop": false, "1 ": false} {
+		if got := isDecimalText([]byte(v)); got != ok {
+			t.Errorf("%q: %v, want %v", v, got, ok)
+		}
+	}
+}
