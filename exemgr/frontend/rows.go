@@ -340,14 +340,13 @@ func appendBinaryText(b []byte, t ColumnType, unsigned bool, s string) []byte {
 		}
 	}
 	if width > 0 {
+		// Signed, or else unsigned (a number past the signed range, as @@sql_select_limit's
+		// 18446744073709551615, keeps its bits): the column's definition fixed the width.
 		var v uint64
-		var err error
-		if unsigned {
+		x, err := strconv.ParseInt(s, 10, 8*width)
+		v = uint64(x)
+		if err != nil || unsigned {
 			v, err = strconv.ParseUint(s, 10, 8*width)
-		} else {
-			var x int64
-			x, err = strconv.ParseInt(s, 10, 8*width)
-			v = uint64(x)
 		}
 		if err == nil {
 			switch width {

@@ -318,3 +318,25 @@ func TestDecimalParameterText(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryText: the front end's own results in the binary row format keep each column's
+// width, whatever the text.
+func TestBinaryText(t *testing.T) {
+	for _, tc := range []struct {
+		t        ColumnType
+		unsigned bool
+		text     string
+		want     []byte
+	}{
+		{TypeLongLong, false, "-2", []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{TypeLongLong, false, "18446744073709551615", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{TypeLong, true, "4294967295", []byte{0xff, 0xff, 0xff, 0xff}},
+		{TypeTiny, false, "1", []byte{1}},
+		{TypeDate, false, "1998-12-01", []byte{4, 0xce, 0x07, 12, 1}},
+		{TypeVarString, false, "abc", []byte{3, 'a', 'b', 'c'}},
+	} {
+		if got := appendBinaryText(nil, tc.t, tc.unsigned, tc.text); !bytes.Equal(got, tc.want) {
+			t.Errorf("%d %q: %v, want %v", tc.t, tc.text, got, tc.want)
+		}
+	}
+}
