@@ -96,11 +96,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 
 // summary is a run's record: what was generated, compared and skipped, and the findings.
 type summary struct {
-	Command  string            `json:"command"`
-	SF       float64           `json:"sf"`
-	Seeds    []uint64          `json:"seeds"`
-	Queries  int               `json:"queries"`
-	Elapsed  float64           `json:"elapsed_s"`
+	Command string   `json:"command"`
+	SF      float64  `json:"sf"`
+	Seeds   []uint64 `json:"seeds"`
+	Queries int      `json:"queries"`
+	Elapsed float64  `json:"elapsed_s"`
+	// Done counts the queries checked so far; it is Queries × len(Seeds) once the run is
+	// complete. Partial says the run has not finished (the summary is rewritten every 100
+	// queries, so that a run stopped early or killed keeps its record) or was interrupted.
+	Done     int               `json:"done"`
+	Partial  string            `json:"partial,omitempty"`
 	Oracles  map[string]*tally `json:"oracles"`
 	Shapes   map[string]int    `json:"shapes"`
 	Findings int               `json:"findings"`
@@ -325,10 +330,29 @@ func fuzz(ctx context.Context, cfg *config, stdout io.Writer) (*summary, error) 
 	for _, name := range []string{"differential", "tlp", "norec"} {
 		sum.Oracles[name] = &tally{Skipped: map[string]int{}}
 	}
+	// finish records the engines' time; partial, when not "", says why the run is not
+	// complete.
+	finish := func(partial string) error {
+		sum.Elapsed = time.Since(began).Seconds()
+		sum.Partial = partial
+		sum.Engines = map[string]engineTime{}
+		for _, e := range []*sqlEngine{s.colink, s.duck} {
+			sum.Engines[e.label] = engineTime{Queries: e.calls, Seconds: e.spent.Seconds()}
+		}
+		out := stdout
+		if partial != "" && !strings.HasPrefix(partial, "interrupted") {
+			out = io.Discard
+		}
+		return writeSummary(cfg.outDir, sum, out)
+	}
 	for _, seed := range cfg.seeds {
 		for n := 1; n <= cfg.queries; n++ {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("interrupted: %w", err)
+				msg := fmt.Sprintf("interrupted after %d of %d queries (seed %d, query %d not run)", sum.Done, cfg.queries*len(cfg.seeds), seed, n)
+				if werr := finish(msg); werr != nil {
+					return nil, werr
+				}
+				return nil, fmt.Errorf("%s: %w", msg, err)
 			}
 			q := generate(sch, seed, uint64(n))
 			for _, sh := range shapes(q) {
@@ -337,6 +361,15 @@ func fuzz(ctx context.Context, cfg *config, stdout io.Writer) (*summary, error) 
 			var whole *result // colink's answer, for TLP
 			for _, name := range []string{"differential", "tlp", "norec"} {
 				out := o.checkWith(ctx, name, q, cfg.timeout, whole)
+				if err := ctx.Err(); err != nil {
+					// Interrupted during the query: its outcome is the interruption's, not
+					// an answer; the query is not counted.
+					msg := fmt.Sprintf("interrupted after %d of %d queries (seed %d, query %d cut short)", sum.Done, cfg.queries*len(cfg.seeds), seed, n)
+					if werr := finish(msg); werr != nil {
+						return nil, werr
+					}
+					return nil, fmt.Errorf("%s: %w", msg, err)
+				}
 				if name == "differential" && out.leftErr == nil {
 					whole = out.left
 				}
@@ -365,6 +398,9 @@ func fuzz(ctx context.Context, cfg *config, stdout io.Writer) (*summary, error) 
 						file, _ := writeFinding(cfg.outDir, seed, n, name, q, q, out, 0, "a daemon died: "+derr.Error())
 						sum.Findings++
 						sum.Files = append(sum.Files, file)
+						if werr := finish(fmt.Sprintf("stopped at seed %d, query %d: a daemon died", seed, n)); werr != nil {
+							return nil, werr
+						}
 						return sum, fmt.Errorf("seed %d query %d: %w", seed, n, derr)
 					}
 				}
@@ -387,17 +423,16 @@ func fuzz(ctx context.Context, cfg *config, stdout io.Writer) (*summary, error) 
 				sum.Files = append(sum.Files, file)
 				fmt.Fprintf(stdout, "seed %d query %d: %s oracle: %s (%s)\n", seed, n, name, final.reason, file)
 			}
+			sum.Done++
 			if n%100 == 0 {
 				cfg.log.Info("sqlfuzz: progress", "seed", seed, "queries", n, "findings", sum.Findings)
+				if err := finish(fmt.Sprintf("running: %d of %d queries checked", sum.Done, cfg.queries*len(cfg.seeds))); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
-	sum.Elapsed = time.Since(began).Seconds()
-	sum.Engines = map[string]engineTime{}
-	for _, e := range []*sqlEngine{s.colink, s.duck} {
-		sum.Engines[e.label] = engineTime{Queries: e.calls, Seconds: e.spent.Seconds()}
-	}
-	if err := writeSummary(cfg.outDir, sum, stdout); err != nil {
+	if err := finish(""); err != nil {
 		return nil, err
 	}
 	return sum, nil
@@ -509,7 +544,10 @@ func writeSummary(dir string, sum *summary, stdout io.Writer) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# sqlfuzz at SF %g: %d disagreements in %d queries\n\n", sum.SF, sum.Findings, sum.Queries*len(sum.Seeds))
+	fmt.Fprintf(&b, "# sqlfuzz at SF %g: %d disagreements in %d queries\n\n", sum.SF, sum.Findings, sum.Done)
+	if sum.Partial != "" {
+		fmt.Fprintf(&b, "**Not a complete run: %s.**\n\n", sum.Partial)
+	}
 	fmt.Fprintf(&b, "`%s` (%.0f s; seeds %v, %d queries each; Go %s, %s/%s)\n\n", sum.Command, sum.Elapsed, sum.Seeds,
 		sum.Queries, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "colink answered %d queries in %.1f s, DuckDB %d in %.1f s (its tables loaded in %.1f s).\n\n",

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +78,34 @@ func TestRecheckReference(t *testing.T) {
 	res, err := o.duck.query(ctx, q)
 	if err != nil || len(res.rows) != 2 || res.rows[0][0].s != "1992-01-04" {
 		t.Fatalf("the fresh DuckDB answers %v, %v", res, err)
+	}
+}
+
+// TestPartialSummary: a run that has not finished (or was interrupted) writes a summary
+// that says so and counts the queries it checked.
+func TestPartialSummary(t *testing.T) {
+	dir := t.TempDir()
+	sum := &summary{Command: "test", SF: 0.1, Seeds: []uint64{1, 2}, Queries: 100, Done: 150,
+		Partial: "interrupted after 150 of 200 queries (seed 2, query 51 not run)",
+		Oracles: map[string]*tally{}, Shapes: map[string]int{"join": 3}, Engines: map[string]engineTime{}}
+	for _, name := range []string{"differential", "tlp", "norec"} {
+		sum.Oracles[name] = &tally{Compared: 150, Agreed: 150, Skipped: map[string]int{}}
+	}
+	var out strings.Builder
+	if err := writeSummary(dir, sum, &out); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"0 disagreements in 150 queries", "**Not a complete run: interrupted after 150 of 200 queries"} {
+		if !strings.Contains(string(md), want) || !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, md)
+		}
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || !strings.Contains(string(js), `"done": 150`) || !strings.Contains(string(js), `"partial": "interrupted`) {
+		t.Errorf("summary.json: %s (%v)", js, err)
 	}
 }
