@@ -211,7 +211,7 @@ func TestUnsupportedNamed(t *testing.T) {
 	conn := em.conn(t)
 	for q, want := range map[string]string{
 		"show engines":                     "SHOW ENGINES",
-		"show create table nation":         "SHOW CREATE TABLE",
+		"show plugins":                     "SHOW PLUGINS",
 		"show global status like 'Uptime'": "SHOW GLOBAL STATUS",
 	} {
 		_, err := conn.ExecContext(context.Background(), q)
