@@ -165,7 +165,7 @@ func TestShowStatements(t *testing.T) {
 	c := shared.cluster(t, "one-primproc", 1, "0.01")
 	conn := shared.exemgr(t, c, "tcp").conn(t)
 	for _, tc := range []struct{ sql, want string }{
-		{"show databases", "Database\ntpch"},
+		{"show databases", "Database\ninformation_schema\ntpch"},
 		{"show tables", "Tables_in_tpch\ncustomer\nlineitem\nnation\norders\npart\npartsupp\nregion\nsupplier"},
 		{"describe nation", "Field|Type|Null|Key|Default|Extra\nn_nationkey|int|NO||NULL|\nn_name|char(25)|NO||NULL|\nn_regionkey|int|NO||NULL|\nn_comment|varchar(152)|NO||NULL|"},
 		{"show columns from region like 'r_n%'", "Field|Type|Null|Key|Default|Extra\nr_name|char(25)|NO||NULL|"},
