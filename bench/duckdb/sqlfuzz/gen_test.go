@@ -186,6 +186,10 @@ func TestSameAnswerTies(t *testing.T) {
 	}{
 		{"tie broken differently", r(colink, "2.8486|10", "2.8486|455", "2.8511|725"),
 			r(duck, "2.8486|455", "2.8485915|10", "2.8511278|725"), []int{0, 1}, false, true},
+		{"ties chained across both sides' breaks (seed 3, query 972, rows 140–142)",
+			r(colink, "2.9254|706", "2.9255|300", "2.9255|441", "2.9257|643"),
+			r(duck, "2.9254457050243112|706", "2.9254766031195842|441", "2.925549915397631|300", "2.9257425742574257|643"),
+			[]int{0, 1}, false, true},
 		{"tie but another row", r(colink, "2.8486|10", "2.8486|455"),
 			r(duck, "2.8486|455", "2.8485915|11"), []int{0, 1}, false, false},
 		{"no tie, wrong order", r(colink, "2.8486|10", "2.9|455"),
