@@ -73,27 +73,10 @@ type preparedStmt struct {
 
 // prepare answers COM_STMT_PREPARE.
 func (c *conn) prepare(text string) error {
-	stmts, _ := splitStatements(text, c.srv.versionID)
-	switch {
-	case len(stmts) == 0:
-		return c.sendError(Errorf(ErrEmptyQuery, "Query was empty"))
-	case len(stmts) > 1:
-		return c.sendError(Errorf(ErrParse, "You have an error in your SQL syntax: a prepared statement holds one statement, this text %d", len(stmts)))
-	case len(c.stmts) >= maxPreparedStmts:
-		return c.sendError(Errorf(errMaxPreparedStmts, "Can't create more than max_prepared_stmt_count statements (current value: %d)", maxPreparedStmts))
+	ps, err := c.newStmt(text, false)
+	if err != nil {
+		return c.sendError(err)
 	}
-	st := stmts[0]
-	ps := &preparedStmt{text: st.text}
-	base := st.toks[0].start
-	for _, t := range st.toks {
-		if t.kind == tokPunct && t.text == "?" {
-			ps.holes = append(ps.holes, t.start-base)
-		}
-	}
-	if len(ps.holes) > math.MaxUint16 {
-		return c.sendError(Errorf(ErrParse, "a prepared statement has %d placeholders, more than 65535", len(ps.holes)))
-	}
-	ps.long = make([][]byte, len(ps.holes))
 	c.nextStmt++
 	if c.nextStmt == 0 {
 		c.nextStmt++
@@ -121,6 +104,34 @@ func (c *conn) prepare(text string) error {
 		}
 	}
 	return c.w.eof(status(false), 0)
+}
+
+// newStmt parses text as one statement to prepare, finding its placeholders, within the
+// session's bound on open statements (both protocols' count; replacing: the statement takes
+// the place of one of the same name).
+func (c *conn) newStmt(text string, replacing bool) (*preparedStmt, error) {
+	stmts, _ := splitStatements(text, c.srv.versionID)
+	switch {
+	case len(stmts) == 0:
+		return nil, Errorf(ErrEmptyQuery, "Query was empty")
+	case len(stmts) > 1:
+		return nil, Errorf(ErrParse, "You have an error in your SQL syntax: a prepared statement holds one statement, this text %d", len(stmts))
+	case !replacing && len(c.stmts)+len(c.named) >= maxPreparedStmts:
+		return nil, Errorf(errMaxPreparedStmts, "Can't create more than max_prepared_stmt_count statements (current value: %d)", maxPreparedStmts)
+	}
+	st := stmts[0]
+	ps := &preparedStmt{text: st.text}
+	base := st.toks[0].start
+	for _, t := range st.toks {
+		if t.kind == tokPunct && t.text == "?" {
+			ps.holes = append(ps.holes, t.start-base)
+		}
+	}
+	if len(ps.holes) > math.MaxUint16 {
+		return nil, Errorf(ErrParse, "a prepared statement has %d placeholders, more than 65535", len(ps.holes))
+	}
+	ps.long = make([][]byte, len(ps.holes))
+	return ps, nil
 }
 
 // stmtFor returns the statement a command's first four bytes name, or the error MySQL gives
@@ -537,21 +548,11 @@ func (c *conn) sqlPrepare(p *parser) (res *textResult, err error, handled bool) 
 		if src.kind != tokString || !p.done() {
 			return nil, nil, false
 		}
-		stmts, _ := splitStatements(src.value, c.srv.versionID)
-		if len(stmts) != 1 {
-			return nil, Errorf(ErrParse, "You have an error in your SQL syntax: a prepared statement holds one statement, this text %d", len(stmts)), true
-		}
 		key := strings.ToLower(name.value)
-		if _, replaced := c.named[key]; !replaced && len(c.stmts)+len(c.named) >= maxPreparedStmts {
-			return nil, Errorf(errMaxPreparedStmts, "Can't create more than max_prepared_stmt_count statements (current value: %d)", maxPreparedStmts), true
-		}
-		st := stmts[0]
-		ps := &preparedStmt{text: st.text}
-		base := st.toks[0].start
-		for _, t := range st.toks {
-			if t.kind == tokPunct && t.text == "?" {
-				ps.holes = append(ps.holes, t.start-base)
-			}
+		_, replacing := c.named[key]
+		ps, err := c.newStmt(src.value, replacing)
+		if err != nil {
+			return nil, err, true
 		}
 		if c.named == nil {
 			c.named = map[string]*preparedStmt{}
