@@ -48,12 +48,9 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			}
 		}
 	case ast.ShowTables:
-		db := s.DBName
-		if db == "" {
-			db = b.env.Database()
-			if db == "" {
-				return nil, sqlerr.New(sqlerr.ErNoDBError, "No database selected")
-			}
+		db, err := b.showDB(s.DBName)
+		if err != nil {
+			return nil, err
 		}
 		tables, ok := b.cat.Tables(db)
 		if strings.EqualFold(db, InfoSchema) {
@@ -88,12 +85,9 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			return nil, err
 		}
 	case ast.ShowTableStatus:
-		db := s.DBName
-		if db == "" {
-			db = b.env.Database()
-			if db == "" {
-				return nil, sqlerr.New(sqlerr.ErNoDBError, "No database selected")
-			}
+		db, err := b.showDB(s.DBName)
+		if err != nil {
+			return nil, err
 		}
 		tables, ok := b.cat.Tables(db)
 		if !ok {
@@ -210,12 +204,9 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 // its columns' types and NULL-ability, in the form mariadb-dump writes; a view's CREATE VIEW
 // with its stored query.
 func (b *Binder) showCreate(s *ast.ShowStmt) ([]string, [][]string, error) {
-	db := s.Table.Schema.O
-	if db == "" {
-		db = b.env.Database()
-		if db == "" {
-			return nil, nil, sqlerr.New(sqlerr.ErNoDBError, "No database selected")
-		}
+	db, err := b.showDB(s.Table.Schema.O)
+	if err != nil {
+		return nil, nil, err
 	}
 	name := s.Table.Name.O
 	quote := func(id string) string { return "`" + strings.ReplaceAll(id, "`", "``") + "`" }
@@ -261,6 +252,17 @@ func (b *Binder) showCreate(s *ast.ShowStmt) ([]string, [][]string, error) {
 	}
 	sb.WriteString(") ENGINE=colink DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 	return []string{"Table", "Create Table"}, [][]string{{t.Name, sb.String()}}, nil
+}
+
+// showDB is the database a SHOW names, or else the session's.
+func (b *Binder) showDB(named string) (string, error) {
+	if named != "" {
+		return named, nil
+	}
+	if db := b.env.Database(); db != "" {
+		return db, nil
+	}
+	return "", sqlerr.New(sqlerr.ErNoDBError, "No database selected")
 }
 
 // describe binds "SELECT * FROM t" to learn a table's or view's columns.
