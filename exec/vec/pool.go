@@ -46,12 +46,9 @@ func MakeSlice[T Plain](p *Pool, n int) []T {
 	if p == nil {
 		return make([]T, n)
 	}
-	size := int(unsafe.Sizeof(*new(T)))
-	b := p.Allocate(n * size)
-	if cap(b) == 0 {
-		return make([]T, n)
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), cap(b)/size)[:n]
+	s := makeSliceDirty[T](p, n)
+	clear(s)
+	return s
 }
 
 // FreeSlice returns s's array (a slice MakeSlice returned, or any heap array nothing else

@@ -236,22 +236,7 @@ func sortedRowsBy(rows [][]cell, cls []colClass, last []int) [][]cell {
 	return out
 }
 
-func sortedRows(rows [][]cell, cls []colClass) [][]cell {
-	type keyed struct {
-		k string
-		r []cell
-	}
-	ks := make([]keyed, len(rows))
-	for i, r := range rows {
-		ks[i] = keyed{sortKey(r, cls), r}
-	}
-	slices.SortStableFunc(ks, func(x, y keyed) int { return strings.Compare(x.k, y.k) })
-	out := make([][]cell, len(rows))
-	for i := range ks {
-		out[i] = ks[i].r
-	}
-	return out
-}
+func sortedRows(rows [][]cell, cls []colClass) [][]cell { return sortedRowsBy(rows, cls, nil) }
 
 // format prints up to max rows in psv form.
 func (r *result) format(max int) string {
