@@ -507,8 +507,8 @@ func (v *Vec) GatherListedAt(src *Vec, idx []int32, at []int32, n int) {
 
 func (v *Vec) gatherAt(src *Vec, idx []int32, at []int32, n int, unlistedNull bool) {
 	v.Prepare(src.Type, n)
+	v.gatherValues(src, idx, at, n)
 	if !unlistedNull && src.Nulls == nil {
-		v.gatherListedValid(src, idx, at, n)
 		return
 	}
 	nl := v.PrepareNulls(n)
@@ -517,40 +517,53 @@ func (v *Vec) gatherAt(src *Vec, idx []int32, at []int32, n int, unlistedNull bo
 			nl[i] = true
 		}
 	}
+	allValid := !unlistedNull || len(idx) == n
+	for k, i := range idx {
+		if i >= 0 {
+			null := src.IsNull(int(i))
+			nl[at[k]] = null
+			allValid = allValid && !null
+		} else {
+			allValid = false
+		}
+	}
+	if allValid {
+		v.Nulls = nil
+	}
+}
+
+// gatherValues sets v[at[k]] = src[idx[k]] for each idx[k] ≥ 0, and the string offsets of
+// every row (empty where nothing is gathered); v is prepared for n rows of src's type.
+func (v *Vec) gatherValues(src *Vec, idx []int32, at []int32, n int) {
 	switch src.Type.ID {
 	case Bool:
 		for k, i := range idx {
 			if i >= 0 {
 				v.Bool[at[k]] = src.Bool[i]
-				nl[at[k]] = src.IsNull(int(i))
 			}
 		}
 	case Int32, Date32:
 		for k, i := range idx {
 			if i >= 0 {
 				v.I32[at[k]] = src.I32[i]
-				nl[at[k]] = src.IsNull(int(i))
 			}
 		}
 	case Int64, Decimal64:
 		for k, i := range idx {
 			if i >= 0 {
 				v.I64[at[k]] = src.I64[i]
-				nl[at[k]] = src.IsNull(int(i))
 			}
 		}
 	case Decimal128:
 		for k, i := range idx {
 			if i >= 0 {
 				v.D128[at[k]] = src.D128[i]
-				nl[at[k]] = src.IsNull(int(i))
 			}
 		}
 	case Float64:
 		for k, i := range idx {
 			if i >= 0 {
 				v.F64[at[k]] = src.F64[i]
-				nl[at[k]] = src.IsNull(int(i))
 			}
 		}
 	case String:
@@ -563,62 +576,7 @@ func (v *Vec) gatherAt(src *Vec, idx []int32, at []int32, n int, unlistedNull bo
 			}
 			if i >= 0 {
 				b = append(b, src.Bytes[src.Offsets[i]:src.Offsets[i+1]]...)
-				nl[p] = src.IsNull(int(i))
 			}
-			v.Offsets[p+1] = int32(len(b))
-			prev = p + 1
-		}
-		for ; prev < n; prev++ {
-			v.Offsets[prev+1] = int32(len(b))
-		}
-		v.Bytes = b
-		v.FinishString()
-	}
-	allValid := true
-	for _, x := range nl {
-		if x {
-			allValid = false
-			break
-		}
-	}
-	if allValid {
-		v.Nulls = nil
-	}
-}
-
-// gatherListedValid is gatherAt for a source without NULLs when unlisted rows are
-// unspecified: values only.
-func (v *Vec) gatherListedValid(src *Vec, idx []int32, at []int32, n int) {
-	switch src.Type.ID {
-	case Bool:
-		for k, i := range idx {
-			v.Bool[at[k]] = src.Bool[i]
-		}
-	case Int32, Date32:
-		for k, i := range idx {
-			v.I32[at[k]] = src.I32[i]
-		}
-	case Int64, Decimal64:
-		for k, i := range idx {
-			v.I64[at[k]] = src.I64[i]
-		}
-	case Decimal128:
-		for k, i := range idx {
-			v.D128[at[k]] = src.D128[i]
-		}
-	case Float64:
-		for k, i := range idx {
-			v.F64[at[k]] = src.F64[i]
-		}
-	case String:
-		b := v.Bytes
-		prev := 0
-		for k, i := range idx {
-			p := int(at[k])
-			for ; prev < p; prev++ {
-				v.Offsets[prev+1] = int32(len(b))
-			}
-			b = append(b, src.Bytes[src.Offsets[i]:src.Offsets[i+1]]...)
 			v.Offsets[p+1] = int32(len(b))
 			prev = p + 1
 		}
