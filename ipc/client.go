@@ -201,6 +201,11 @@ func (c *Client) maintain(s *slot) {
 			}
 			return
 		}
+		if err != nil && errors.Is(err, errDialStalled) {
+			c.mu.Unlock()
+			c.log.Info("link: redialling at once after a dial that failed while this process was stopped", "err", err)
+			continue // each such dial lasted its whole budget: this loop does not spin
+		}
 		if err != nil {
 			c.failures++
 			c.lastErr = err
@@ -463,13 +468,20 @@ func (c *Client) failStalled() {
 func (c *Client) conn(ctx context.Context) (*Conn, error) {
 	c.failStalled()
 	c.mu.Lock()
-	if c.closed {
+	for {
+		if c.closed {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
+		}
+		conn := c.pickLocked()
+		if conn == nil {
+			break
+		}
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
-	}
-	if conn := c.pickLocked(); conn != nil {
-		c.mu.Unlock()
-		return conn, nil
+		if !conn.failIfPeerGone() {
+			return conn, nil
+		}
+		c.mu.Lock() // it failed: pickLocked skips it, so this ends within len(slots) turns
 	}
 	f0, changed := c.failures, c.changed
 	c.mu.Unlock()
@@ -509,7 +521,7 @@ func (c *Client) Go(method string, args []byte, flush bool, done CallDone) error
 	c.mu.Lock()
 	conn := c.pickLocked()
 	c.mu.Unlock()
-	if conn != nil {
+	if conn != nil && !conn.failIfPeerGone() {
 		if err := conn.Go(method, args, flush, done); err == nil || !errors.Is(err, ErrConnClosed) {
 			return err
 		}

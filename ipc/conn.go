@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -306,6 +307,37 @@ func (c *Conn) failIfStalled() bool {
 	c.mu.Unlock()
 	c.exec(&a)
 	return err != nil
+}
+
+// failIfPeerGone fails a client connection that nobody is reading whose peer has closed
+// it (an EOF or a reset waits in the socket), and reports whether it did. Nobody reads an
+// idle client connection between the background reader's ticks, so its peer's close is
+// noticed up to a heartbeat interval late; a request sent on it meanwhile is lost with it
+// (ErrNotSent cannot be claimed once it left), though a redial would have served it: a
+// primproc killed and restarted within the interval (TestKill9DuringLoad). The peek costs
+// one non-blocking syscall, and is made only when nobody holds the read role (a reader
+// would see the close itself).
+func (c *Conn) failIfPeerGone() bool {
+	if !c.isClient {
+		return false
+	}
+	c.mu.Lock()
+	idle := c.rr.owner == roleFree && c.core.phase == phaseOpen
+	remote := c.core.cfg.remote
+	c.mu.Unlock()
+	if !idle {
+		return false
+	}
+	err := c.sio.peerGone()
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, io.EOF):
+		c.fail(fmt.Errorf("%w: peer %s closed the connection", ErrConnClosed, remote))
+	default:
+		c.fail(fmt.Errorf("%w: read from %s: %w", ErrConnClosed, remote, err))
+	}
+	return true
 }
 
 // fail ends the connection with err, unless it has ended already.

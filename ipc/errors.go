@@ -58,6 +58,10 @@ var (
 	// side, so the peer cannot have acted on it. Errors wrap it beside their cause only
 	// when that is certain; any other failure of those calls may follow a peer that acted.
 	ErrNotSent = errors.New("not sent")
+	// errDialStalled is wrapped by the error of a dial whose handshake failed while this
+	// process did not run: its Client redials at once and does not count the failure, as
+	// a request waiting for a connection would otherwise fail on a peer that is up.
+	errDialStalled = errors.New("this process did not run during the handshake")
 )
 
 // notSentError marks err as certainly not sent (ErrNotSent) without changing its text.

@@ -52,6 +52,8 @@ func (c *Conn) handshake(ctx context.Context, p handshakeParams) error {
 	c.core.startHandshake(now, end, &a)
 	c.mu.Unlock()
 	_ = c.nc.SetWriteDeadline(end)
+	// late is the most any read's deadline was seen to have passed when the read returned.
+	var late time.Duration
 	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Now()) })
 	defer func() {
 		stop()
@@ -80,6 +82,12 @@ func (c *Conn) handshake(ctx context.Context, p handshakeParams) error {
 			c.endShmSetup()
 			c.mu.Lock()
 			defer c.mu.Unlock()
+			if late = max(late, time.Since(end)); c.isClient && late > c.lim.HeartbeatInterval {
+				// A deadline passed long before it was seen to pass: this process did not
+				// run meanwhile (it was stopped, or suspended), and the failure says
+				// nothing of the peer now.
+				return fmt.Errorf("%w (%w: a deadline was seen %v after it passed)", c.core.err, errDialStalled, late.Round(time.Millisecond))
+			}
 			return c.core.err
 		}
 		_ = c.nc.SetReadDeadline(dl)
@@ -98,6 +106,9 @@ func (c *Conn) handshake(ctx context.Context, p handshakeParams) error {
 			c.core.expireHandshake(now, &a)
 		case err == nil:
 		case errors.Is(err, os.ErrDeadlineExceeded):
+			if !dl.IsZero() {
+				late = max(late, now.Sub(dl))
+			}
 			c.core.tick(now, -1, &a)
 			if a.checkPeer {
 				a.checkPeer = false

@@ -30,8 +30,11 @@ import (
 const childEnv = "COLINK_IPC_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "server" {
+	switch os.Getenv(childEnv) {
+	case "server":
 		os.Exit(runChildServer())
+	case "client":
+		os.Exit(runChildClient())
 	}
 	os.Exit(m.Run())
 }
@@ -431,5 +434,162 @@ func TestRunningLocalPeerGetsLonger(t *testing.T) {
 	took := time.Since(start)
 	if err := c.Err(); !errors.Is(err, ErrPeerSilent) || !strings.Contains(err.Error(), "is running") || took < localPeerSilenceFactor*timeout {
 		t.Fatalf("after %v: %v", took, err)
+	}
+}
+
+// cutProxy forwards TCP connections to a target until cut closes those it carries (each
+// side then reads an orderly close); it keeps accepting new ones.
+type cutProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ep, err := ParseEndpoint(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln}
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	go func() {
+		for {
+			a, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, err := net.Dial("tcp", ep.Address)
+			if err != nil {
+				a.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, a, b)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(a, b); a.Close() }()
+			go func() { _, _ = io.Copy(b, a); b.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// TestRequestAfterQuietClose: a peer that closes an idle connection between the background
+// reader's ticks (a primproc killed and restarted at once) does not cost the next request,
+// which would otherwise go out on the closed connection and be lost with it: the client
+// sees the close waiting in the socket before it sends, and redials.
+func TestRequestAfterQuietClose(t *testing.T) {
+	env := startServer(t, ServerConfig{})
+	px := newCutProxy(t, env.tcp)
+	// A heartbeat interval far beyond the test, so that no tick reads the close first.
+	lim := Limits{HeartbeatInterval: time.Minute}
+	cl, err := NewClient("tcp://"+px.ln.Addr().String(), ClientConfig{Transport: TransportTCP, ConnsPerPeer: 1, Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cl.Call(ctx, MethodEcho, nil); err != nil {
+		t.Fatal(err)
+	}
+	conn := cl.Conns()[0]
+	if conn.failIfPeerGone() {
+		t.Fatal("failIfPeerGone failed a connection whose peer is there")
+	}
+	px.cut()
+	time.Sleep(50 * time.Millisecond) // the close reaches the client's socket
+	for i := range 3 {
+		if _, err := cl.Call(ctx, MethodEcho, nil); err != nil {
+			t.Fatalf("call %d after the peer closed the idle connection: %v", i, err)
+		}
+	}
+	select {
+	case <-conn.Done():
+	default:
+		t.Fatal("the closed connection is still up")
+	}
+}
+
+// runChildClient dials $COLINK_IPC_TEST_TARGET with a handshake budget of 1.5 s, prints
+// "dialling", makes one echo call, and exits 0 if it succeeded (printing the error if not).
+func runChildClient() int {
+	lg := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("process", "child")
+	cl, err := NewClient(os.Getenv("COLINK_IPC_TEST_TARGET"), ClientConfig{Transport: TransportTCP, ConnsPerPeer: 1,
+		DialTimeout: 1500 * time.Millisecond, Limits: Limits{HandshakeTimeout: 1500 * time.Millisecond, HeartbeatTimeout: 10 * time.Second}, Logger: lg})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println("dialling")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := cl.Call(ctx, MethodEcho, nil); err != nil {
+		fmt.Println("call:", err)
+		return 1
+	}
+	return 0
+}
+
+// TestDialAcrossStop: a client process stopped (SIGSTOP) in the middle of a dial's handshake
+// for longer than the handshake's budget sees, once resumed, a deadline that passed while it
+// did not run. That says nothing of the peer, which is up: the request waiting for the
+// connection must be served by a redial, not fail (an exemgr stopped while it redialled
+// failed the first statement after its resume: TestFirstStatementAfterFreeze).
+func TestDialAcrossStop(t *testing.T) {
+	env := startServer(t, ServerConfig{})
+	px := newFreezeProxy(t, env.tcp)
+	px.freezeAtNextAccept() // the child's first handshake gets no answer until thawed
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=client", "COLINK_IPC_TEST_TARGET="+px.url())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGCONT); _ = cmd.Process.Kill() }()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "dialling" {
+		t.Fatalf("child: %q\n%s", lines.Text(), stderr.String())
+	}
+	time.Sleep(300 * time.Millisecond) // within the handshake, which the proxy leaves unanswered
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // past the handshake's budget
+	px.thaw()
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	var rest strings.Builder
+	for lines.Scan() {
+		rest.WriteString(lines.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the child's call after its resume: %v: %s\n%s", err, rest.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "redialling at once") {
+		t.Errorf("the child did not redial after the stalled dial (was it stopped in the handshake?):\n%s", stderr.String())
 	}
 }

@@ -154,6 +154,37 @@ func (s *sockIO) unread() (n int, ok bool) {
 	return n, true
 }
 
+// peerGone looks, without reading or blocking, whether the peer has closed the socket:
+// io.EOF for an orderly close with nothing left to read, the error for a reset, nil while
+// the connection stands or input waits (a connection that is not a socket, too). Peeking
+// takes nothing off the socket, so whoever holds the read role is not disturbed.
+func (s *sockIO) peerGone() error {
+	if s.rc == nil {
+		return nil
+	}
+	var gone error
+	var b [1]byte
+	cerr := s.rc.Control(func(fd uintptr) {
+		for {
+			n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+			case err != nil:
+				gone = err
+			case n == 0:
+				gone = io.EOF
+			}
+			return
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return gone
+}
+
 // unixSocketBuffer is the send buffer asked for on unix-domain stream sockets. Their
 // default (net.core.wmem_default, 208 KiB) bounds what one write can queue and one read can
 // return: a 5 MB batch took about 40 read(2) and writev(2) calls on each side, 2.2 times
