@@ -179,6 +179,9 @@ func (o *DriverOptions) record(run *measure.Run, driver string, sf float64, star
 	run.Started = started
 	run.Command = o.Command
 	run.Host = measure.LocalHost()
+	// The daemons were started by someone else: only dbt3's own build is known here (theirs
+	// is in @@version).
+	run.Builds = measure.Builds("dbt3", nil)
 	if o.Out == "" {
 		return nil
 	}

@@ -396,6 +396,7 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 		SF:      sf,
 		Threads: cfg.Threads,
 		Host:    measure.LocalHost(),
+		Builds:  measure.Builds("duckdb-bench", nil),
 		Storage: src.storage,
 		Notes: []string{
 			"duckdb " + version + " (github.com/duckdb/duckdb-go/v2, in-process); settings: " + strings.Join(settings, ", "),

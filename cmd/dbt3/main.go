@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/colinkdb/colink/dbt3"
+	"github.com/colinkdb/colink/internal/buildinfo"
 )
 
 // Exit statuses.
@@ -30,6 +31,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitInterrupted is a shell's status for a command ended by SIGINT (128+2).
+	exitInterrupted = 130
 )
 
 // command is one dbt3 subcommand.
@@ -108,8 +111,14 @@ func run(ctx context.Context, out dbt3.Output, args []string) int {
 		return exitUsage
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "help" {
+	switch {
+	case name == "help" && len(args) > 1: // dbt3 help CMD is dbt3 CMD --help
+		name, args = args[1], []string{args[1], "--help"}
+	case name == "-h" || name == "--help" || name == "help":
 		usage(out.Stdout)
+		return exitOK
+	case name == "--version" || name == "version":
+		fmt.Fprintln(out.Stdout, buildinfo.Read().Line("dbt3"))
 		return exitOK
 	}
 	for _, c := range commands() {
@@ -120,6 +129,11 @@ func run(ctx context.Context, out dbt3.Output, args []string) int {
 		switch {
 		case err == nil, errors.Is(err, errHelp):
 			return exitOK
+		case ctx.Err() != nil:
+			// An interrupt (SIGINT or SIGTERM) ends a command through its context; the
+			// error chain then only says "context canceled". Exit as a shell does.
+			fmt.Fprintf(out.Stderr, "dbt3 %s: interrupted\n", name)
+			return exitInterrupted
 		case dbt3.IsUsage(err):
 			fmt.Fprintf(out.Stderr, "dbt3 %s: %v\nRun 'dbt3 %s --help' for usage.\n", name, err, name)
 			return exitUsage
@@ -138,5 +152,6 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'dbt3 <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "  version    print dbt3's build (version, revision, Go) and exit")
+	fmt.Fprintln(w, "\nRun 'dbt3 help <command>' or 'dbt3 <command> --help' for a command's flags.")
 }

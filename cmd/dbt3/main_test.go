@@ -27,6 +27,10 @@ func TestDispatch(t *testing.T) {
 		{nil, exitUsage, "usage: dbt3"},
 		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{[]string{"help"}, exitOK, "gen"},
+		{[]string{"help", "gen"}, exitOK, "usage: dbt3 gen --sf F"},
+		{[]string{"help", "frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"version"}, exitOK, "dbt3 (devel) rev "},
+		{[]string{"--version"}, exitOK, ", go1."},
 		{[]string{"gen", "--help"}, exitOK, "--sf"},
 		{[]string{"gen", "--bogus"}, exitUsage, "unknown flag"},
 		{[]string{"gen", "--sf", "1.5", "--out", "x"}, exitUsage, "whole scale factors"},
@@ -53,6 +57,18 @@ func TestDispatch(t *testing.T) {
 		if code != c.code || !strings.Contains(out+errs, c.want) {
 			t.Errorf("dbt3 %v: exit %d, output %q; want exit %d and %q", c.args, code, out+errs, c.code, c.want)
 		}
+	}
+}
+
+// TestInterrupted: a command ended by an interrupt (its context canceled) exits 130 and
+// says so, not 1 with "context canceled".
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, dbt3.Output{Stdout: &out, Stderr: &errb}, []string{"gen", "--sf", "0.01", "--out", t.TempDir()})
+	if code != exitInterrupted || strings.TrimSpace(errb.String()) != "dbt3 gen: interrupted" {
+		t.Errorf("an interrupted gen: exit %d, stderr %q; want %d and \"dbt3 gen: interrupted\"", code, errb.String(), exitInterrupted)
 	}
 }
 

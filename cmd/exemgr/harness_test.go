@@ -17,6 +17,8 @@ import (
 
 	"github.com/colinkdb/colink/dbt3/answers"
 	"github.com/colinkdb/colink/dbt3/queries"
+	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/internal/buildinfo"
 	"github.com/colinkdb/colink/internal/testbin"
 	"github.com/colinkdb/colink/internal/testref"
 	"github.com/colinkdb/colink/ipc"
@@ -93,6 +95,17 @@ func (h *harness) bin(t testing.TB, pkg string, tags ...string) string {
 	b := testbin.Build(t, dir, pkg, tags...)
 	h.bins[key] = b
 	return b
+}
+
+// serverVersion is what the exemgr binary the tests run reports as @@version and
+// @@version_comment (its build: a stamped binary adds its revision).
+func (h *harness) serverVersion(t testing.TB) (version, comment string) {
+	t.Helper()
+	in, err := buildinfo.ReadFile(h.bin(t, "./cmd/exemgr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frontend.ServerVersionFor(in), frontend.VersionCommentFor(in)
 }
 
 // start runs a daemon until the harness stops (or the caller kills it).

@@ -21,6 +21,7 @@ import (
 
 	"github.com/colinkdb/colink/exemgr"
 	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/internal/buildinfo"
 	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/sql/opt"
@@ -37,6 +38,7 @@ func run(args []string) int {
 		transport string
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "log format: text or json")
+		version   = daemon.VersionFlag(fs)
 		debugAddr = fs.String("debug-listen", "", "serve Go's profiles (net/http/pprof) on this address; a bare :port binds loopback (default: off)")
 	)
 	fs.StringArrayVar(&cfg.PrimProcs, "primproc", nil, "primproc to connect to, repeatable: tcp://host:port or unix:///path (default "+exemgr.DefaultPrimProc+")")
@@ -75,6 +77,10 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage
 	}
+	if *version {
+		daemon.PrintVersion(os.Stdout, "exemgr")
+		return daemon.ExitOK
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "exemgr: unexpected arguments %q\n", fs.Args())
 		return daemon.ExitUsage
@@ -84,6 +90,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "exemgr:", err)
 		return daemon.ExitUsage
 	}
+	daemon.LogBuild(log, "exemgr")
 	// Signals are taken from here on: a SIGTERM while the daemon still starts (its link
 	// clients may already log a peer up) is a clean shutdown, not the default action
 	// that kills the process.
@@ -95,6 +102,8 @@ func run(args []string) int {
 	}
 	cfg.Logger = log
 	fcfg.Logger = log
+	build := buildinfo.Read()
+	fcfg.ServerVersion, fcfg.VersionComment = frontend.ServerVersionFor(build), frontend.VersionCommentFor(build)
 	ecfg.Logger = log
 	// The ready line: drivers and scripts wait for it before the first connection.
 	fcfg.Ready = func(addrs []net.Addr) {

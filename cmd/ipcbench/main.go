@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/dbt3/ipcbench"
+	"github.com/colinkdb/colink/internal/daemon"
 	"github.com/colinkdb/colink/ipc"
 )
 
@@ -85,6 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.Connect, "connect", "", "use the primproc at this tcp:// URL (its unix socket is found by the handshake) instead of starting one")
 	fs.StringVar(&c.Bin, "bin", "", "directory holding the primproc binary to start (default: built from the source tree when run inside it, else beside ipcbench, else on PATH)")
 	fs.StringVar(&c.JSONPath, "json", "", "write every trial and the summary to this file as JSON")
+	version := daemon.VersionFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: ipcbench [flags]\n\nMeasures the link against a plain socket (--raw), and in the stream mode against a single-core\nmemcpy (--memcpy) and Arrow Flight (--flight): Flight's DoGet moves the same Arrow IPC bodies in\nprotobuf FlightData messages over gRPC's HTTP/2 framing and flow control, the link in its own\nframes under its credit flow control (over shm, batch bodies through shared-memory rings).\n\n%s", fs.FlagUsages())
 	}
@@ -94,6 +96,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "ipcbench:", err)
 		return 2
+	}
+	if *version {
+		daemon.PrintVersion(stdout, "ipcbench")
+		return 0
 	}
 	for _, k := range writeKiB {
 		c.RawWriteSizes = append(c.RawWriteSizes, k<<10)

@@ -28,6 +28,7 @@ func run(args []string) int {
 		lim       ipc.Limits
 		logLevel  = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "log format: text or json")
+		version   = daemon.VersionFlag(fs)
 		debugAddr = fs.String("debug-listen", "", "serve Go's profiles (net/http/pprof) on this address; a bare :port binds loopback (default: off)")
 	)
 	fs.StringVar(&cfg.DataDir, "data-dir", primproc.DefaultDataDir, "directory of the tables' segment files and catalog (created if missing; one primproc per directory)")
@@ -70,6 +71,10 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "primproc:", err)
 		return daemon.ExitUsage
 	}
+	if *version {
+		daemon.PrintVersion(os.Stdout, "primproc")
+		return daemon.ExitOK
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "primproc: unexpected arguments %q\n", fs.Args())
 		return daemon.ExitUsage
@@ -79,6 +84,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "primproc:", err)
 		return daemon.ExitUsage
 	}
+	daemon.LogBuild(log, "primproc")
 	// Signals are taken from here on: a SIGTERM while the daemon still starts (its link
 	// clients may already log a peer up) is a clean shutdown, not the default action
 	// that kills the process.

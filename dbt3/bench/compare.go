@@ -278,6 +278,8 @@ func Compare(ctx context.Context, cfg Config, out dbt3.Output) (err error) {
 		run.Threads = runtime.NumCPU()
 	}
 	run.Host = measure.LocalHost()
+	run.Host.Load = loadBefore
+	run.Builds = measure.Builds("dbt3", map[string]string{"primproc": bins.PrimProc, "exemgr": bins.ExeMgr})
 	run.Notes = append(run.Notes,
 		"one exemgr per transport runs throughout, each started with its --transport, over the same primprocs (listening on TCP and a unix socket at once); the idle exemgrs wait while one runs a query, and the primprocs' caches carry over from one execution to the next: hence the cache drop before every execution of the cold round",
 		fmt.Sprintf("the client talks to exemgr over a unix socket (the same in every configuration); answers checked %s", answerNote(cfg.Answers)),

@@ -77,7 +77,9 @@ func Build(ctx context.Context, root, dir string, log *slog.Logger) (Binaries, e
 		return Binaries{}, err
 	}
 	log.Info("cluster: building the daemons", "root", root, "into", dir)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/primproc", "./cmd/exemgr", "./cmd/ipcbench")
+	// -buildvcs=auto stamps the checkout's revision into the binaries (their --version, a
+	// run's record) even where GOFLAGS turns stamping off; outside a checkout it does not.
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-o", dir+string(filepath.Separator), "./cmd/primproc", "./cmd/exemgr", "./cmd/ipcbench")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Binaries{}, fmt.Errorf("go build ./cmd/primproc ./cmd/exemgr ./cmd/ipcbench in %s: %w\n%s", root, err, out)
@@ -151,7 +153,7 @@ func TestHookPrimproc(ctx context.Context, dir string, log *slog.Logger) (string
 	}
 	out := filepath.Join(root, "bin", name)
 	log.Info("cluster: building primproc with test hooks", "into", out)
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", TestHooksTag, "-o", out, "./cmd/primproc")
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-tags", TestHooksTag, "-o", out, "./cmd/primproc")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build -tags %s ./cmd/primproc in %s: %w\n%s", TestHooksTag, root, err, b)

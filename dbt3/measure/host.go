@@ -8,13 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/colinkdb/colink/internal/buildinfo"
 )
 
-// LocalHost describes this machine for a run's record: CPUs, memory, kernel ("Linux
-// 6.8.0-…", as uname's system name and release) and Go version. What cannot be read stays
-// zero.
+// LocalHost describes this machine for a run's record: CPUs and their model, memory,
+// kernel ("Linux 6.8.0-…", as uname's system name and release), Go version and the load
+// average now. What cannot be read stays zero.
 func LocalHost() Host {
-	h := Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	h := Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Load: LoadAverage(), CPUModel: cpuModel()}
 	ostype, err1 := os.ReadFile("/proc/sys/kernel/ostype")
 	release, err2 := os.ReadFile("/proc/sys/kernel/osrelease")
 	if err1 == nil && err2 == nil {
@@ -53,4 +55,38 @@ func LoadAverage() string {
 		return strings.Join(f[:3], " ")
 	}
 	return ""
+}
+
+// cpuModel is /proc/cpuinfo's first "model name", or "".
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Builds reads the build of each executable in paths (role to path; an empty path is
+// skipped) and adds this program's own as self: a run's Builds. A binary that cannot be
+// read is recorded with its error as its version.
+func Builds(self string, paths map[string]string) map[string]buildinfo.Info {
+	out := map[string]buildinfo.Info{self: buildinfo.Read()}
+	for role, p := range paths {
+		if p == "" {
+			continue
+		}
+		in, err := buildinfo.ReadFile(p)
+		if err != nil {
+			in = buildinfo.Info{Version: "unreadable: " + err.Error()}
+		}
+		out[role] = in
+	}
+	return out
 }

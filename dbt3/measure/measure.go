@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/colinkdb/colink/internal/atomicfile"
+	"github.com/colinkdb/colink/internal/buildinfo"
 )
 
 // Run is one driver invocation: what was run, where, and every sample it took.
@@ -31,6 +32,9 @@ type Run struct {
 	SF      float64   `json:"sf"`
 	Threads int       `json:"threads"` // worker threads per process (primproc --threads, DuckDB threads)
 	Host    Host      `json:"host"`
+	// Builds is the build of each program of the run, keyed "primproc", "exemgr", "dbt3",
+	// "duckdb-bench": the code the figures came from (an unstamped build has no revision).
+	Builds map[string]buildinfo.Info `json:"builds,omitempty"`
 	// Storage is where a DuckDB run's tables lived: "native" (DuckDB's own tables, loaded
 	// from the files once) or "parquet" (views over the files); "" for other drivers and
 	// for DuckDB runs recorded before the field (which were "parquet").
@@ -44,9 +48,13 @@ type Run struct {
 // Host describes the machine a run was taken on.
 type Host struct {
 	CPUs      int    `json:"cpus"`
+	CPUModel  string `json:"cpu_model,omitempty"` // /proc/cpuinfo's model name
 	MemoryMiB int64  `json:"memory_mib"`
 	Kernel    string `json:"kernel"`
 	GoVersion string `json:"go_version"`
+	// Load is /proc/loadavg's 1, 5 and 15 minute averages when the host was described (at a
+	// run's start): how busy the machine was with other work.
+	Load string `json:"load,omitempty"`
 }
 
 // Sample is one execution of one query in one configuration.

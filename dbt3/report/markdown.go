@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/colinkdb/colink/dbt3/measure"
+	"github.com/colinkdb/colink/internal/buildinfo"
 )
 
 // seconds prints a Stat of seconds as "median [min–max]", or "–".
@@ -113,7 +114,10 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 	fmt.Fprintf(w, "**%s**\n\n", c.Answer())
 	fmt.Fprintf(w, "SF %g, %d primproc(s), %d primproc threads, %d round(s) (round 1 cold, caches dropped before each execution; %s summarized as warm), transports %s, pushdown %s.  \n",
 		run.SF, primprocs(run), run.Threads, c.Rounds, roundsText(c.WarmRounds), strings.Join(c.Transports, ", "), strings.Join(c.Pushdowns, ", "))
-	fmt.Fprintf(w, "Host: %d CPUs, %d MiB, %s, %s. Started %s.  \n", run.Host.CPUs, run.Host.MemoryMiB, run.Host.Kernel, run.Host.GoVersion, run.Started.UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "Host: %s. Started %s.  \n", hostText(run.Host), run.Started.UTC().Format("2006-01-02 15:04 UTC"))
+	if code := buildsText(run.Builds); code != "" {
+		fmt.Fprintf(w, "Code: %s.  \n", code)
+	}
 	if run.Command != "" {
 		fmt.Fprintf(w, "Command: `%s`\n", run.Command)
 	}
@@ -417,4 +421,27 @@ func WriteSummary(out io.Writer, c *Comparison) error {
 	errs, checks := c.Problems()
 	fmt.Fprintf(w, "%d failed executions, %d CPU disagreements with /proc.\n", len(errs), len(checks))
 	return w.Flush()
+}
+
+// hostText describes a run's host in one line: CPUs and model, memory, kernel, Go, load.
+func hostText(h measure.Host) string {
+	parts := []string{fmt.Sprintf("%d CPUs", h.CPUs)}
+	if h.CPUModel != "" {
+		parts[0] += " (" + h.CPUModel + ")"
+	}
+	parts = append(parts, fmt.Sprintf("%d MiB", h.MemoryMiB), h.Kernel, h.GoVersion)
+	if h.Load != "" {
+		parts = append(parts, "load average "+h.Load+" at the start")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// buildsText names the revision of each program of a run, "" for a run recorded without
+// builds: "primproc 0123456789ab, exemgr 0123456789ab+dirty, dbt3 unstamped".
+func buildsText(b map[string]buildinfo.Info) string {
+	var parts []string
+	for _, role := range slices.Sorted(maps.Keys(b)) {
+		parts = append(parts, role+" "+b[role].ShortRevision())
+	}
+	return strings.Join(parts, ", ")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/colinkdb/colink/internal/buildinfo"
 	"github.com/colinkdb/colink/internal/daemon"
 )
 
@@ -64,6 +65,21 @@ const (
 	DefaultNetWriteTimeout = 60 * time.Second
 	DefaultWaitTimeout     = 28800 * time.Second
 )
+
+// ServerVersionFor is @@version (and the handshake's server version) of a build:
+// DefaultServerVersion and the revision, "8.0.11-colink-0123456789ab" ("-dirty" after it for a
+// tree with uncommitted changes); DefaultServerVersion alone for an unstamped build. Clients
+// read the leading MySQL version number and ignore the rest.
+func ServerVersionFor(in buildinfo.Info) string {
+	if in.Revision == "" {
+		return DefaultServerVersion
+	}
+	return DefaultServerVersion + "-" + strings.ReplaceAll(in.ShortRevision(), "+", "-")
+}
+
+// VersionCommentFor is @@version_comment of a build, which the mariadb client prints on
+// connect: "colink v0.0.0-… rev 0123456789ab, 2026-12-01T10:00:00Z, go1.26.8".
+func VersionCommentFor(in buildinfo.Info) string { return in.Line(DefaultVersionComment) }
 
 // DefaultConfig returns the configuration the flags default to.
 func DefaultConfig() Config {

@@ -29,7 +29,8 @@ func Build(t testing.TB, dir, pkg string, tags ...string) string {
 		name += "-" + strings.Join(tags, "-")
 	}
 	out := filepath.Join(dir, name)
-	args := []string{"build", "-o", out}
+	// -buildvcs=auto: the daemons under test carry the checkout's revision, as dbt3 builds them.
+	args := []string{"build", "-buildvcs=auto", "-o", out}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
