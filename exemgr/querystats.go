@@ -236,6 +236,12 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 
 func processName(i int) string { return "primproc" + strconv.Itoa(i) }
 
+// MetricsSnapshot returns exemgr's counters for its metrics endpoint: the link's to each
+// primproc, and its memory against its bounds.
+func (e *Engine) MetricsSnapshot() (links []ipc.ClientStats, mem link.MemoryStats) {
+	return e.linkSnapshots(), e.memoryStats()
+}
+
 // memoryStats is exemgr's own memory against its budgets (no off-heap memory: exemgr keeps
 // no column cache).
 func (e *Engine) memoryStats() link.MemoryStats {

@@ -59,9 +59,10 @@ type Client struct {
 	slots    []*slot
 	rr       int
 	closed   bool
-	changed  chan struct{} // closed and replaced on every state change
-	up       int           // live connections
-	failures uint64        // failed dial attempts, ever
+	changed  chan struct{}         // closed and replaced on every state change
+	up       int                   // live connections
+	failures uint64                // failed dial attempts, ever
+	closedBy map[string]LinkTotals // counters of the connections that ended, by transport
 	lastErr  error
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -234,7 +235,12 @@ func (c *Client) maintain(s *slot) {
 			conn.Close()
 			return
 		}
+		final := conn.Stats()
 		c.mu.Lock()
+		if c.closedBy == nil {
+			c.closedBy = map[string]LinkTotals{}
+		}
+		addTo(c.closedBy, &final)
 		s.conn = nil
 		c.up--
 		err = conn.Err()

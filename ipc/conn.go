@@ -784,6 +784,9 @@ type ConnStats struct {
 	RingBatchesOut uint64 `json:"ring_batches_out" msgpack:"ring_batches_out"`     // RBATCH frames sent
 	RingFallbacks  uint64 `json:"ring_fallbacks" msgpack:"ring_fallbacks"`         // batches sent on the socket for want of ring space (the slot waits: nothing waits)
 	RingWakeups    uint64 `json:"ring_wakeups" msgpack:"ring_wakeups"`             // socket writes that carried RBATCH frames: the peer's wake-ups
+	// PingsSent counts the heartbeat's PINGs this side sent, PongsIn the PONGs it received.
+	PingsSent uint64 `json:"pings_sent" msgpack:"pings_sent"`
+	PongsIn   uint64 `json:"pongs_in" msgpack:"pongs_in"`
 	// Streams are the open streams' counters, in snapshots that ask for them.
 	Streams []StreamStats `json:"streams,omitempty" msgpack:"streams,omitempty"`
 }
@@ -809,6 +812,7 @@ func (c *Conn) Stats() ConnStats {
 	st.ShmSize = k.shmSize
 	st.RingBytesIn, st.RingBytesOut, st.RingBatchesIn, st.RingBatchesOut = k.ringBytesIn, k.ringBytesOut, k.ringBatchesIn, k.ringBatchesOut
 	st.RingFallbacks, st.RingWakeups = k.ringFallbacks, k.ringWakeups
+	st.PingsSent, st.PongsIn = k.pingsSent, k.pongsIn
 	return st
 }
 

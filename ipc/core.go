@@ -63,6 +63,7 @@ type core struct {
 
 	// counters
 	bytesIn, framesIn, opened, batchesIn, batchesOut, creditWaits, lateFrames uint64
+	pingsSent, pongsIn                                                        uint64 // the heartbeat's PINGs and the PONGs answering them
 	creditStall, rtt, maxSilence                                              time.Duration
 	ringBytesIn, ringBytesOut, ringBatchesIn, ringBatchesOut, ringFallbacks   uint64
 	ringWakeups                                                               uint64
@@ -404,6 +405,7 @@ func (c *core) tick(now time.Time, unread int, a *actions) {
 			c.lastPing = now
 			var buf [16]byte
 			if c.queueAsync(KindPing, 0, mpAppendUint(buf[:0], uint64(now.UnixNano()))) == nil {
+				c.pingsSent++
 				a.flush = true
 			}
 		}

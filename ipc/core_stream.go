@@ -179,6 +179,7 @@ func (c *core) dispatch(now time.Time, f inFrame, a *actions) error {
 		if err != nil {
 			return err
 		}
+		c.pongsIn++
 		if rtt := now.UnixNano() - int64(nonce); rtt >= 0 {
 			c.rtt = time.Duration(rtt)
 		}

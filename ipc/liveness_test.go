@@ -506,6 +506,7 @@ func TestRequestAfterQuietClose(t *testing.T) {
 	if _, err := cl.Call(ctx, MethodEcho, nil); err != nil {
 		t.Fatal(err)
 	}
+	before := cl.Snapshot(StatsOptions{}).ByTransport["tcp"]
 	conn := cl.Conns()[0]
 	if conn.failIfPeerGone() {
 		t.Fatal("failIfPeerGone failed a connection whose peer is there")
@@ -521,6 +522,12 @@ func TestRequestAfterQuietClose(t *testing.T) {
 	case <-conn.Done():
 	default:
 		t.Fatal("the closed connection is still up")
+	}
+	// The per-transport totals count the ended connection too: they only grow, as the
+	// metrics endpoint's counters must.
+	after := cl.Snapshot(StatsOptions{}).ByTransport["tcp"]
+	if after.Conns < 2 || after.BytesOut <= before.BytesOut || after.FramesIn <= before.FramesIn {
+		t.Errorf("ByTransport[tcp] went from %+v to %+v: the ended connection's counters were dropped", before, after)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"runtime/debug"
 	"slices"
@@ -80,10 +81,11 @@ type Server struct {
 	listeners []net.Listener
 	unix      []string
 	closing   bool
-	rejected  uint64     // failed handshakes
-	accepted  uint64     // connections that completed the handshake
-	closed    LinkTotals // counters of connections that have ended
-	shmConns  int        // connections holding (or being offered) shared memory; at most cfg.MaxShmConns
+	rejected  uint64                // failed handshakes
+	accepted  uint64                // connections that completed the handshake
+	closed    LinkTotals            // counters of connections that have ended
+	closedBy  map[string]LinkTotals // the same by transport
+	shmConns  int                   // connections holding (or being offered) shared memory; at most cfg.MaxShmConns
 	started   time.Time
 
 	handlersWG sync.WaitGroup
@@ -331,6 +333,10 @@ func (s *Server) ServeConn(nc net.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.closed.add(&st)
+	if s.closedBy == nil {
+		s.closedBy = map[string]LinkTotals{}
+	}
+	addTo(s.closedBy, &st)
 	s.mu.Unlock()
 }
 
@@ -441,15 +447,19 @@ func (s *Server) Snapshot(opts StatsOptions) ServerStats {
 	}
 	st := ServerStats{
 		Name: s.cfg.Name, Instance: hex.EncodeToString(s.instance), Up: time.Since(s.started),
-		ConnsAccepted: s.accepted, RejectedHandshakes: s.rejected, Totals: s.closed,
+		ConnsAccepted: s.accepted, RejectedHandshakes: s.rejected, Totals: s.closed, ByTransport: maps.Clone(s.closedBy),
 	}
 	s.mu.Unlock()
+	if st.ByTransport == nil {
+		st.ByTransport = map[string]LinkTotals{}
+	}
 	ps := s.pool.Stats()
 	st.Pool = PoolStats{Gets: ps.Gets, Misses: ps.Misses, IdleBytes: ps.Idle, Released: ps.Released}
 	st.ConnsOpen = len(conns)
 	for _, c := range conns {
 		cs := c.snapshot(opts)
 		st.Totals.add(&cs)
+		addTo(st.ByTransport, &cs)
 		st.Conns = append(st.Conns, cs)
 	}
 	sort.Slice(st.Conns, func(i, j int) bool { return st.Conns[i].ID < st.Conns[j].ID })

@@ -3,6 +3,7 @@ package ipc
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -55,10 +56,12 @@ type ServerStats struct {
 	ConnsOpen          int           `json:"conns_open" msgpack:"conns_open"`
 	ConnsAccepted      uint64        `json:"conns_accepted" msgpack:"conns_accepted"`
 	RejectedHandshakes uint64        `json:"rejected_handshakes" msgpack:"rejected_handshakes"`
-	// Totals sum the counters of every connection since the server started, live or ended.
-	Totals LinkTotals  `json:"totals" msgpack:"totals"`
-	Conns  []ConnStats `json:"conns" msgpack:"conns"`
-	Pool   PoolStats   `json:"pool" msgpack:"pool"`
+	// Totals sum the counters of every connection since the server started, live or ended;
+	// ByTransport splits them by the connections' transports ("tcp", "unix", "shm").
+	Totals      LinkTotals            `json:"totals" msgpack:"totals"`
+	ByTransport map[string]LinkTotals `json:"by_transport,omitempty" msgpack:"by_transport,omitempty"`
+	Conns       []ConnStats           `json:"conns" msgpack:"conns"`
+	Pool        PoolStats             `json:"pool" msgpack:"pool"`
 	// Caller is, in an ipc.stats reply, the server-side id of the connection that asked.
 	Caller uint64 `json:"caller_conn,omitempty" msgpack:"caller_conn,omitempty"`
 }
@@ -112,6 +115,8 @@ type LinkTotals struct {
 	RingBatchesOut uint64 `json:"ring_batches_out" msgpack:"ring_batches_out"`
 	RingFallbacks  uint64 `json:"ring_fallbacks" msgpack:"ring_fallbacks"`
 	RingWakeups    uint64 `json:"ring_wakeups" msgpack:"ring_wakeups"`
+	PingsSent      uint64 `json:"pings_sent" msgpack:"pings_sent"`
+	PongsIn        uint64 `json:"pongs_in" msgpack:"pongs_in"`
 }
 
 func (t *LinkTotals) add(c *ConnStats) {
@@ -132,6 +137,15 @@ func (t *LinkTotals) add(c *ConnStats) {
 	t.RingBatchesOut += c.RingBatchesOut
 	t.RingFallbacks += c.RingFallbacks
 	t.RingWakeups += c.RingWakeups
+	t.PingsSent += c.PingsSent
+	t.PongsIn += c.PongsIn
+}
+
+// addTo adds c's counters to the totals of c's transport in by.
+func addTo(by map[string]LinkTotals, c *ConnStats) {
+	t := by[c.Transport]
+	t.add(c)
+	by[c.Transport] = t
 }
 
 // StreamStats returns the counters of the streams open on the connection, by id.
@@ -217,17 +231,24 @@ type ClientStats struct {
 	Failures uint64      `json:"dial_failures" msgpack:"dial_failures"`
 	Totals   LinkTotals  `json:"totals" msgpack:"totals"` // over the live connections
 	Conns    []ConnStats `json:"conns" msgpack:"conns"`
+	// ByTransport sums every connection's counters since the client started, live or
+	// ended, by transport: unlike Totals they only grow (what a metrics counter needs).
+	ByTransport map[string]LinkTotals `json:"by_transport,omitempty" msgpack:"by_transport,omitempty"`
 }
 
 // Snapshot returns the client's counters: each live connection's (with its open streams'
 // if opts.Streams) and their sum.
 func (c *Client) Snapshot(opts StatsOptions) ClientStats {
 	c.mu.Lock()
-	st := ClientStats{Peer: c.peer.String(), Up: c.up > 0, Failures: c.failures}
+	st := ClientStats{Peer: c.peer.String(), Up: c.up > 0, Failures: c.failures, ByTransport: maps.Clone(c.closedBy)}
 	c.mu.Unlock()
+	if st.ByTransport == nil {
+		st.ByTransport = map[string]LinkTotals{}
+	}
 	for _, conn := range c.Conns() {
 		cs := conn.snapshot(opts)
 		st.Totals.add(&cs)
+		addTo(st.ByTransport, &cs)
 		st.Conns = append(st.Conns, cs)
 	}
 	return st

@@ -23,9 +23,23 @@ type StatsReply = link.Stats
 // stats answers with this process's CPU time, context switches and memory, the column
 // cache's and the link's counters, and per-method request counts.
 func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
-	ru, err := rusage.Self()
+	rep, err := d.Stats()
 	if err != nil {
 		return ipc.Errorf(ipc.CodeInternal, "stats: %v", err)
+	}
+	b, err := msgpack.Marshal(&rep)
+	if err != nil {
+		return ipc.Errorf(ipc.CodeInternal, "stats: %v", err)
+	}
+	return st.CloseSend(b)
+}
+
+// Stats returns the daemon's counters, as the stats call answers them (and the metrics
+// endpoint exports them).
+func (d *Daemon) Stats() (link.Stats, error) {
+	ru, err := rusage.Self()
+	if err != nil {
+		return link.Stats{}, err
 	}
 	rep := link.Stats{
 		PID: os.Getpid(), Name: d.cfg.Name, Uptime: time.Since(d.started), Goroutines: runtime.NumGoroutine(),
@@ -44,11 +58,7 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 	for name, c := range d.methods {
 		rep.Methods[name] = link.MethodCounts{Calls: c.calls.Load(), Errors: c.errors.Load(), Active: c.active.Load(), WallNs: c.wallNs.Load()}
 	}
-	b, err := msgpack.Marshal(&rep)
-	if err != nil {
-		return ipc.Errorf(ipc.CodeInternal, "stats: %v", err)
-	}
-	return st.CloseSend(b)
+	return rep, nil
 }
 
 func cacheStatsOf(c storage.CacheStats) link.CacheStats {

@@ -17,12 +17,14 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/exemgr"
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/internal/buildinfo"
 	"github.com/colinkdb/colink/internal/daemon"
+	"github.com/colinkdb/colink/internal/metrics"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/sql/opt"
 )
@@ -40,6 +42,7 @@ func run(args []string) int {
 		logFormat = fs.String("log-format", "text", "log format: text or json")
 		version   = daemon.VersionFlag(fs)
 		debugAddr = fs.String("debug-listen", "", "serve Go's profiles (net/http/pprof) on this address; a bare :port binds loopback (default: off)")
+		metricsAt = fs.String("metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (statements, errors by code and latency; the link per primproc and transport; memory); a bare :port binds loopback (default: off)")
 	)
 	fs.StringArrayVar(&cfg.PrimProcs, "primproc", nil, "primproc to connect to, repeatable: tcp://host:port or unix:///path (default "+exemgr.DefaultPrimProc+")")
 	fs.StringVar(&transport, "transport", string(ipc.DefaultTransport), "link transport: tcp, unix (the primproc's unix socket, found through its hello), shm (that socket with batch bodies in shared memory) or auto (shm, else unix for a local primproc, else tcp)")
@@ -150,6 +153,11 @@ func run(args []string) int {
 	if ecfg.DataDir == "" {
 		log.Info("exemgr: no --data-dir: views are kept in memory only and will not survive a restart")
 	}
+	var reg *prometheus.Registry
+	if *metricsAt != "" {
+		reg = metrics.NewRegistry("exemgr")
+		fcfg.Statements = metrics.NewStatements(reg)
+	}
 	engine, err := exemgr.NewEngine(em, ecfg)
 	if err != nil {
 		em.Close()
@@ -166,6 +174,21 @@ func run(args []string) int {
 	}
 	if *debugAddr != "" {
 		if _, err := daemon.ServeDebug(ctx, *debugAddr, log); err != nil {
+			log.Error("exemgr: cannot start", "err", err)
+			return daemon.ExitUsage
+		}
+	}
+	if reg != nil {
+		reg.MustRegister(metrics.NewCollector(func() metrics.Snapshot {
+			links, mem := engine.MetricsSnapshot()
+			snap := metrics.Snapshot{Memory: &mem}
+			for _, l := range links {
+				snap.Link = append(snap.Link, metrics.ClientSide(l))
+			}
+			return snap
+		}))
+		if _, err := metrics.Serve(ctx, *metricsAt, reg, log); err != nil {
+			em.Close()
 			log.Error("exemgr: cannot start", "err", err)
 			return daemon.ExitUsage
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/colinkdb/colink/internal/daemon"
+	"github.com/colinkdb/colink/internal/metrics"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/primproc"
 	"github.com/colinkdb/colink/storage"
@@ -30,6 +31,7 @@ func run(args []string) int {
 		logFormat = fs.String("log-format", "text", "log format: text or json")
 		version   = daemon.VersionFlag(fs)
 		debugAddr = fs.String("debug-listen", "", "serve Go's profiles (net/http/pprof) on this address; a bare :port binds loopback (default: off)")
+		metricsAt = fs.String("metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (link per transport, cache, memory, requests per method); a bare :port binds loopback (default: off)")
 	)
 	fs.StringVar(&cfg.DataDir, "data-dir", primproc.DefaultDataDir, "directory of the tables' segment files and catalog (created if missing; one primproc per directory)")
 	daemon.ByteSizeVar(fs, &cfg.CacheSize, "cache-size", storage.DefaultCacheSize(), "a quarter of physical memory",
@@ -113,6 +115,20 @@ func run(args []string) int {
 	d.MemoryPlan().Apply(log)
 	if *debugAddr != "" {
 		if _, err := daemon.ServeDebug(ctx, *debugAddr, log); err != nil {
+			log.Error("primproc: cannot start", "err", err)
+			return daemon.ExitUsage
+		}
+	}
+	if *metricsAt != "" {
+		reg := metrics.NewRegistry("primproc")
+		reg.MustRegister(metrics.NewCollector(func() metrics.Snapshot {
+			st, err := d.Stats()
+			if err != nil {
+				log.Warn("primproc: metrics", "err", err)
+			}
+			return metrics.Snapshot{Link: []metrics.LinkSide{metrics.ServerSide(st.Link)}, Memory: &st.Memory, Cache: &st.Cache, Methods: st.Methods}
+		}))
+		if _, err := metrics.Serve(ctx, *metricsAt, reg, log); err != nil {
 			log.Error("primproc: cannot start", "err", err)
 			return daemon.ExitUsage
 		}

@@ -25,6 +25,9 @@ type Config struct {
 	UsersFile string
 	// Users, if non-nil, is used instead of UsersFile.
 	Users Users
+	// Statements, if set, is told of every client statement as it ends (the metrics
+	// endpoint's counters and latency histogram).
+	Statements StatementObserver
 	// ServerVersion is what the handshake and @@version report.
 	ServerVersion string
 	// VersionComment is @@version_comment, which the mariadb client prints on connect.
@@ -65,6 +68,12 @@ const (
 	DefaultNetWriteTimeout = 60 * time.Second
 	DefaultWaitTimeout     = 28800 * time.Second
 )
+
+// StatementObserver is told of each client statement as it ends: its elapsed time, from
+// its arrival to its last row (or its error), and its MySQL error code, 0 if it succeeded.
+type StatementObserver interface {
+	ObserveStatement(elapsed time.Duration, code uint16)
+}
 
 // ServerVersionFor is @@version (and the handshake's server version) of a build:
 // DefaultServerVersion and the revision, "8.0.11-colink-0123456789ab" ("-dirty" after it for a

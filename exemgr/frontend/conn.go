@@ -29,6 +29,9 @@ type conn struct {
 	sess *Session
 	out  *deadlineWriter // nc, each write bounded by net_write_timeout
 	w    *packetWriter   // frames packets into out
+	// lastErrCode is the code of the last error sent to the client, for the statement
+	// observer.
+	lastErrCode uint16
 	// multiStatements is whether one COM_QUERY may hold several statements: the client's
 	// CLIENT_MULTI_STATEMENTS, changed by COM_SET_OPTION.
 	multiStatements bool
@@ -158,6 +161,7 @@ func (c *conn) dispatch(ctx context.Context, cmd byte, payload []byte) error {
 // sendError answers with an ERR packet for err and records it for SHOW WARNINGS.
 func (c *conn) sendError(err error) error {
 	code, state, msg := AsMySQL(err)
+	c.lastErrCode = code
 	c.sess.setWarnings([]Warning{{Level: "Error", Code: code, Message: msg}})
 	return c.w.errPacket(code, state, msg)
 }
@@ -196,6 +200,17 @@ func (c *conn) query(ctx context.Context, text string) error {
 // statement answers one statement. ok is false if it failed (an ERR was sent); err is a
 // connection failure.
 func (c *conn) statement(ctx context.Context, st statement, more bool) (ok bool, err error) {
+	if obs := c.srv.cfg.Statements; obs != nil {
+		start := time.Now()
+		c.lastErrCode = 0
+		defer func() {
+			code := c.lastErrCode
+			if !ok && code == 0 {
+				code = ErrUnknownError // the connection failed under the statement
+			}
+			obs.ObserveStatement(time.Since(start), code)
+		}()
+	}
 	if !isShowWarnings(st) {
 		c.sess.setWarnings(nil)
 	}

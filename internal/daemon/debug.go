@@ -11,15 +11,16 @@ import (
 	"time"
 )
 
-// DebugAddr resolves a --debug-listen value: a bare ":port" (or "port") binds loopback
-// only; any other host is taken as given (0.0.0.0 exposes the profiles on purpose).
-func DebugAddr(addr string) (string, error) {
+// LoopbackAddr resolves the value of a listen flag (--debug-listen, --metrics-listen): a
+// bare ":port" (or "port") binds loopback only; any other host is taken as given (0.0.0.0
+// exposes the endpoint on purpose).
+func LoopbackAddr(flag, addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		if _, perr := net.LookupPort("tcp", addr); perr == nil {
 			return net.JoinHostPort("127.0.0.1", addr), nil
 		}
-		return "", fmt.Errorf("--debug-listen %q: want host:port or :port", addr)
+		return "", fmt.Errorf("%s %q: want host:port or :port", flag, addr)
 	}
 	if host == "" {
 		host = "127.0.0.1"
@@ -31,7 +32,7 @@ func DebugAddr(addr string) (string, error) {
 // trace, …) on addr until ctx ends. It listens before returning, so a bad address fails the
 // daemon's start; serving errors after that are logged.
 func ServeDebug(ctx context.Context, addr string, log *slog.Logger) (net.Addr, error) {
-	addr, err := DebugAddr(addr)
+	addr, err := LoopbackAddr("--debug-listen", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func TestDebugAddr(t *testing.T) {
+func TestLoopbackAddr(t *testing.T) {
 	for in, want := range map[string]string{
 		":6060":          "127.0.0.1:6060",
 		"6060":           "127.0.0.1:6060",
@@ -17,12 +17,12 @@ func TestDebugAddr(t *testing.T) {
 		"[::1]:7":        "[::1]:7",
 		"localhost:6061": "localhost:6061",
 	} {
-		got, err := DebugAddr(in)
+		got, err := LoopbackAddr("--debug-listen", in)
 		if err != nil || got != want {
-			t.Errorf("DebugAddr(%q) = %q, %v; want %q", in, got, err, want)
+			t.Errorf("LoopbackAddr(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := DebugAddr("no port"); err == nil {
+	if _, err := LoopbackAddr("--debug-listen", "no port"); err == nil {
 		t.Error("DebugAddr accepted an address without a port")
 	}
 }
