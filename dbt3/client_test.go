@@ -3,6 +3,7 @@ package dbt3
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -67,6 +68,29 @@ N|-991417.50|0.05|1992-01-02|38854|ünïcode
 `
 	if table.String() != wantTable {
 		t.Errorf("table:\n%s\nwant:\n%s", table.String(), wantTable)
+	}
+	var csvOut bytes.Buffer
+	if err := res.WriteCSV(&csvOut); err != nil {
+		t.Fatal(err)
+	}
+	wantCSV := "l_returnflag,sum_qty,avg_disc,o_orderdate,count_order,note\nA,37734107.00,0.049985295838397614,1995-03-15,1478493,\\N\nN,-991417.50,0.05,1992-01-02,38854,ünïcode\n"
+	if csvOut.String() != wantCSV {
+		t.Errorf("csv:\n%s\nwant:\n%s", csvOut.String(), wantCSV)
+	}
+	var jsonOut bytes.Buffer
+	if err := res.WriteJSON(&jsonOut); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := `[
+  {"l_returnflag": "A", "sum_qty": 37734107.00, "avg_disc": 0.049985295838397614, "o_orderdate": "1995-03-15", "count_order": 1478493, "note": null},
+  {"l_returnflag": "N", "sum_qty": -991417.50, "avg_disc": 0.05, "o_orderdate": "1992-01-02", "count_order": 38854, "note": "ünïcode"}
+]
+`
+	if jsonOut.String() != wantJSON {
+		t.Errorf("json:\n%s\nwant:\n%s", jsonOut.String(), wantJSON)
+	}
+	if !json.Valid(jsonOut.Bytes()) {
+		t.Errorf("WriteJSON wrote invalid JSON")
 	}
 	if !res.IsNull(0, 5) || res.IsNull(1, 5) || res.IsNull(0, 0) {
 		t.Errorf("IsNull wrong: nulls %v", res.nulls)

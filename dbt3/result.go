@@ -2,6 +2,8 @@ package dbt3
 
 import (
 	"bufio"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -110,5 +112,76 @@ func (r *Result) WriteTable(w io.Writer) error {
 	default:
 		fmt.Fprintf(bw, "%d rows in set\n", n)
 	}
+	return bw.Flush()
+}
+
+// WriteCSV writes the result as RFC 4180 CSV with a header row; a NULL is \N, as MySQL's
+// SELECT … INTO OUTFILE and LOAD DATA spell it, so that it differs from an empty string.
+func (r *Result) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(r.Columns); err != nil {
+		return err
+	}
+	rec := make([]string, len(r.Columns))
+	for row := range r.Rows {
+		for c := range r.Columns {
+			rec[c] = r.Rows[row][c]
+			if r.IsNull(row, c) {
+				rec[c] = `\N`
+			}
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSON writes the result as a JSON array with one object per row, keyed by column
+// name (in the columns' order). Numbers stay numbers, with every digit the server sent (a
+// DECIMAL is not rounded through a float), text is a string, NULL is null.
+func (r *Result) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	keys := make([][]byte, len(r.Columns))
+	for c, name := range r.Columns {
+		k, err := json.Marshal(name)
+		if err != nil {
+			return err
+		}
+		keys[c] = k
+	}
+	bw.WriteString("[")
+	for row := range r.Rows {
+		if row > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n  {")
+		for c := range r.Columns {
+			if c > 0 {
+				bw.WriteString(", ")
+			}
+			bw.Write(keys[c])
+			bw.WriteString(": ")
+			v := r.Rows[row][c]
+			switch {
+			case r.IsNull(row, c):
+				bw.WriteString("null")
+			case !textType(r.Types[c]) && json.Valid([]byte(v)):
+				bw.WriteString(v)
+			default:
+				b, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				bw.Write(b)
+			}
+		}
+		bw.WriteString("}")
+	}
+	if len(r.Rows) > 0 {
+		bw.WriteString("\n")
+	}
+	bw.WriteString("]\n")
 	return bw.Flush()
 }

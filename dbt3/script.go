@@ -26,7 +26,8 @@ type ScriptConfig struct {
 	// Execute is the statements themselves.
 	Execute string
 	// Format is psv (as the TPC-H answer files spell results: a header, values separated
-	// by |, decimals at their scale, NULL as nothing) or table (the mysql client's).
+	// by |, decimals at their scale, NULL as nothing), table (the mysql client's), csv
+	// (RFC 4180, NULL as \N) or json (an array of objects, NULL as null).
 	Format string
 	// Stats prints each process's CPU, context switches and the link's traffic (SHOW QUERY
 	// STATS) on Stderr.
@@ -38,8 +39,10 @@ func (cfg *ScriptConfig) script() (string, error) {
 	if n := btoi(cfg.Query != "") + btoi(cfg.File != "") + btoi(cfg.Execute != ""); n != 1 {
 		return "", Usagef("give exactly one of -q N, -f FILE and -e SQL")
 	}
-	if cfg.Format != "psv" && cfg.Format != "table" {
-		return "", Usagef("--format %q: want psv or table", cfg.Format)
+	switch cfg.Format {
+	case "psv", "table", "csv", "json":
+	default:
+		return "", Usagef("--format %q: want psv, table, csv or json", cfg.Format)
 	}
 	if _, err := MySQLConfig(cfg.Addr, cfg.Database); err != nil {
 		return "", Usagef("--mysql: %v", err)
@@ -98,8 +101,13 @@ func RunScript(ctx context.Context, cfg ScriptConfig, out Output) error {
 		fmt.Fprintln(out.Stderr, "dbt3 query: the script returned no result set")
 		return nil
 	}
-	if cfg.Format == "table" {
+	switch cfg.Format {
+	case "table":
 		return ex.Result.WriteTable(out.Stdout)
+	case "csv":
+		return ex.Result.WriteCSV(out.Stdout)
+	case "json":
+		return ex.Result.WriteJSON(out.Stdout)
 	}
 	return ex.Result.WritePSV(out.Stdout)
 }

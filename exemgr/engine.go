@@ -532,12 +532,56 @@ func (e *Engine) explain(ctx context.Context, ev env, view *catView, x *sql.Expl
 	if err != nil {
 		return nil, err
 	}
+	if x.Analyze {
+		if x.Format != "" && x.Format != "row" && x.Format != "traditional" {
+			return nil, sqlerr.Unsupported("EXPLAIN ANALYZE FORMAT=" + x.Format)
+		}
+		text, err := e.analyze(ctx, ev.st, pl, x.Target.SQL())
+		if err != nil {
+			return nil, err
+		}
+		return recordResult(stringsRecord("EXPLAIN", strings.Split(text, "\n"))), nil
+	}
 	lines := strings.Split(strings.TrimRight(pl.Explain(), "\n"), "\n")
 	if x.Format == "verbose" {
 		lines = append(lines, "", "logical plan, with estimated rows:")
 		lines = append(lines, strings.Split(strings.TrimRight(plan.Format(q, plan.FormatOptions{Rows: true}), "\n"), "\n")...)
 	}
 	return recordResult(stringsRecord("EXPLAIN", lines)), nil
+}
+
+// analyze runs pl for EXPLAIN ANALYZE: as the query itself would run, pinned and within
+// the session's memory bound, its rows read and dropped; it returns the plan with what each
+// operator and fragment did.
+func (e *Engine) analyze(ctx context.Context, st *session, pl *physical.Plan, text string) (string, error) {
+	pins, err := e.queryPins(ctx, pl, text)
+	if err != nil {
+		return "", err
+	}
+	defer e.unpin(pins)
+	qm := e.queryMemory(st)
+	res, err := pl.Execute(ctx, &linkRunner{cl: e.cl, memory: qm, query: text, pins: pins.IDs()},
+		physical.ExecOptions{QueryMemory: qm, Threads: e.cfg.Threads, Shared: e.budget, Alloc: e.pool, Analyze: true})
+	if err != nil {
+		return "", err
+	}
+	var rows int64
+	for {
+		rec, err := res.Next(ctx)
+		if err != nil {
+			res.Close()
+			return "", err
+		}
+		if rec == nil {
+			break
+		}
+		rows += rec.NumRows()
+		rec.Release()
+	}
+	if err := res.Close(); err != nil {
+		return "", err
+	}
+	return pl.Analysis(res) + fmt.Sprintf("\n%d rows returned (and dropped by EXPLAIN ANALYZE)", rows), nil
 }
 
 // createView checks a view and adds it to the catalog every session shares.

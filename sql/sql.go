@@ -73,6 +73,8 @@ type Explain struct {
 	text
 	Target Statement // a *Query or *Show
 	Format string
+	// Analyze: EXPLAIN ANALYZE runs the query and reports what each operator did.
+	Analyze bool
 }
 
 // ShowQueryStats is colink's SHOW QUERY STATS: the statistics of the session's previous
@@ -232,9 +234,6 @@ func classify(n ast.StmtNode) (Statement, error) {
 			// DESCRIBE t arrives as EXPLAIN of SHOW COLUMNS.
 			return &Show{text: t, Stmt: sh}, nil
 		}
-		if s.Analyze {
-			return nil, sqlerr.Unsupported("EXPLAIN ANALYZE")
-		}
 		target, err := classify(s.Stmt)
 		if err != nil {
 			return nil, err
@@ -242,7 +241,7 @@ func classify(n ast.StmtNode) (Statement, error) {
 		if _, ok := target.(*Query); !ok {
 			return nil, sqlerr.Unsupported("EXPLAIN of this statement")
 		}
-		return &Explain{text: t, Target: target, Format: strings.ToLower(s.Format)}, nil
+		return &Explain{text: t, Target: target, Format: strings.ToLower(s.Format), Analyze: s.Analyze}, nil
 	case *ast.UseStmt:
 		return &Use{text: t, DB: s.DBName}, nil
 	case *ast.SetStmt:

@@ -13,7 +13,7 @@ import (
 
 // runQuery implements "dbt3 query": one script through exemgr, its query's result printed.
 func runQuery(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := newFlagSet("query", out, "usage: dbt3 query [--mysql ADDR] (-q N | -f FILE.sql | -e SQL) [--format psv|table] [--stats]", `
+	fs := newFlagSet("query", out, "usage: dbt3 query [--mysql ADDR] (-q N | -f FILE.sql | -e SQL) [--format psv|table|csv|json] [--stats]", `
 Runs a script's statements in order on one session with exemgr (Q15's create view, select,
 drop view included) and prints the result of the last statement that returned rows: as the
 TPC-H answer files spell results (psv: a header, values separated by |, decimals at their
@@ -24,7 +24,7 @@ scale, NULL as nothing) or as the mysql client's table.`)
 	fs.StringVarP(&c.Query, "query", "q", "", "TPC-H query N (1–22, with the validation parameters) or the ColumnStore experiment's CS1–CS3")
 	fs.StringVarP(&c.File, "file", "f", "", "script to run (- for stdin)")
 	fs.StringVarP(&c.Execute, "execute", "e", "", "statements to run instead of a file")
-	fs.StringVar(&c.Format, "format", "psv", "output format: psv or table")
+	fs.StringVar(&c.Format, "format", "psv", "output format: psv (as the TPC-H answer files), table (the mysql client's), csv (NULL as \\N) or json")
 	fs.BoolVar(&c.Stats, "stats", false, "print each process's CPU, context switches and the link's traffic (SHOW QUERY STATS) on stderr")
 	if err := parseFlags(fs, out, args); err != nil {
 		return err

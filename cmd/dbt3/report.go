@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -34,6 +35,9 @@ over tcp and unix with each daemon's CPU, the unix/tcp ratios, colink against Du
 	}
 	if *dir == "" {
 		*dir = report.RunDir(fs.Args())
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return dbt3.Usagef("--out: %v", err)
 	}
 	_, files, err := report.Write(*dir, rs)
 	if err != nil {

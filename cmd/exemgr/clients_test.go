@@ -194,7 +194,8 @@ func TestDateAndSessionFunctions(t *testing.T) {
 	t.Run("mariadb", func(t *testing.T) {
 		needMariadb(t)
 		out, _ := mariadb(t, em, "", "tpch", "-N", "-e", "select now() = current_timestamp, curdate() = current_date, unix_timestamp() > 1700000000, database(), version(), connection_id() > 0")
-		if want := "1\t1\t1\ttpch\t8.0.11-colink\t1\n"; out != want {
+		if v, _ := shared.serverVersion(t); out != "1\t1\t1\ttpch\t"+v+"\t1\n" {
+			want := "1\t1\t1\ttpch\t" + v + "\t1\n"
 			t.Errorf("mariadb printed %q, want %q", out, want)
 		}
 	})

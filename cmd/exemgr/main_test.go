@@ -103,25 +103,40 @@ func TestPrimprocDown(t *testing.T) {
 func TestShutdownDuringQuery(t *testing.T) {
 	needDaemons(t)
 	c := shared.cluster(t, "one-primproc", 1, "0.01")
-	em := shared.startExemgr(t, c.tcpURLs(), "tcp")
-	conn := em.conn(t)
-	done := make(chan error, 1)
-	go func() {
-		var n int64
-		done <- conn.QueryRowContext(context.Background(), longQuery).Scan(&n)
-	}()
-	time.Sleep(300 * time.Millisecond)
-	em.Cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("the query survived the shutdown")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the query did not end within 10s of SIGTERM")
-	}
-	if code := em.Wait(t, 10*time.Second); code != 0 {
-		t.Errorf("exit code %d after SIGTERM\n%s", code, em.Log())
+	for _, tc := range []struct {
+		name, grace string
+		finishes    bool // the statement running at SIGTERM finishes within the grace
+	}{
+		{"grace", "30s", true},
+		{"no grace", "0s", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			em := shared.startExemgr(t, c.tcpURLs(), "tcp", "--shutdown-timeout", tc.grace)
+			conn := em.conn(t)
+			done := make(chan error, 1)
+			go func() {
+				var n int64
+				done <- conn.QueryRowContext(context.Background(), longQuery).Scan(&n)
+			}()
+			time.Sleep(300 * time.Millisecond)
+			em.Cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-done:
+				switch {
+				case tc.finishes && err != nil:
+					t.Errorf("the statement running at SIGTERM failed within the grace: %s", errorText(err))
+				case !tc.finishes && err == nil:
+					t.Error("the query survived the shutdown")
+				case !tc.finishes && !strings.Contains(errorText(err), "1053"):
+					t.Errorf("the shutdown ended the query with %s, want error 1053", errorText(err))
+				}
+			case <-time.After(25 * time.Second):
+				t.Fatal("the query did not end within 25s of SIGTERM")
+			}
+			if code := em.Wait(t, 10*time.Second); code != 0 {
+				t.Errorf("exit code %d after SIGTERM\n%s", code, em.Log())
+			}
+		})
 	}
 }
 

@@ -25,6 +25,9 @@ type Config struct {
 	UsersFile string
 	// Users, if non-nil, is used instead of UsersFile.
 	Users Users
+	// ShutdownTimeout is how long, once Serve's context ends, the running statements may
+	// finish before they are cancelled; idle connections close at once. 0: cancel at once.
+	ShutdownTimeout time.Duration
 	// Statements, if set, is told of every client statement as it ends (the metrics
 	// endpoint's counters and latency histogram).
 	Statements StatementObserver
@@ -67,6 +70,8 @@ const (
 	DefaultNetReadTimeout  = 30 * time.Second
 	DefaultNetWriteTimeout = 60 * time.Second
 	DefaultWaitTimeout     = 28800 * time.Second
+	// DefaultShutdownTimeout is --shutdown-timeout's default.
+	DefaultShutdownTimeout = 10 * time.Second
 )
 
 // StatementObserver is told of each client statement as it ends: its elapsed time, from
@@ -102,12 +107,14 @@ func DefaultConfig() Config {
 		NetReadTimeout:   DefaultNetReadTimeout,
 		NetWriteTimeout:  DefaultNetWriteTimeout,
 		WaitTimeout:      DefaultWaitTimeout,
+		ShutdownTimeout:  DefaultShutdownTimeout,
 	}
 }
 
 // RegisterFlags adds the front end's flags to fs, defaulting to c's current values:
 // --mysql-listen, --mysql-socket, --users-file, --mysql-max-connections,
-// --max-allowed-packet, --net-read-timeout, --net-write-timeout and --wait-timeout.
+// --max-allowed-packet, --net-read-timeout, --net-write-timeout, --wait-timeout and
+// --shutdown-timeout.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Listen, "mysql-listen", c.Listen,
 		"addresses for MySQL clients, comma-separated: host:port, tcp://host:port, unix:///path or /path (a unix socket)")
@@ -123,6 +130,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 		"each write of a result to a client must complete within this long or the connection closes and the query is cancelled, like mysqld's net_write_timeout (0 = no bound)")
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout,
 		"close a client connection idle this long between statements, like mysqld's wait_timeout (0 = never)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout,
+		"on SIGTERM, how long running statements may finish before they are cancelled (error 1053 to their clients); idle connections close at once (0 = cancel at once)")
 }
 
 // CheckTimeouts checks the --net-read-timeout, --net-write-timeout and --wait-timeout
@@ -136,6 +145,9 @@ func (c *Config) CheckTimeouts() error {
 	}
 	if c.WaitTimeout < 0 {
 		return fmt.Errorf("--wait-timeout %v: must not be negative", c.WaitTimeout)
+	}
+	if c.ShutdownTimeout < 0 {
+		return fmt.Errorf("--shutdown-timeout %v: must not be negative", c.ShutdownTimeout)
 	}
 	return nil
 }

@@ -65,7 +65,15 @@ func (c *conn) serve(ctx context.Context) {
 		}
 		c.w.reset(c.mc.Sequence)
 		c.out.timeout = c.sessionTimeout("net_write_timeout", c.srv.cfg.NetWriteTimeout)
+		if !c.sess.startCommand() {
+			// The server is shutting down and closed this connection as the command came.
+			code, state, msg := AsMySQL(ErrShutdown)
+			_ = c.w.errPacket(code, state, msg)
+			_ = c.w.flush()
+			return
+		}
 		err = c.dispatch(ctx, data[0], data[1:])
+		c.sess.endCommand()
 		if ferr := c.w.flush(); err == nil {
 			err = ferr
 		}
@@ -263,7 +271,7 @@ func (c *conn) statement(ctx context.Context, st statement, more bool) (ok bool,
 		if errors.Is(context.Cause(qctx), ErrClientGone) {
 			return false, ErrClientGone
 		}
-		return false, c.sendError(err)
+		return false, c.sendError(shutdownCause(qctx, err))
 	}
 	if res == nil {
 		res = &Result{}
@@ -344,7 +352,16 @@ func (c *conn) failRows(qctx context.Context, err error) (bool, error) {
 	if errors.Is(context.Cause(qctx), ErrClientGone) {
 		return false, ErrClientGone
 	}
-	return false, c.sendError(err)
+	return false, c.sendError(shutdownCause(qctx, err))
+}
+
+// shutdownCause is ErrShutdown for a statement the server's shutdown cancelled (its client
+// gets 1053, whatever error the cancellation surfaced as), err otherwise.
+func shutdownCause(qctx context.Context, err error) error {
+	if errors.Is(context.Cause(qctx), ErrShutdown) {
+		return ErrShutdown
+	}
+	return err
 }
 
 // textResult is a small result the front end computes itself.

@@ -21,6 +21,7 @@ type MySQLError interface {
 // MySQL error codes that colink produces. The SQLSTATE for each is MySQL's (see StateOf).
 const (
 	ErrConCount            uint16 = 1040 // too many connections
+	ErrServerShutdown      uint16 = 1053 // the server is shutting down (ER_SERVER_SHUTDOWN)
 	ErrAccessDenied        uint16 = 1045 // wrong user or password
 	ErrNoDB                uint16 = 1046 // no database selected
 	ErrUnknownCommand      uint16 = 1047 // unknown protocol command
@@ -108,8 +109,8 @@ var (
 )
 
 // AsMySQL returns the MySQL code, SQLSTATE and message err reaches a client as: those of the
-// first MySQLError in its chain; 1317 (query interrupted) for a context cancelled by KILL or
-// shutdown; 1105 (HY000) with err's text for anything else.
+// first MySQLError in its chain; 1053 (server shutdown in progress) for a statement the
+// shutdown cancelled; 1317 (query interrupted) for a context cancelled by KILL; 1105 (HY000) with err's text for anything else.
 func AsMySQL(err error) (code uint16, state, message string) {
 	var me MySQLError
 	if errors.As(err, &me) {
@@ -119,7 +120,10 @@ func AsMySQL(err error) (code uint16, state, message string) {
 		}
 		return code, state, message
 	}
-	if errors.Is(err, ErrKilled) || errors.Is(err, ErrShutdown) || errors.Is(err, context.Canceled) {
+	if errors.Is(err, ErrShutdown) {
+		return ErrServerShutdown, StateOf(ErrServerShutdown), "Server shutdown in progress"
+	}
+	if errors.Is(err, ErrKilled) || errors.Is(err, context.Canceled) {
 		return ErrQueryInterrupted, StateOf(ErrQueryInterrupted), "Query execution was interrupted"
 	}
 	return ErrUnknownError, StateOf(ErrUnknownError), err.Error()

@@ -83,6 +83,15 @@ func (f *fakeEngine) Query(ctx context.Context, s *Session, query string) (*Resu
 		return &Result{Rows: newBigRows(ctx, f.bigRows, f.cancelled)}, nil
 	case q == "select * from empty":
 		return &Result{Rows: newRecordRows(emptyRecord())}, nil
+	case q == "slow":
+		f.started <- s
+		select {
+		case <-time.After(300 * time.Millisecond):
+			return &Result{Rows: newRecordRows(oneRecord(1))}, nil
+		case <-ctx.Done():
+			f.cancelled <- context.Cause(ctx)
+			return nil, fmt.Errorf("fake scan: %w", context.Cause(ctx))
+		}
 	case q == "block":
 		f.started <- s
 		<-ctx.Done()
@@ -294,6 +303,7 @@ func startServer(t *testing.T, eng Engine, adjust func(*Config)) *testServer {
 	cfg := DefaultConfig()
 	cfg.Listen = []string{"127.0.0.1:0"}
 	cfg.Socket = filepath.Join(dir, "mysql.sock")
+	cfg.ShutdownTimeout = 0 // a test that leaves a statement blocked ends at once
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))

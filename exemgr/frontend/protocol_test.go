@@ -101,6 +101,83 @@ func TestAsMySQL(t *testing.T) {
 	}
 }
 
+// TestShutdownWaitsForStatements: with a shutdown timeout, a running statement finishes
+// and its client gets its rows; an idle connection closes at once, and no new client is
+// accepted meanwhile.
+func TestShutdownWaitsForStatements(t *testing.T) {
+	eng := newFakeEngine()
+	ts := startServer(t, eng, func(c *Config) { c.ShutdownTimeout = 5 * time.Second })
+	db := open(t, ts, "tcp", "root", "", "")
+	db.SetMaxIdleConns(0)
+	idle, err := net.DialTimeout("tcp", ts.tcp, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	type answer struct {
+		n   int
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		var a answer
+		a.err = db.QueryRow("slow").Scan(&a.n)
+		done <- a
+	}()
+	select {
+	case <-eng.started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("query did not start")
+	}
+	start := time.Now()
+	stopped := make(chan struct{})
+	go func() { ts.stop(); close(stopped) }()
+	time.Sleep(50 * time.Millisecond)
+	if c, err := net.DialTimeout("tcp", ts.tcp, time.Second); err == nil {
+		c.Close()
+		t.Errorf("a new client was accepted during the shutdown")
+	}
+	if a := <-done; a.err != nil || a.n != 1 {
+		t.Errorf("the running statement during the shutdown: %d, %v; want its row", a.n, a.err)
+	}
+	<-stopped
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the shutdown took %v after the statement ended", took)
+	}
+	_ = idle.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		if _, err := idle.Read(buf); err != nil {
+			break // closed (the greeting may come first)
+		}
+	}
+}
+
+// TestShutdownGraceRunsOut: a statement still running when the shutdown timeout ends is
+// cancelled with ErrShutdown.
+func TestShutdownGraceRunsOut(t *testing.T) {
+	eng := newFakeEngine()
+	ts := startServer(t, eng, func(c *Config) { c.ShutdownTimeout = 200 * time.Millisecond })
+	db := open(t, ts, "tcp", "root", "", "")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := db.Exec("block")
+		errc <- err
+	}()
+	<-eng.started
+	start := time.Now()
+	ts.stop()
+	if cause := <-eng.cancelled; !errors.Is(cause, ErrShutdown) {
+		t.Errorf("cause = %v, want ErrShutdown", cause)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("the statement was cancelled after %v, before the grace of 200ms", took)
+	}
+	if err := <-errc; err == nil {
+		t.Errorf("the query survived shutdown")
+	}
+}
+
 func TestShutdownCancelsQueries(t *testing.T) {
 	eng := newFakeEngine()
 	ts := startServer(t, eng, nil)

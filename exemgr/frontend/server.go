@@ -31,9 +31,9 @@ type Server struct {
 	questions atomic.Uint64 // statements received, for COM_STATISTICS
 
 	mu       sync.Mutex
-	sessions map[uint32]*Session // guarded by mu
-	conns    map[net.Conn]struct{}
-	closing  bool // Serve is shutting down: refuse new connections
+	sessions map[uint32]*Session   // guarded by mu
+	conns    map[net.Conn]*Session // a connection's session, nil until its handshake ends
+	closing  bool                  // Serve is shutting down: refuse new connections
 	wg       sync.WaitGroup
 }
 
@@ -88,7 +88,7 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 		versionID: VersionID(cfg.ServerVersion),
 		started:   time.Now(),
 		sessions:  make(map[uint32]*Session),
-		conns:     make(map[net.Conn]struct{}),
+		conns:     make(map[net.Conn]*Session),
 	}
 	for _, a := range addrs {
 		l, err := listen(a)
@@ -140,9 +140,11 @@ func (s *Server) Addrs() []net.Addr {
 	return out
 }
 
-// Serve accepts clients until ctx is done, then closes the listeners, cancels every running
-// query (context.Cause ErrShutdown), closes every connection and returns once every session
-// has ended — which waits for engines to honour their contexts.
+// Serve accepts clients until ctx is done, then closes the listeners. With a
+// ShutdownTimeout it lets the running statements finish for that long, closing each
+// connection once it is between commands (drain). Then it cancels every statement still
+// running (context.Cause ErrShutdown), closes every connection and returns once every
+// session has ended — which waits for engines to honour their contexts.
 func (s *Server) Serve(ctx context.Context) error {
 	serveCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
@@ -166,11 +168,22 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.cfg.Ready(s.Addrs())
 	}
 	<-ctx.Done()
-	// Cancel first, so that queries see ErrShutdown rather than their connection closing.
+	if grace := s.cfg.ShutdownTimeout; grace > 0 {
+		s.closeListeners()
+		s.mu.Lock()
+		s.closing = true
+		s.mu.Unlock()
+		s.drain(grace)
+	}
+	// Cancel first, so that queries see ErrShutdown rather than their connection closing,
+	// and give them a moment to tell their clients (error 1053).
 	cancel(ErrShutdown)
 	s.closeListeners()
 	s.mu.Lock()
 	s.closing = true
+	s.mu.Unlock()
+	s.drain(cancelGrace)
+	s.mu.Lock()
 	for c := range s.conns {
 		c.Close()
 	}
@@ -178,6 +191,45 @@ func (s *Server) Serve(ctx context.Context) error {
 	lwg.Wait()
 	s.wg.Wait()
 	return nil
+}
+
+// cancelGrace bounds how long cancelled statements have, at shutdown, to send their
+// clients the error before every connection closes.
+const cancelGrace = 2 * time.Second
+
+// drain lets the running commands finish, for at most grace: it closes every connection
+// between commands (and those still in their handshake) as it finds them so, until none is
+// left or grace has passed. A command that arrives as its connection is closed is answered
+// with error 1053, if the connection still takes it.
+func (s *Server) drain(grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	logged := false
+	for {
+		busy := 0
+		s.mu.Lock()
+		for nc, sess := range s.conns {
+			if sess == nil || sess.drainIfIdle() {
+				nc.Close()
+				continue
+			}
+			busy++
+		}
+		s.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.log.Warn("shutdown: the grace period is over: cancelling the statements still running", "statements", busy, "shutdown_timeout", grace)
+			return
+		}
+		if !logged {
+			s.log.Info("shutdown: waiting for the running statements to finish", "statements", busy, "shutdown_timeout", grace)
+			logged = true
+		}
+		<-tick.C
+	}
 }
 
 // Serve listens as cfg says and serves clients until ctx is done.
@@ -232,7 +284,7 @@ func (s *Server) admit(nc net.Conn) bool {
 		nc.Close()
 		return false
 	}
-	s.conns[nc] = struct{}{}
+	s.conns[nc] = nil
 	s.wg.Add(1)
 	return true
 }
@@ -275,6 +327,7 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	sess.closeConn = func() { nc.Close() }
 	s.mu.Lock()
 	s.sessions[sess.id] = sess
+	s.conns[nc] = sess
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

@@ -25,10 +25,13 @@ type Session struct {
 	query        string            // the running statement, "" between statements
 	queryStarted time.Time         // when query began, or when the last one ended
 	cancelQuery  context.CancelCauseFunc
-	closeConn    func() // ends the session's connection (KILL CONNECTION)
-	stats        any
-	warnings     []Warning
-	openLocal    func(string) (io.ReadCloser, error) // LOAD DATA LOCAL, while a statement runs
+	// busy is set while a command is answered; drained once a shutting-down server has
+	// closed the session between commands (see Server.drain).
+	busy, drained bool
+	closeConn     func() // ends the session's connection (KILL CONNECTION)
+	stats         any
+	warnings      []Warning
+	openLocal     func(string) (io.ReadCloser, error) // LOAD DATA LOCAL, while a statement runs
 }
 
 // NewSession returns a session with connection id id for user connected from host. The
@@ -141,6 +144,36 @@ func (s *Session) beginQuery(query string, cancel context.CancelCauseFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.query, s.queryStarted, s.cancelQuery = query, time.Now(), cancel
+}
+
+// startCommand records that a command is being answered, and reports false if the
+// session was drained (its server shuts down and closes it).
+func (s *Session) startCommand() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.drained {
+		return false
+	}
+	s.busy = true
+	return true
+}
+
+// endCommand records that the session waits for its next command.
+func (s *Session) endCommand() {
+	s.mu.Lock()
+	s.busy = false
+	s.mu.Unlock()
+}
+
+// drainIfIdle marks a session between commands as drained, so that it answers no further
+// command, and reports whether it did (the caller closes its connection).
+func (s *Session) drainIfIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.busy {
+		s.drained = true
+	}
+	return s.drained
 }
 
 // endQuery records that no query runs.

@@ -12,50 +12,67 @@ import (
 // parameters (scalar subqueries computed before the query runs) come first.
 func (p *Plan) Explain() string {
 	pr := &explainer{}
+	p.explainTo(pr)
+	return pr.b.String()
+}
+
+// explainTo prints the plan into pr.
+func (p *Plan) explainTo(pr *explainer) {
 	for _, pg := range p.params {
 		what := "the row of"
 		if pg.single {
 			what = "the row (if any) of"
 		}
 		pr.line("exemgr", 0, fmt.Sprintf("Parameters %d [%s] := %s", pg.id, strings.Join(pg.names, ", "), what))
-		pr.node(pg.node, 1)
+		pr.printNode(pg.node, 1)
 	}
-	pr.node(p.Root, 0)
+	pr.printNode(p.Root, 0)
 	if p.Pushdown != PushdownFull {
 		pr.line("", 0, "pushdown="+p.Pushdown.String()+": "+p.Pushdown.cut())
 	}
-	return pr.b.String()
 }
 
+// explainer prints a plan. node and fragment, if set, annotate each of exemgr's operators
+// and each fragment (EXPLAIN ANALYZE): what they return goes at the end of the line.
 type explainer struct {
-	b strings.Builder
+	b        strings.Builder
+	node     func(Node) string
+	fragment func(*Fragment) string
 }
 
 func (e *explainer) line(where string, depth int, text string) {
 	fmt.Fprintf(&e.b, "%-8s %s%s\n", where, strings.Repeat("  ", depth), text)
 }
 
-func (e *explainer) node(n Node, depth int) {
-	e.line("exemgr", depth, n.label())
+func (e *explainer) printNode(n Node, depth int) {
+	text := n.label()
+	if e.node != nil {
+		text += "  " + e.node(n)
+	}
+	e.line("exemgr", depth, text)
 	switch x := n.(type) {
 	case *Gather:
-		e.fragment(x.Frag, depth+1)
+		e.printFragment(x.Frag, depth+1)
 		return
 	case *BroadcastScan:
-		e.node(x.B.Input, depth+1)
+		e.printNode(x.B.Input, depth+1)
 		return
 	}
 	for _, in := range n.inputs() {
-		e.node(in, depth+1)
+		e.printNode(in, depth+1)
 	}
 }
 
-// fragment prints a fragment's steps from the last to the scan, each the input of the one
-// above it.
-func (e *explainer) fragment(f *Fragment, depth int) {
+// printFragment prints a fragment's steps from the last to the scan, each the input of the
+// one above it; the annotation goes on the first line.
+func (e *explainer) printFragment(f *Fragment, depth int) {
 	for i := len(f.steps) - 1; i >= 0; i-- {
 		s := f.steps[i]
-		e.line("primproc", depth, s.label)
+		label := s.label
+		if e.fragment != nil && i == len(f.steps)-1 {
+			label += "  " + e.fragment(f)
+		}
+		e.line("primproc", depth, label)
 		if s.build >= 0 {
 			b := f.Builds[s.build]
 			text := fmt.Sprintf("Broadcast %d to every primproc", b.ID)
@@ -63,9 +80,13 @@ func (e *explainer) fragment(f *Fragment, depth int) {
 				text += ", rows numbered"
 			}
 			e.line("exemgr", depth+1, text)
-			e.node(b.Input, depth+2)
+			e.printNode(b.Input, depth+2)
 		}
 		depth++
 	}
-	e.line("primproc", depth, f.scanLabel)
+	label := f.scanLabel
+	if e.fragment != nil && len(f.steps) == 0 {
+		label += "  " + e.fragment(f)
+	}
+	e.line("primproc", depth, label)
 }

@@ -159,7 +159,7 @@ func (n *Values) label() string        { return "Values " + n.desc }
 func (n *BroadcastScan) label() string { return fmt.Sprintf("Read broadcast %d", n.B.ID) }
 
 func (n *Filter) open(r *run) (exec.Operator, error) {
-	in, err := n.Input.open(r)
+	in, err := r.open(n.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (n *Filter) open(r *run) (exec.Operator, error) {
 }
 
 func (n *Project) open(r *run) (exec.Operator, error) {
-	in, err := n.Input.open(r)
+	in, err := r.open(n.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -175,49 +175,49 @@ func (n *Project) open(r *run) (exec.Operator, error) {
 }
 
 func (n *Aggregate) open(r *run) (exec.Operator, error) {
-	in, err := n.Input.open(r)
+	in, err := r.open(n.Input)
 	if err != nil {
 		return nil, err
 	}
 	if n.Phase == exec.AggFinal || n.Phase == exec.AggComplete {
 		// exemgr's aggregations run after the primprocs' parallel part: deal the groups
 		// over a worker per core.
-		return exec.NewParallelAggregate(in, n.Spec, n.Phase, runtime.GOMAXPROCS(0), r.budget)
+		return exec.NewParallelAggregate(in, n.Spec, n.Phase, runtime.GOMAXPROCS(0), r.budgetOf(n))
 	}
-	return exec.NewHashAggregate(in, n.Spec, n.Phase, r.budget)
+	return exec.NewHashAggregate(in, n.Spec, n.Phase, r.budgetOf(n))
 }
 
 func (n *HashJoin) open(r *run) (exec.Operator, error) {
-	probe, err := n.Probe.open(r)
+	probe, err := r.open(n.Probe)
 	if err != nil {
 		return nil, err
 	}
-	build, err := n.Build.open(r)
+	build, err := r.open(n.Build)
 	if err != nil {
 		probe.Close()
 		return nil, err
 	}
-	return exec.NewHashJoin(probe, []exec.Operator{build}, n.Build.Types(), n.Spec, r.budget)
+	return exec.NewHashJoin(probe, []exec.Operator{build}, n.Build.Types(), n.Spec, r.budgetOf(n))
 }
 
 func (n *Sort) open(r *run) (exec.Operator, error) {
-	in, err := n.Input.open(r)
+	in, err := r.open(n.Input)
 	if err != nil {
 		return nil, err
 	}
-	return exec.NewSort(in, n.Keys, r.budget)
+	return exec.NewSort(in, n.Keys, r.budgetOf(n))
 }
 
 func (n *TopN) open(r *run) (exec.Operator, error) {
-	in, err := n.Input.open(r)
+	in, err := r.open(n.Input)
 	if err != nil {
 		return nil, err
 	}
-	return exec.NewTopN(in, n.Keys, n.Limit, n.Offset, r.budget)
+	return exec.NewTopN(in, n.Keys, n.Limit, n.Offset, r.budgetOf(n))
 }
 
 func (n *Limit) open(r *run) (exec.Operator, error) {
-	in, err := n.Input.open(r)
+	in, err := r.open(n.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -225,11 +225,11 @@ func (n *Limit) open(r *run) (exec.Operator, error) {
 }
 
 func (n *Distinct) open(r *run) (exec.Operator, error) {
-	in, err := n.Input.open(r)
+	in, err := r.open(n.Input)
 	if err != nil {
 		return nil, err
 	}
-	return exec.NewDistinct(in, r.budget), nil
+	return exec.NewDistinct(in, r.budgetOf(n)), nil
 }
 
 func (n *Values) open(r *run) (exec.Operator, error) {

@@ -33,6 +33,9 @@ type ExecOptions struct {
 	// plan of its own, usually another fragment's rows gathered from the primprocs); 1 or
 	// less computes them one after the other.
 	Threads int
+	// Analyze counts each of exemgr's operators' rows, batches, time and memory, for
+	// EXPLAIN ANALYZE (Result.Analysis).
+	Analyze bool
 }
 
 // run is the state of one execution of a plan.
@@ -45,6 +48,7 @@ type run struct {
 
 	mu     sync.Mutex
 	bcasts map[*Broadcast]*bcastData
+	nodes  map[Node]*nodeState // under opts.Analyze
 }
 
 // bcastData is a broadcast's materialized records.
@@ -79,7 +83,7 @@ func (p *Plan) Execute(ctx context.Context, runner Runner, opts ExecOptions) (*R
 		opts.Alloc = vec.NewPool(0)
 	}
 	r := &run{ctx: ctx, runner: runner, opts: opts, budget: opts.Shared.Child(opts.QueryMemory, nil),
-		bcasts: map[*Broadcast]*bcastData{}}
+		bcasts: map[*Broadcast]*bcastData{}, nodes: map[Node]*nodeState{}}
 	res := &Result{r: r, schema: p.Schema, start: time.Now()}
 	for _, pg := range p.params {
 		if err := r.computeParams(ctx, pg); err != nil {
@@ -87,7 +91,7 @@ func (p *Plan) Execute(ctx context.Context, runner Runner, opts ExecOptions) (*R
 			return nil, err
 		}
 	}
-	root, err := p.Root.open(r)
+	root, err := r.open(p.Root)
 	if err != nil {
 		res.Close()
 		return nil, err
@@ -98,7 +102,7 @@ func (p *Plan) Execute(ctx context.Context, runner Runner, opts ExecOptions) (*R
 
 // computeParams runs a parameter group's subplan and sets its constants.
 func (r *run) computeParams(ctx context.Context, pg *paramGroup) error {
-	op, err := pg.node.open(r)
+	op, err := r.open(pg.node)
 	if err != nil {
 		return err
 	}
@@ -192,7 +196,7 @@ func (r *run) broadcast(ctx context.Context, b *Broadcast) (_ *bcastData, err er
 		return d, nil
 	}
 	r.mu.Unlock()
-	op, err := b.Input.open(r)
+	op, err := r.open(b.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +365,7 @@ func (o *fragmentErrors) Next(ctx context.Context) (*vec.Batch, error) {
 }
 
 func (n *MatchJoin) open(r *run) (exec.Operator, error) {
-	in, err := n.Input.open(r)
+	in, err := r.open(n.Input)
 	if err != nil {
 		return nil, err
 	}
