@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/internal/buildinfo"
@@ -112,6 +113,9 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 	run := c.Run
 	fmt.Fprintf(w, "# colink: the link's transports, %s — %s\n\n", strings.Join(c.Transports, " against "), run.ID)
 	fmt.Fprintf(w, "**%s**\n\n", c.Answer())
+	if warn := c.roundsWarning(); warn != "" {
+		fmt.Fprintf(w, "> **Warning.** %s\n\n", warn)
+	}
 	fmt.Fprintf(w, "SF %g, %d primproc(s), %d primproc threads, %d round(s) (round 1 cold, caches dropped before each execution; %s summarized as warm), transports %s, pushdown %s.  \n",
 		run.SF, primprocs(run), run.Threads, c.Rounds, roundsText(c.WarmRounds), strings.Join(c.Transports, ", "), strings.Join(c.Pushdowns, ", "))
 	fmt.Fprintf(w, "Host: %s. Started %s.  \n", hostText(run.Host), run.Started.UTC().Format("2006-01-02 15:04 UTC"))
@@ -329,7 +333,15 @@ func (c *Comparison) keyCells(r *Row) []string {
 func writeElapsed(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "## Elapsed seconds, median [min–max] over the warm rounds\n\n")
 	fmt.Fprintf(w, "Client-side wall time from sending each statement to reading its last row. A ratio against %s is taken per round (the transports ran the execution back to back) and then summarized.\n\n", c.Baseline)
-	header := c.keyHeader()
+	header, rows := elapsedTable(c)
+	table(w, header, rows)
+}
+
+// elapsedTable is the elapsed-time table: per query (and per total, its first cell in
+// bold) each transport's warm median, the ratios against the baseline, the cold times and
+// how the answers were checked.
+func elapsedTable(c *Comparison) (header []string, rows [][]string) {
+	header = c.keyHeader()
 	for _, tr := range c.Transports {
 		header = append(header, tr)
 	}
@@ -340,7 +352,6 @@ func writeElapsed(w io.Writer, c *Comparison) {
 		header = append(header, tr+" cold")
 	}
 	header = append(header, "answers")
-	var rows [][]string
 	for _, r := range c.rowsWithTotals() {
 		line := c.keyCells(r)
 		for _, tr := range c.Transports {
@@ -360,7 +371,19 @@ func writeElapsed(w io.Writer, c *Comparison) {
 		}
 		rows = append(rows, line)
 	}
-	table(w, header, rows)
+	return header, rows
+}
+
+// MinWarmRounds is the fewest warm rounds whose medians and intervals the report trusts;
+// fewer get a warning.
+const MinWarmRounds = 5
+
+// roundsWarning is the warning of a run with fewer than MinWarmRounds warm rounds, or "".
+func (c *Comparison) roundsWarning() string {
+	if n := len(c.WarmRounds); n < MinWarmRounds {
+		return fmt.Sprintf("Only %d warm round(s): the medians, ratios and intervals below rest on too few executions to be stable on a machine whose speed drifts; run with --runs %d or more.", n, MinWarmRounds+1)
+	}
+	return ""
 }
 
 // rowsWithTotals is every row, each level's totals after its queries.
@@ -413,14 +436,50 @@ func writeCosts(w io.Writer, c *Comparison) {
 	fmt.Fprintln(w)
 }
 
-// WriteSummary writes the elapsed table and a line on failures and checks: what a
-// terminal shows at the end of a run.
+// WriteSummary writes what a terminal shows at the end of a run: the answer, a warning when
+// the warm rounds are too few, the elapsed table aligned in plain text (not Markdown), and
+// a line on failures and checks.
 func WriteSummary(out io.Writer, c *Comparison) error {
 	w := bufio.NewWriter(out)
-	writeElapsed(w, c)
+	fmt.Fprintln(w, wrap(c.Answer(), 92))
+	if warn := c.roundsWarning(); warn != "" {
+		fmt.Fprintln(w, "\nWarning: "+wrap(warn, 83))
+	}
+	fmt.Fprintf(w, "\nElapsed seconds, median [min–max] over the warm rounds:\n\n")
+	header, rows := elapsedTable(c)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, v := range r {
+			cells[i] = strings.ReplaceAll(v, "**", "")
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	errs, checks := c.Problems()
-	fmt.Fprintf(w, "%d failed executions, %d CPU disagreements with /proc.\n", len(errs), len(checks))
+	fmt.Fprintf(w, "\n%d failed executions, %d CPU disagreements with /proc.\n", len(errs), len(checks))
 	return w.Flush()
+}
+
+// wrap breaks text into lines of at most width bytes at spaces.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(text) {
+		if i > 0 && n+1+len(word) > width {
+			b.WriteString("\n")
+			n = 0
+		} else if i > 0 {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }
 
 // hostText describes a run's host in one line: CPUs and model, memory, kernel, Go, load.

@@ -354,3 +354,39 @@ func TestThreeTransports(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSummary: the terminal summary opens with the answer, warns of too few warm
+// rounds, and aligns its table in plain text.
+func TestWriteSummary(t *testing.T) {
+	var b strings.Builder
+	if err := WriteSummary(&b, Summarize(testRun())); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	t.Log("\n" + out)
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "No cost per GB") && !strings.HasPrefix(lines[0], "Against tcp") {
+		t.Errorf("the summary does not open with the answer: %q", lines[0])
+	}
+	if !strings.Contains(out, "Warning: Only 2 warm round(s)") {
+		t.Errorf("no warning of 2 warm rounds:\n%s", out)
+	}
+	if strings.Contains(out, "|") || strings.Contains(out, "**") || strings.Contains(out, "---") {
+		t.Errorf("Markdown in the terminal summary:\n%s", out)
+	}
+	var header, q1 string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "query") {
+			header = l
+		}
+		if strings.HasPrefix(l, "Q1 ") {
+			q1 = l
+		}
+	}
+	if header == "" || q1 == "" || strings.Index(header, "tcp") != strings.Index(q1, "0.600") {
+		t.Errorf("the table's columns are not aligned:\n%s\n%s", header, q1)
+	}
+	if c := Summarize(testRun()); len(c.WarmRounds) >= MinWarmRounds || c.roundsWarning() == "" {
+		t.Errorf("2 warm rounds gave no warning")
+	}
+}
