@@ -186,6 +186,11 @@ func Compare(ctx context.Context, cfg Config, out dbt3.Output) (err error) {
 	for i := range cfg.Primprocs {
 		dataDirs = append(dataDirs, filepath.Join(storeRoot, "pm"+strconv.Itoa(i)))
 	}
+	busy, busyOK := measure.BusyCPUs(ctx, time.Second)
+	if busyOK && busy > busyWarning {
+		fmt.Fprintf(out.Stderr, "dbt3: warning: the machine was busy with other work before the run: %.2f of %d CPUs in the last second (load average %s); the figures will be noisy\n",
+			busy, runtime.NumCPU(), loadAverage())
+	}
 	started := time.Now()
 	loadBefore := loadAverage()
 	cl, err := daemons.Start(ctx, daemons.Config{
@@ -279,6 +284,12 @@ func Compare(ctx context.Context, cfg Config, out dbt3.Output) (err error) {
 	}
 	run.Host = measure.LocalHost()
 	run.Host.Load = loadBefore
+	if busyOK {
+		run.Host.BusyCPUs = &busy
+		if busy > busyWarning {
+			run.Notes = append(run.Notes, fmt.Sprintf("warning: before the run the machine was busy with other work: %.2f CPUs in the last second", busy))
+		}
+	}
 	run.Builds = measure.Builds("dbt3", map[string]string{"primproc": bins.PrimProc, "exemgr": bins.ExeMgr})
 	run.Notes = append(run.Notes,
 		"one exemgr per transport runs throughout, each started with its --transport, over the same primprocs (listening on TCP and a unix socket at once); the idle exemgrs wait while one runs a query, and the primprocs' caches carry over from one execution to the next: hence the cache drop before every execution of the cold round",
@@ -313,6 +324,9 @@ func Compare(ctx context.Context, cfg Config, out dbt3.Output) (err error) {
 	}
 	return nil
 }
+
+// busyWarning is the other work, in CPUs, over which a run warns that its machine is busy.
+const busyWarning = 0.25
 
 // loadAverage returns /proc/loadavg's three averages, or "unknown".
 func loadAverage() string {

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -89,4 +90,45 @@ func Builds(self string, paths map[string]string) map[string]buildinfo.Info {
 		out[role] = in
 	}
 	return out
+}
+
+// BusyCPUs measures, over d, how many CPUs' worth of time the whole machine spent busy
+// (/proc/stat: everything but idle and iowait): before a run starts, the other work that
+// will share the machine with it. ok is false where /proc/stat cannot be read.
+func BusyCPUs(ctx context.Context, d time.Duration) (busy float64, ok bool) {
+	read := func() (busyTicks, total uint64, ok bool) {
+		b, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			return 0, 0, false
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		f := strings.Fields(line)
+		if len(f) < 5 || f[0] != "cpu" {
+			return 0, 0, false
+		}
+		for i, v := range f[1:] {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return 0, 0, false
+			}
+			total += n
+			if i != 3 && i != 4 { // idle, iowait
+				busyTicks += n
+			}
+		}
+		return busyTicks, total, true
+	}
+	b0, t0, ok0 := read()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return 0, false
+	case <-t.C:
+	}
+	b1, t1, ok1 := read()
+	if !ok0 || !ok1 || t1 <= t0 {
+		return 0, false
+	}
+	return float64(b1-b0) / float64(t1-t0) * float64(runtime.NumCPU()), true
 }

@@ -55,6 +55,9 @@ type Host struct {
 	// Load is /proc/loadavg's 1, 5 and 15 minute averages when the host was described (at a
 	// run's start): how busy the machine was with other work.
 	Load string `json:"load,omitempty"`
+	// BusyCPUs is how many CPUs' worth the machine was busy with other work in the second
+	// before the run started (BusyCPUs); nil where not measured.
+	BusyCPUs *float64 `json:"busy_cpus_before,omitempty"`
 }
 
 // Sample is one execution of one query in one configuration.

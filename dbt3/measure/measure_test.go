@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -71,5 +73,18 @@ func TestLocalHost(t *testing.T) {
 	h := LocalHost()
 	if h.CPUs < 1 || h.MemoryMiB < 1 || !strings.HasPrefix(h.Kernel, "Linux ") || h.GoVersion != runtime.Version() {
 		t.Errorf("LocalHost %+v: want CPUs, memory, kernel \"Linux <release>\" and Go version", h)
+	}
+}
+
+func TestBusyCPUs(t *testing.T) {
+	busy, ok := BusyCPUs(context.Background(), 200*time.Millisecond)
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		if ok {
+			t.Errorf("BusyCPUs measured %v without /proc/stat", busy)
+		}
+		t.Skip("no /proc/stat")
+	}
+	if !ok || busy < 0 || busy > float64(runtime.NumCPU())+0.01 {
+		t.Errorf("BusyCPUs = %v, %v; want 0..%d", busy, ok, runtime.NumCPU())
 	}
 }

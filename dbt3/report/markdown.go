@@ -492,6 +492,9 @@ func hostText(h measure.Host) string {
 	if h.Load != "" {
 		parts = append(parts, "load average "+h.Load+" at the start")
 	}
+	if h.BusyCPUs != nil {
+		parts = append(parts, fmt.Sprintf("%.2f CPUs busy with other work in the second before", *h.BusyCPUs))
+	}
 	return strings.Join(parts, ", ")
 }
 
