@@ -16,7 +16,7 @@ func TestDriverUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"query"}, "give exactly one of -q N, -f FILE and -e SQL"},
-		{[]string{"query", "-e", "select 1", "--format", "csv"}, `--format "csv"`},
+		{[]string{"query", "-e", "select 1", "--format", "xml"}, `--format "xml": want psv, table, csv or json`},
 		{[]string{"query", "-e", "select 1", "--mysql", "localhost"}, "want host:port"},
 		{[]string{"query", "-f", missing}, "no such file"},
 		{[]string{"power", "--sf", "0"}, "--sf"},
