@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,7 +164,7 @@ func pairedSummary(run *measure.Run, qs []query) string {
 		ratios = append(ratios, t[0]/t[1])
 	}
 	if len(ratios) > 0 {
-		lo, hi := bootstrapMedianCI(ratios, 0.95, 2000)
+		lo, hi := measure.BootstrapMedianCI(ratios, 0.95, 2000)
 		fmt.Fprintf(&b, "| **total (%d queries)** | | | **%s**, 95 %% CI [%.2f–%.2f] (bootstrap of the median over %d rounds) |\n",
 			len(qs), medianRange(ratios, 2), lo, hi, len(ratios))
 		if len(ratios) < 5 {
@@ -193,26 +191,4 @@ func median(s []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// bootstrapMedianCI is the percentile bootstrap interval of the median of v at the given
-// level, from n resamples with a fixed seed (so a run's report is reproducible).
-func bootstrapMedianCI(v []float64, level float64, n int) (lo, hi float64) {
-	if len(v) == 1 {
-		return v[0], v[0]
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	meds := make([]float64, n)
-	sample := make([]float64, len(v))
-	for i := range meds {
-		for j := range sample {
-			sample[j] = v[r.IntN(len(v))]
-		}
-		slices.Sort(sample)
-		meds[i] = median(sample)
-	}
-	slices.Sort(meds)
-	tail := (1 - level) / 2
-	at := func(q float64) float64 { return meds[min(n-1, max(0, int(math.Round(q*float64(n-1)))))] }
-	return at(tail), at(1 - tail)
 }

@@ -13,6 +13,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -140,6 +142,10 @@ type Stat struct {
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
+	// CILo and CIHi bound the median's 95 % confidence interval (BootstrapMedianCI), where
+	// it was computed (Ratio computes it); both zero otherwise.
+	CILo float64 `json:"ci_lo,omitempty"`
+	CIHi float64 `json:"ci_hi,omitempty"`
 }
 
 // Summarize returns the median, minimum and maximum of vs. An empty vs gives a zero Stat.
@@ -175,7 +181,36 @@ func Ratio(num, den []float64) Stat {
 			rs = append(rs, num[i]/den[i])
 		}
 	}
-	return Summarize(rs)
+	st := Summarize(rs)
+	if st.N > 0 {
+		st.CILo, st.CIHi = BootstrapMedianCI(rs, 0.95, 2000)
+	}
+	return st
+}
+
+// BootstrapMedianCI is the percentile bootstrap interval of the median of v at the given
+// level, from n resamples with a fixed seed, so that a report is reproducible. One value
+// is its own interval; with few values the interval is wide, as it should be.
+func BootstrapMedianCI(v []float64, level float64, n int) (lo, hi float64) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	if len(v) == 1 {
+		return v[0], v[0]
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	meds := make([]float64, n)
+	sample := make([]float64, len(v))
+	for i := range meds {
+		for j := range sample {
+			sample[j] = v[r.IntN(len(v))]
+		}
+		meds[i] = Summarize(sample).Median
+	}
+	slices.Sort(meds)
+	tail := (1 - level) / 2
+	at := func(q float64) float64 { return meds[min(n-1, max(0, int(math.Round(q*float64(n-1)))))] }
+	return at(tail), at(1 - tail)
 }
 
 // Select returns the samples for which keep is true, in order.

@@ -16,9 +16,9 @@ func TestSummarize(t *testing.T) {
 		want Stat
 	}{
 		{nil, Stat{}},
-		{[]float64{3}, Stat{1, 3, 3, 3}},
-		{[]float64{5, 1, 3}, Stat{3, 3, 1, 5}},
-		{[]float64{4, 1, 3, 2}, Stat{4, 2.5, 1, 4}},
+		{[]float64{3}, Stat{N: 1, Median: 3, Min: 3, Max: 3}},
+		{[]float64{5, 1, 3}, Stat{N: 3, Median: 3, Min: 1, Max: 5}},
+		{[]float64{4, 1, 3, 2}, Stat{N: 4, Median: 2.5, Min: 1, Max: 4}},
 	} {
 		if got := Summarize(tc.in); got != tc.want {
 			t.Errorf("Summarize(%v) = %+v, want %+v", tc.in, got, tc.want)
@@ -28,9 +28,14 @@ func TestSummarize(t *testing.T) {
 
 func TestRatioPairsAndSkipsZero(t *testing.T) {
 	got := Ratio([]float64{1, 2, 9, 4}, []float64{2, 2, 0, 2})
-	want := Stat{3, 1, 0.5, 2}
+	want := Stat{N: 3, Median: 1, Min: 0.5, Max: 2}
+	ci := got
+	got.CILo, got.CIHi = 0, 0
 	if got != want {
 		t.Fatalf("Ratio = %+v, want %+v", got, want)
+	}
+	if ci.CILo < want.Min || ci.CILo > want.Median || ci.CIHi < want.Median || ci.CIHi > want.Max {
+		t.Errorf("Ratio's CI [%v, %v] does not hold the median %v within [min, max]", ci.CILo, ci.CIHi, want.Median)
 	}
 }
 

@@ -6,12 +6,16 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/colinkdb/colink/dbt3/measure"
 )
 
 // Colours: the transports' elapsed bars, then one per process for the CPU stacks.
@@ -20,6 +24,8 @@ var (
 	processColors   = []color.Color{color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255}, color.RGBA{227, 119, 194, 255},
 		color.RGBA{127, 127, 127, 255}, color.RGBA{188, 189, 34, 255}, color.RGBA{23, 190, 207, 255}}
 	duckColor = color.RGBA{214, 39, 40, 255}
+	// transportColorNames name transportColors in words, for a plot's key.
+	transportColorNames = []string{"blue", "orange", "green"}
 )
 
 func pick(cs []color.Color, i int) color.Color { return cs[i%len(cs)] }
@@ -57,6 +63,7 @@ func PlotTransports(c *Comparison) ([]byte, error) {
 
 func transportsPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
 	p := plot.New()
+	sansSerif(p)
 	p.Title.Text = fmt.Sprintf("%s — bars per query: elapsed over %s, then CPU (user+sys) over %s, stacked by process",
 		c.Run.ID, strings.Join(c.Transports, ", "), strings.Join(c.Transports, ", "))
 	p.Y.Label.Text = "seconds (median of the warm rounds)"
@@ -110,15 +117,17 @@ func transportsPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
 	return p, vg.Length(max(n, 8))*w*vg.Length(slots+1) + 2*vg.Inch, 5 * vg.Inch, nil
 }
 
-// ratioBars are medians with min–max whiskers.
+// ratioBars are medians with their confidence intervals as whiskers.
 type ratioBars struct {
 	plotter.XYs
 	plotter.YErrors
 }
 
 // PlotRatios draws each other transport's elapsed ratio against the baseline per query
-// (and level) and for the totals: median and min–max over the paired warm rounds, with a
-// line at 1.
+// (and level) and for the totals, on a log axis around 1: the median over the paired warm
+// rounds with its 95 % bootstrap interval. The axis spans at most ratioClip either side of
+// 1; a point or whisker beyond it is drawn at the edge, as a triangle labelled with its
+// median, so that one outlier does not squash the rest.
 func PlotRatios(c *Comparison) ([]byte, error) {
 	p, w, h, err := ratiosPlot(c)
 	if err != nil {
@@ -127,55 +136,196 @@ func PlotRatios(c *Comparison) ([]byte, error) {
 	return svg(p, w, h)
 }
 
-func ratiosPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
+// ratioClip bounds the ratio axis: from 1/ratioClip to ratioClip.
+const ratioClip = 3.0
+
+// ratioLayout is where the ratio plot puts its points: for each other transport the
+// points inside the axis with their whiskers (already cut at the axis), and those beyond it
+// (drawn at its edge) with their real medians.
+type ratioLayout struct {
+	names      []string
+	ymin, ymax float64
+	series     []ratioSeries
+}
+
+type ratioSeries struct {
+	transport string
+	in        ratioBars
+	out       plotter.XYs
+	outLabels []string
+}
+
+func (c *Comparison) ratioLayout() ratioLayout {
 	rows := c.rowsWithTotals()
-	var names []string
+	var lay ratioLayout
 	for _, r := range rows {
-		names = append(names, c.Label(r))
+		lay.names = append(lay.names, c.Label(r))
 	}
-	p := plot.New()
 	others := c.Others()
-	p.Title.Text = fmt.Sprintf("%s: elapsed against %s, median and min–max over paired rounds", c.Run.ID, c.Baseline)
-	p.Y.Label.Text = fmt.Sprintf("transport / %s (below 1: faster than %s)", c.Baseline, c.Baseline)
-	p.Legend.Top = true
 	lo, hi := 1.0, 1.0 // the line at 1 always shows
+	for _, r := range rows {
+		for _, tr := range others {
+			if st := r.Ratio(tr); st.N > 0 {
+				l, h := ciOf(st)
+				lo, hi = min(lo, l), max(hi, h)
+			}
+		}
+	}
+	lo, hi = max(lo, 1/ratioClip), min(hi, ratioClip)
+	// Padding on the log axis, a little more above for an outlier's label.
+	lay.ymin, lay.ymax = lo/1.08, hi*1.15
+	clamp := func(v float64) float64 { return min(max(v, lay.ymin), lay.ymax) }
 	for ti, tr := range others {
-		var rb ratioBars
+		sr := ratioSeries{transport: tr}
 		for i, r := range rows {
 			st := r.Ratio(tr)
 			if st.N == 0 {
 				continue
 			}
 			x := float64(i) + 0.15*(float64(ti)-float64(len(others)-1)/2)
-			rb.XYs = append(rb.XYs, plotter.XY{X: x, Y: st.Median})
-			rb.YErrors = append(rb.YErrors, struct{ Low, High float64 }{st.Median - st.Min, st.Max - st.Median})
-			lo, hi = min(lo, st.Min), max(hi, st.Max)
+			if st.Median < lay.ymin || st.Median > lay.ymax {
+				// At the edge, just inside it, so that the triangle shows whole.
+				sr.out = append(sr.out, plotter.XY{X: x, Y: min(max(st.Median, lay.ymin*1.04), lay.ymax/1.04)})
+				sr.outLabels = append(sr.outLabels, fmt.Sprintf("%.2f", st.Median))
+				continue
+			}
+			l, h := ciOf(st)
+			sr.in.XYs = append(sr.in.XYs, plotter.XY{X: x, Y: st.Median})
+			sr.in.YErrors = append(sr.in.YErrors, struct{ Low, High float64 }{st.Median - clamp(l), clamp(h) - st.Median})
 		}
-		if len(rb.XYs) == 0 {
-			continue
+		lay.series = append(lay.series, sr)
+	}
+	return lay
+}
+
+func ratiosPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
+	lay := c.ratioLayout()
+	p := plot.New()
+	sansSerif(p)
+	// The key goes in the title's second line, not a legend over the data.
+	var key []string
+	for _, sr := range lay.series {
+		key = append(key, sr.transport+" "+transportColorNames[slices.Index(c.Transports, sr.transport)%len(transportColorNames)])
+	}
+	p.Title.Text = c.ratioFinding() + "\n" + fmt.Sprintf("dots: median, 95 %% CI (%s); triangles: off the axis, median beside", strings.Join(key, ", "))
+	p.Y.Label.Text = fmt.Sprintf("elapsed / %s's (log scale)", c.Baseline)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = ratioTicks{}
+	for _, sr := range lay.series {
+		col := pick(transportColors, slices.Index(c.Transports, sr.transport))
+		if len(sr.in.XYs) > 0 {
+			pts, err := plotter.NewScatter(sr.in.XYs)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			pts.GlyphStyle.Shape, pts.GlyphStyle.Color = draw.CircleGlyph{}, col
+			errs, err := plotter.NewYErrorBars(sr.in)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			errs.LineStyle.Color = col
+			p.Add(errs, pts)
 		}
-		pts, err := plotter.NewScatter(rb.XYs)
-		if err != nil {
-			return nil, 0, 0, err
+		if len(sr.out) > 0 {
+			marks, err := plotter.NewScatter(sr.out)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			marks.GlyphStyle.Shape, marks.GlyphStyle.Color, marks.GlyphStyle.Radius = draw.TriangleGlyph{}, col, vg.Points(4)
+			labels, err := plotter.NewLabels(plotter.XYLabels{XYs: sr.out, Labels: sr.outLabels})
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			for i := range labels.TextStyle {
+				labels.TextStyle[i].Font.Variant = "Sans"
+				labels.TextStyle[i].XAlign = draw.XCenter
+				labels.TextStyle[i].YAlign = draw.YTop
+				if sr.out[i].Y < 1 {
+					labels.TextStyle[i].YAlign = draw.YBottom
+				}
+			}
+			p.Add(marks, labels)
 		}
-		pts.GlyphStyle.Shape = draw.CircleGlyph{}
-		pts.GlyphStyle.Color = pick(transportColors, slices.Index(c.Transports, tr))
-		errs, err := plotter.NewYErrorBars(rb)
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		errs.LineStyle.Color = pts.GlyphStyle.Color
-		p.Add(errs, pts)
-		p.Legend.Add(tr+" / "+c.Baseline, pts)
 	}
 	one := plotter.NewFunction(func(float64) float64 { return 1 })
 	one.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(one, plotter.NewGrid())
-	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
-	pad := 0.06 * (hi - lo)
-	p.Y.Min, p.Y.Max = lo-pad, hi+pad
-	return p, vg.Length(max(len(names), 8))*vg.Points(36) + 2*vg.Inch, 4 * vg.Inch, nil
+	p.NominalX(lay.names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(lay.names))-0.5
+	p.Y.Min, p.Y.Max = lay.ymin, lay.ymax
+	return p, vg.Length(max(len(lay.names), 10))*vg.Points(36) + 2*vg.Inch, 4.5 * vg.Inch, nil
+}
+
+// ciOf is a ratio's confidence interval, or its min–max for a Stat recorded without one.
+func ciOf(st measure.Stat) (lo, hi float64) {
+	if st.CILo == 0 && st.CIHi == 0 {
+		return st.Min, st.Max
+	}
+	return st.CILo, st.CIHi
+}
+
+// ratioFinding is the ratio plot's title: the first total's ratio for each other
+// transport, with its interval and whether it is distinguishable from 1.
+func (c *Comparison) ratioFinding() string {
+	var total *Row
+	if len(c.Totals) > 0 {
+		total = c.Totals[0]
+	}
+	var parts []string
+	for _, tr := range c.Others() {
+		if total == nil {
+			break
+		}
+		st := total.Ratio(tr)
+		if st.N == 0 {
+			continue
+		}
+		l, h := ciOf(st)
+		verdict := "not distinguishable from 1"
+		switch {
+		case h < 1:
+			verdict = fmt.Sprintf("%s is faster", tr)
+		case l > 1:
+			verdict = fmt.Sprintf("%s is slower", tr)
+		}
+		parts = append(parts, fmt.Sprintf("%s/%s %.2f [95 %% CI %.2f–%.2f, %d paired rounds]: %s", tr, c.Baseline, st.Median, l, h, st.N, verdict))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%s: elapsed against %s per query", c.Run.ID, c.Baseline)
+	}
+	return fmt.Sprintf("%s: %s", c.Label(total), strings.Join(parts, "; "))
+}
+
+// ratioTicks marks a log ratio axis at round ratios, major ticks labelled.
+type ratioTicks struct{}
+
+func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
+	// About seven labels whatever the span: coarse steps on a wide axis, fine on a narrow.
+	marks := []float64{0.9, 0.95, 1, 1.05, 1.1}
+	switch span := hi / lo; {
+	case span > 4:
+		marks = []float64{0.33, 0.5, 0.67, 1, 1.5, 2, 3}
+	case span > 1.6:
+		marks = []float64{0.5, 0.67, 0.8, 1, 1.25, 1.5, 2}
+	case span > 1.25:
+		marks = []float64{0.8, 0.9, 1, 1.1, 1.25}
+	}
+	var out []plot.Tick
+	for _, v := range marks {
+		if v < lo || v > hi {
+			continue
+		}
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	return out
+}
+
+// sansSerif sets every text of p in the sans-serif face.
+func sansSerif(p *plot.Plot) {
+	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
+		st.Font.Variant = "Sans"
+	}
 }
 
 // PlotCosts draws, for each other transport, every paired difference against the
@@ -183,6 +333,7 @@ func ratiosPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
 // axis, with the fitted line.
 func PlotCosts(c *Comparison, cpu bool) ([]byte, error) {
 	p := plot.New()
+	sansSerif(p)
 	what := "elapsed"
 	if cpu {
 		what = "CPU (user+sys, every daemon)"
@@ -249,6 +400,7 @@ func PlotDuckDB(c *Comparison, d *DuckDB) ([]byte, error) {
 
 func duckDBPlot(c *Comparison, d *DuckDB) (*plot.Plot, vg.Length, vg.Length, error) {
 	p := plot.New()
+	sansSerif(p)
 	p.Title.Text = fmt.Sprintf("colink (%s) against DuckDB (%s), elapsed", c.Run.ID, d.Run.ID)
 	p.Y.Label.Text = "seconds (median of the warm rounds)"
 	p.Legend.Top = true

@@ -390,3 +390,48 @@ func TestWriteSummary(t *testing.T) {
 		t.Errorf("2 warm rounds gave no warning")
 	}
 }
+
+// TestRatioPlotRange: one outlier (a ratio of 7.4) does not stretch the ratio plot's axis;
+// every point drawn, whisker ends included, lies within the drawn range, and the outlier is
+// drawn at the edge with its value. COLINK_PLOT_DIR=dir saves the plot as PNG to look at.
+func TestRatioPlotRange(t *testing.T) {
+	r := testRun()
+	for round := 1; round <= 3; round++ {
+		r.Samples = append(r.Samples, sample("Q3", "tcp", round, 0.1, ""), sample("Q3", "unix", round, 0.74, ""))
+	}
+	c := Summarize(r)
+	lay := c.ratioLayout()
+	if lay.ymax > ratioClip*1.5 || lay.ymin < 1/(ratioClip*1.5) {
+		t.Errorf("the axis spans %v–%v: the outlier stretched it", lay.ymin, lay.ymax)
+	}
+	outliers := 0
+	for _, sr := range lay.series {
+		for i, xy := range sr.in.XYs {
+			lo, hi := xy.Y-sr.in.YErrors[i].Low, xy.Y+sr.in.YErrors[i].High
+			if lo < lay.ymin || hi > lay.ymax || xy.Y < lay.ymin || xy.Y > lay.ymax {
+				t.Errorf("%s point %v [%v, %v] outside the axis %v–%v", sr.transport, xy.Y, lo, hi, lay.ymin, lay.ymax)
+			}
+		}
+		for i, xy := range sr.out {
+			outliers++
+			if xy.Y < lay.ymin || xy.Y > lay.ymax || sr.outLabels[i] != "7.40" {
+				t.Errorf("outlier drawn at %v labelled %q; want at the edge, labelled 7.40", xy.Y, sr.outLabels[i])
+			}
+		}
+	}
+	if outliers != 1 {
+		t.Errorf("%d outliers marked, want Q3's one", outliers)
+	}
+	if title := c.ratioFinding(); !strings.Contains(title, "unix/tcp") || !strings.Contains(title, "95 % CI") {
+		t.Errorf("the title states no finding: %q", title)
+	}
+	p, w, h, err := ratiosPlot(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := os.Getenv("COLINK_PLOT_DIR"); dir != "" {
+		if err := p.Save(w, h, filepath.Join(dir, "ratios.png")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
