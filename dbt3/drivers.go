@@ -124,6 +124,7 @@ func PowerTest(ctx context.Context, o DriverOptions, out Output) error {
 		if p, ok := run.Metrics["power@size"]; ok {
 			fmt.Fprintf(out.Stdout, "\nPower@Size %.2f (DBT3: 3600·SF / geometric mean of %d intervals); with TPC-H's 1/1000 floor %.2f\n",
 				p, int(run.Metrics["intervals"]), run.Metrics["power@size_tpch"])
+			fmt.Fprintln(out.Stdout, fairUse)
 		}
 	})
 }
@@ -144,9 +145,14 @@ func ThroughputTest(ctx context.Context, o DriverOptions, out Output) error {
 	return o.report(run, runErr, sf, started, out, func() {
 		if t, ok := run.Metrics["throughput@size"]; ok {
 			fmt.Fprintf(out.Stdout, "\nThroughput@Size %.2f (DBT3: %d·22·3600 / Ts %.3fs · SF %g)\n", t, o.Streams, run.Metrics["ts_s"], sf)
+			fmt.Fprintln(out.Stdout, fairUse)
 		}
 	})
 }
+
+// fairUse goes beside every DBT3 metric: the TPC's fair-use rule for results derived from
+// TPC-H.
+const fairUse = "(Derived from TPC-H, as DBT3 is; not a TPC-H result and not comparable with published TPC-H results.)"
 
 // report records a driver's run (started at started, at scale factor sf) and prints it:
 // one line per sample, the metric (printMetric) and the notes; it returns runErr, the
