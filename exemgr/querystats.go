@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -349,11 +350,16 @@ type peerError struct {
 	err  error
 }
 
+// Error names the primproc once: the layers below each name it too (the link client's
+// method errors, the link's dial errors), which reads as noise four times over.
 func (e *peerError) Error() string {
+	rest := strings.TrimPrefix(e.err.Error(), "primproc "+e.peer+": ")
+	rest = strings.ReplaceAll(rest, e.peer+": ", "")
 	if e.why != nil {
-		return "primproc " + e.peer + " is down (" + e.why.Error() + "): " + e.err.Error()
+		why := strings.ReplaceAll(e.why.Error(), "peer "+e.peer, "it")
+		return "primproc " + e.peer + " is down (" + why + "): " + rest
 	}
-	return "primproc " + e.peer + ": " + e.err.Error()
+	return "primproc " + e.peer + ": " + rest
 }
 
 func (e *peerError) Unwrap() error { return e.err }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -509,7 +510,7 @@ func (c *Client) conn(ctx context.Context) (*Conn, error) {
 		case c.failures > f0:
 			err := c.lastErr
 			c.mu.Unlock()
-			return nil, fmt.Errorf("%w: %s: %w", ErrPeerDown, c.peer, err)
+			return nil, c.downErr(err)
 		case c.closed:
 			c.mu.Unlock()
 			return nil, fmt.Errorf("%w: client for %s closed", ErrConnClosed, c.peer)
@@ -585,7 +586,7 @@ func (c *Client) WaitUp(ctx context.Context) error {
 		if c.failures > f0 {
 			err := c.lastErr
 			c.mu.Unlock()
-			return fmt.Errorf("%w: %s: %w", ErrPeerDown, c.peer, err)
+			return c.downErr(err)
 		}
 		ch := c.changed
 		c.mu.Unlock()
@@ -598,6 +599,15 @@ func (c *Client) WaitUp(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	return nil
+}
+
+// downErr is ErrPeerDown for a dial's failure err, naming the peer once: a dial's error
+// names the endpoint it dialled, which is usually the peer.
+func (c *Client) downErr(err error) error {
+	if strings.Contains(err.Error(), c.peer.String()) {
+		return fmt.Errorf("%w: %w", ErrPeerDown, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrPeerDown, c.peer, err)
 }
 
 // Up reports whether at least one connection is live.
