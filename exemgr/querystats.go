@@ -237,6 +237,42 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 
 func processName(i int) string { return "primproc" + strconv.Itoa(i) }
 
+// Status is SHOW STATUS's part of exemgr's counters: the link's to the primprocs (every
+// connection since the start, by transport summed), the primprocs up, and the memory the
+// running queries hold.
+func (e *Engine) Status() []frontend.Variable {
+	var t ipc.LinkTotals
+	up := 0
+	for _, c := range e.linkSnapshots() {
+		if c.Up {
+			up++
+		}
+		for _, bt := range c.ByTransport {
+			t.BytesIn += bt.BytesIn
+			t.BytesOut += bt.BytesOut
+			t.BatchesIn += bt.BatchesIn
+			t.BatchesOut += bt.BatchesOut
+			t.FramesIn += bt.FramesIn
+			t.FramesOut += bt.FramesOut
+			t.StreamsOpened += bt.StreamsOpened
+			t.RingBytesIn += bt.RingBytesIn
+		}
+	}
+	mem := e.memoryStats()
+	n := func(name string, v uint64) frontend.Variable {
+		return frontend.Variable{Name: name, Value: strconv.FormatUint(v, 10), Numeric: true}
+	}
+	return []frontend.Variable{
+		n("Colink_link_bytes_received", t.BytesIn), n("Colink_link_bytes_sent", t.BytesOut),
+		n("Colink_link_batches_received", t.BatchesIn), n("Colink_link_batches_sent", t.BatchesOut),
+		n("Colink_link_frames_received", t.FramesIn), n("Colink_link_frames_sent", t.FramesOut),
+		n("Colink_link_streams_opened", t.StreamsOpened), n("Colink_link_ring_bytes_received", t.RingBytesIn),
+		n("Colink_primprocs", uint64(len(e.cl))), n("Colink_primprocs_up", uint64(up)),
+		n("Colink_statements_running", uint64(max(e.active.Load(), 0))),
+		n("Colink_query_memory_used", uint64(max(mem.QueryUsed, 0))),
+	}
+}
+
 // MetricsSnapshot returns exemgr's counters for its metrics endpoint: the link's to each
 // primproc, and its memory against its bounds.
 func (e *Engine) MetricsSnapshot() (links []ipc.ClientStats, mem link.MemoryStats) {

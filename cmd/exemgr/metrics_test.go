@@ -104,6 +104,13 @@ func TestMetricsEndpoints(t *testing.T) {
 			if _, err := conn.ExecContext(ctx, "selec 1"); err == nil {
 				t.Fatal("a syntax error succeeded")
 			}
+			var name, value string
+			if err := conn.QueryRowContext(ctx, "show global status like 'Colink_link_bytes_received'").Scan(&name, &value); err != nil {
+				t.Fatalf("SHOW STATUS: %s", errorText(err))
+			}
+			if n, err := strconv.ParseInt(value, 10, 64); err != nil || n <= 0 {
+				t.Errorf("SHOW STATUS: %s = %q, want the bytes received", name, value)
+			}
 			em1, pm1 := scrape(t, emURL), scrape(t, pmURL)
 			moved := func(name string, before, after map[string]float64, min float64, prefix string, labels ...string) {
 				t.Helper()

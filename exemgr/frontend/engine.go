@@ -43,6 +43,14 @@ type VariableSource interface {
 	Variables(s *Session, global bool) []Variable
 }
 
+// StatusSource is implemented by an Engine with status counters of its own, which SHOW
+// STATUS lists after the server's (Uptime, Threads_connected, Connections, Questions).
+type StatusSource interface {
+	// Status is the engine's counters now, named as SHOW STATUS prints them
+	// ("Colink_link_bytes_received").
+	Status() []Variable
+}
+
 // Variable is one of an engine's system variables.
 type Variable struct {
 	Name    string // lower case

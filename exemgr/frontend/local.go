@@ -634,6 +634,9 @@ func (c *conn) show(p *parser) (*textResult, error, bool) {
 	} else if !p.accept("session") {
 		p.accept("local")
 	}
+	if p.accept("status") {
+		return c.status(p)
+	}
 	if !p.accept("variables") {
 		return nil, nil, false
 	}
@@ -673,6 +676,48 @@ func (c *conn) show(p *parser) (*textResult, error, bool) {
 	}}
 	for _, name := range names {
 		res.rows = append(res.rows, []cell{textCell(name), textCell(values[name])})
+	}
+	return res, nil, true
+}
+
+// status answers SHOW [GLOBAL | SESSION] STATUS [LIKE 'pattern']: the server's counters,
+// as mysqld names them, then the engine's (StatusSource). colink keeps no per-session
+// counters, so SESSION shows the global ones, as mysqld does for most of them.
+func (c *conn) status(p *parser) (*textResult, error, bool) {
+	pattern := ""
+	if p.accept("like") {
+		t := p.next()
+		if t.kind != tokString {
+			return nil, nil, false
+		}
+		pattern = t.value
+	}
+	if !p.done() {
+		return nil, nil, false
+	}
+	up := int64(time.Since(c.srv.started).Seconds())
+	c.srv.mu.Lock()
+	threads := len(c.srv.sessions)
+	c.srv.mu.Unlock()
+	vars := []Variable{
+		{Name: "Connections", Value: fmt.Sprint(c.srv.accepted.Load()), Numeric: true},
+		{Name: "Questions", Value: fmt.Sprint(c.srv.questions.Load()), Numeric: true},
+		{Name: "Queries", Value: fmt.Sprint(c.srv.questions.Load()), Numeric: true},
+		{Name: "Threads_connected", Value: fmt.Sprint(threads), Numeric: true},
+		{Name: "Uptime", Value: fmt.Sprint(up), Numeric: true},
+	}
+	if ss, ok := c.srv.engine.(StatusSource); ok {
+		vars = append(vars, ss.Status()...)
+	}
+	res := &textResult{cols: []Column{
+		{Name: "Variable_name", Type: TypeVarString, Length: 64, Flags: FlagNotNull},
+		{Name: "Value", Type: TypeVarString, Length: 2048},
+	}}
+	slices.SortFunc(vars, func(a, b Variable) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	for _, v := range vars {
+		if pattern == "" || likeMatch(strings.ToLower(pattern), strings.ToLower(v.Name)) {
+			res.rows = append(res.rows, []cell{textCell(v.Name), textCell(v.Value)})
+		}
 	}
 	return res, nil, true
 }

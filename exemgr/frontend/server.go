@@ -28,7 +28,8 @@ type Server struct {
 	vars      map[string]sysVar // server-wide system variables, read-only after Listen
 	versionID int               // ServerVersion as MySQL's number, for versioned comments
 	started   time.Time
-	questions atomic.Uint64 // statements received, for COM_STATISTICS
+	questions atomic.Uint64 // statements received, for COM_STATISTICS and SHOW STATUS
+	accepted  atomic.Uint64 // connections admitted, for SHOW STATUS's Connections
 
 	mu       sync.Mutex
 	sessions map[uint32]*Session   // guarded by mu
@@ -285,6 +286,7 @@ func (s *Server) admit(nc net.Conn) bool {
 		return false
 	}
 	s.conns[nc] = nil
+	s.accepted.Add(1)
 	s.wg.Add(1)
 	return true
 }

@@ -440,3 +440,37 @@ func TestClientDisconnectCancelsQuery(t *testing.T) {
 	wantCancel(t, eng, ErrClientGone, 5*time.Second, "the engine's context was not cancelled after the client went away")
 	<-errc
 }
+
+// TestShowStatus: SHOW STATUS lists the server's counters, as mysqld names them, filtered by
+// LIKE; the counters move with the connections and statements.
+func TestShowStatus(t *testing.T) {
+	ts := startServer(t, newFakeEngine(), nil)
+	db := open(t, ts, "tcp", "root", "", "")
+	cols, rows := queryStrings(t, db, "show global status")
+	if len(cols) != 2 || cols[0] != "Variable_name" || cols[1] != "Value" {
+		t.Fatalf("columns %v", cols)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r[0]] = r[1]
+	}
+	for _, name := range []string{"Connections", "Questions", "Queries", "Threads_connected", "Uptime"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("SHOW GLOBAL STATUS lacks %s: %v", name, got)
+		}
+	}
+	if got["Threads_connected"] == "0" || got["Connections"] == "0" {
+		t.Errorf("no connection counted: %v", got)
+	}
+	_, rows = queryStrings(t, db, "show status like 'quest%'")
+	if len(rows) != 1 || rows[0][0] != "Questions" {
+		t.Fatalf("SHOW STATUS LIKE 'quest%%': %v", rows)
+	}
+	before := rows[0][1]
+	queryStrings(t, db, "select 1")
+	_, rows = queryStrings(t, db, "show session status like 'Questions'")
+	b, _ := strconv.Atoi(before)
+	if a, err := strconv.Atoi(rows[0][1]); len(rows) != 1 || err != nil || a <= b {
+		t.Errorf("Questions did not move: %s, then %v", before, rows)
+	}
+}
