@@ -116,8 +116,7 @@ func WriteMarkdown(out io.Writer, c *Comparison, d *DuckDB) error {
 	if warn := c.roundsWarning(); warn != "" {
 		fmt.Fprintf(w, "> **Warning.** %s\n\n", warn)
 	}
-	fmt.Fprintf(w, "SF %g, %d primproc(s), %d primproc threads, %d round(s) (round 1 cold, caches dropped before each execution; %s summarized as warm), transports %s, pushdown %s.  \n",
-		run.SF, primprocs(run), run.Threads, c.Rounds, roundsText(c.WarmRounds), strings.Join(c.Transports, ", "), strings.Join(c.Pushdowns, ", "))
+	fmt.Fprintf(w, "%s  \n", settingText(c))
 	fmt.Fprintf(w, "Host: %s. Started %s.  \n", hostText(run.Host), run.Started.UTC().Format("2006-01-02 15:04 UTC"))
 	if code := buildsText(run.Builds); code != "" {
 		fmt.Fprintf(w, "Code: %s.  \n", code)
@@ -506,4 +505,12 @@ func buildsText(b map[string]buildinfo.Info) string {
 		parts = append(parts, role+" "+b[role].ShortRevision())
 	}
 	return strings.Join(parts, ", ")
+}
+
+// settingText is the run's setting in one sentence: scale, primprocs, threads, rounds,
+// transports and pushdown levels.
+func settingText(c *Comparison) string {
+	run := c.Run
+	return fmt.Sprintf("SF %g, %d primproc(s), %d primproc threads, %d round(s) (round 1 cold, caches dropped before each execution; %s summarized as warm), transports %s, pushdown %s.",
+		run.SF, primprocs(run), run.Threads, c.Rounds, roundsText(c.WarmRounds), strings.Join(c.Transports, ", "), strings.Join(c.Pushdowns, ", "))
 }

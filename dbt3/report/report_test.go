@@ -164,7 +164,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 6 || !bytes.Contains(md, []byte("colink against DuckDB")) {
+	if len(files) != 7 || !bytes.Contains(md, []byte("colink against DuckDB")) {
 		t.Fatalf("files %v", files)
 	}
 	for _, f := range files {
@@ -174,6 +174,19 @@ func TestWrite(t *testing.T) {
 		}
 		if strings.HasSuffix(f, ".svg") {
 			dbt3test.WellFormedSVG(t, f, data)
+		}
+		if strings.HasSuffix(f, HTMLFile) {
+			// Self-contained: every plot inline, the answer first, nothing fetched.
+			page := string(data)
+			if n := strings.Count(page, "<svg"); n != 5 {
+				t.Errorf("%s holds %d inline plots, want 5", f, n)
+			}
+			if strings.Contains(page, "<?xml") || strings.Contains(page, " src=") || strings.Contains(page, "<link") {
+				t.Errorf("%s is not self-contained", f)
+			}
+			if i, j := strings.Index(page, `class="answer"`), strings.Index(page, "<table"); i < 0 || j < i {
+				t.Errorf("%s does not open with the answer", f)
+			}
 		}
 	}
 	if _, err := ReadRuns([]string{duckPath}); err == nil || !strings.Contains(err.Error(), "no comparison run") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/internal/atomicfile"
@@ -56,8 +57,8 @@ func ReadRuns(paths []string) (Runs, error) {
 	return rs, nil
 }
 
-// Write writes the Markdown report and the SVG plots of rs into dir and returns the
-// Markdown text and the paths written.
+// Write writes the Markdown report, the SVG plots and the self-contained HTML report (the
+// plots inline) of rs into dir and returns the Markdown text and the paths written.
 func Write(dir string, rs Runs) (markdown []byte, files []string, err error) {
 	c := Summarize(rs.Compare)
 	var d *DuckDB
@@ -91,10 +92,14 @@ func Write(dir string, rs Runs) (markdown []byte, files []string, err error) {
 			make func() ([]byte, error)
 		}{DuckDBSVG, func() ([]byte, error) { return PlotDuckDB(c, d) }})
 	}
+	var plots [][]byte
 	for _, o := range outputs {
 		data, err := o.make()
 		if err != nil {
 			return nil, files, fmt.Errorf("report: %s: %w", o.name, err)
+		}
+		if strings.HasSuffix(o.name, ".svg") {
+			plots = append(plots, data)
 		}
 		path := filepath.Join(dir, o.name)
 		if err := atomicfile.Write(path, data, 0o644); err != nil {
@@ -102,6 +107,15 @@ func Write(dir string, rs Runs) (markdown []byte, files []string, err error) {
 		}
 		files = append(files, path)
 	}
+	page, err := WriteHTML(c, plots)
+	if err != nil {
+		return nil, files, fmt.Errorf("report: %s: %w", HTMLFile, err)
+	}
+	path := filepath.Join(dir, HTMLFile)
+	if err := atomicfile.Write(path, page, 0o644); err != nil {
+		return nil, files, err
+	}
+	files = append(files, path)
 	return md.Bytes(), files, nil
 }
 
