@@ -107,11 +107,21 @@ func TestPreparedStatementsTPCH(t *testing.T) {
 	for q, want := range map[string]string{
 		"EXECUTE s USING @r":  "1210",
 		"EXECUTE nosuch":      "1243",
-		"PREPARE t FROM @sql": "1235",
+		"PREPARE t FROM @sql": "1064", // @sql is NULL: no statement
 	} {
 		if _, err := conn.ExecContext(ctx, q); !strings.Contains(errorText(err), want) {
 			t.Errorf("%s: %s, want error %s", q, errorText(err), want)
 		}
+	}
+	// PREPARE … FROM @v takes the statement's text from a user variable, as dynamic SQL in
+	// scripts and stored-procedure ports does.
+	for _, q := range []string{"SET @sql = concat('select count(*) from nation where n_regionkey ', '= ?')", "PREPARE t FROM @sql"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %s", q, errorText(err))
+		}
+	}
+	if err := conn.QueryRowContext(ctx, "EXECUTE t USING @r").Scan(&n); err != nil || n != 5 {
+		t.Errorf("EXECUTE t USING @r (prepared from @sql): %d, %s", n, errorText(err))
 	}
 	if _, err := conn.ExecContext(ctx, "DEALLOCATE PREPARE s"); err != nil {
 		t.Errorf("DEALLOCATE PREPARE s: %s", errorText(err))

@@ -177,7 +177,7 @@ func (c *conn) local(ctx context.Context, st statement) (res *textResult, err er
 	case first.is("show"):
 		return c.show(p)
 	case first.is("prepare"), first.is("deallocate"), first.is("drop") && p.peek().is("prepare"):
-		return c.sqlPrepare(&parser{toks: st.toks})
+		return c.sqlPrepare(ctx, &parser{toks: st.toks})
 	case first.is("lock"), first.is("unlock"):
 		// LOCK TABLES … / UNLOCK TABLES, which dump tools send around their reads: colink
 		// has no table locks (every statement reads its own snapshot), so they are accepted

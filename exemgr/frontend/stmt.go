@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // The binary protocol: COM_STMT_PREPARE, EXECUTE, SEND_LONG_DATA, RESET and CLOSE.
@@ -533,7 +535,7 @@ func writeQuoted(b *strings.Builder, v []byte) {
 
 // sqlPrepare answers PREPARE and DEALLOCATE; handled is false for other statements, and for
 // forms left to the engine (which refuses them by name).
-func (c *conn) sqlPrepare(p *parser) (res *textResult, err error, handled bool) {
+func (c *conn) sqlPrepare(ctx context.Context, p *parser) (res *textResult, err error, handled bool) {
 	first := p.next()
 	switch {
 	case first.is("prepare"):
@@ -542,15 +544,18 @@ func (c *conn) sqlPrepare(p *parser) (res *textResult, err error, handled bool) 
 			return nil, nil, false
 		}
 		src := p.next()
-		if src.kind == tokUserVar {
-			return nil, Errorf(ErrNotSupportedYet, "colink does not support PREPARE … FROM a user variable yet: give the statement as a string"), true
-		}
-		if src.kind != tokString || !p.done() {
+		if (src.kind != tokString && src.kind != tokUserVar) || !p.done() {
 			return nil, nil, false
+		}
+		text := src.value
+		if src.kind == tokUserVar {
+			if text, err = c.userVarText(ctx, src.text); err != nil {
+				return nil, err, true
+			}
 		}
 		key := strings.ToLower(name.value)
 		_, replacing := c.named[key]
-		ps, err := c.newStmt(src.value, replacing)
+		ps, err := c.newStmt(text, replacing)
 		if err != nil {
 			return nil, err, true
 		}
@@ -575,6 +580,32 @@ func (c *conn) sqlPrepare(p *parser) (res *textResult, err error, handled bool) 
 		return nil, nil, true
 	}
 	return nil, nil, false
+}
+
+// userVarText is the string a user variable holds (PREPARE … FROM @v), as the engine, which
+// keeps the session's variables, evaluates it. A variable that is NULL or not a string is a
+// syntax error, as in MySQL.
+func (c *conn) userVarText(ctx context.Context, name string) (string, error) {
+	res, err := c.srv.engine.Query(ctx, c.sess, "select "+name)
+	if err != nil {
+		return "", err
+	}
+	if res == nil || res.Rows == nil {
+		return "", Errorf(ErrParse, "You have an error in your SQL syntax: %s holds no statement", name)
+	}
+	defer res.Rows.Close()
+	rec, err := res.Rows.Next()
+	if err != nil {
+		return "", Errorf(ErrParse, "You have an error in your SQL syntax: %s holds no statement", name)
+	}
+	if rec.NumRows() != 1 || rec.NumCols() != 1 {
+		return "", Errorf(ErrUnknownError, "internal error: select %s returned %d rows of %d columns", name, rec.NumRows(), rec.NumCols())
+	}
+	col, ok := rec.Column(0).(*array.String)
+	if !ok || col.IsNull(0) {
+		return "", Errorf(ErrParse, "You have an error in your SQL syntax near 'NULL': %s does not hold a statement's text", name)
+	}
+	return col.Value(0), nil
 }
 
 // sqlExecute returns the statement EXECUTE name [USING @v, …] runs, with each placeholder
