@@ -56,7 +56,7 @@ func TestComments(t *testing.T) {
 		}
 		return mode
 	}
-	if got := sqlMode(); got != "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION" {
+	if got := sqlMode(); got != "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION" {
 		t.Errorf("after later versions' comments, sql_mode = %q: they ran", got)
 	}
 	if _, err := conn.ExecContext(ctx, "/*!40100 SET @@SQL_MODE='' */"); err != nil {

@@ -66,7 +66,7 @@ func serverVars(cfg *Config, listeners []net.Listener) map[string]sysVar {
 		"lower_case_table_names":   ro(num("0")),
 		"sql_select_limit":         num("18446744073709551615"),
 		"sql_auto_is_null":         num("0"),
-		"sql_mode":                 str("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"),
+		"sql_mode":                 str("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"),
 		"character_set_client":     str("utf8mb4"),
 		"character_set_connection": str("utf8mb4"),
 		"character_set_results":    str("utf8mb4"),

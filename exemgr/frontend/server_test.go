@@ -261,7 +261,7 @@ func TestSessionStateOnOneConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, rows = queryStrings(t, c, "select @@sql_mode, @@global.sql_mode as g, @@autocommit, @@version_comment limit 1")
-	if got := strings.Join(rows[0], "|"); got != "ANSI|STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION|1|colink" {
+	if got := strings.Join(rows[0], "|"); got != "ANSI|ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION|1|colink" {
 		t.Errorf("variables = %s", got)
 	}
 	if _, err := c.ExecContext(ctx, "set version = 'x'"); mysqlCode(err) != 1238 {
