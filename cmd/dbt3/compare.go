@@ -32,6 +32,7 @@ func compareFlags(fs *pflag.FlagSet, c *bench.Config) {
 	fs.StringArrayVar(&c.ExemgrArgs, "exemgr-arg", c.ExemgrArgs, "extra exemgr flag, repeatable")
 	fs.BoolVar(&c.Warmup, "warmup", c.Warmup, "in warm rounds, run each query once unmeasured over every transport before its measured executions, so that the first does not refill the column cache for the others (the working set exceeds the cache at SF 10) nor run on a warmer exemgr")
 	fs.IntVar(&c.StreamRounds, "ipcbench-rounds", c.StreamRounds, "after the queries, rounds of ipcbench's stream mode (1 GB per transport each) against the same primproc, to check the fitted CPU per GB; 0 skips it")
+	fs.StringVar(&c.Profile, "profile", "", "queries to profile, a list as --queries takes (e.g. 1,6,CS3): after the rounds each runs once more, unmeasured, over every transport with a CPU profile in each daemon, saved as OUT/profiles/QUERY-TRANSPORT-DAEMON.pprof for go tool pprof")
 	fs.BoolVarP(&c.Verbose, "verbose", "v", c.Verbose, "log each step and sample on stderr")
 }
 

@@ -173,8 +173,8 @@ func TestDaemons(t *testing.T) {
 				t.Errorf("report.md lacks %q", want)
 			}
 		}
-		if !strings.Contains(stdout, "| Q22 |") {
-			t.Errorf("stdout lacks the elapsed table:\n%s", stdout)
+		if !strings.Contains(stdout, "\nQ22 ") || strings.Contains(stdout, "| Q22 |") {
+			t.Errorf("stdout lacks the plain elapsed table:\n%s", stdout)
 		}
 		for _, f := range []string{report.TransportsSVG, report.RatiosSVG} {
 			svgFileWellFormed(t, filepath.Join(out, f))
@@ -193,7 +193,7 @@ func TestDaemons(t *testing.T) {
 	t.Run("compare pushdown and cost", func(t *testing.T) {
 		out := t.TempDir()
 		code, stdout, errs := runArgs(t, "compare", "--bin", binDir, "--sf", "0.01", "--runs", "2", "--pushdown", "full,scan",
-			"--queries", "6,SCAN1,SCAN8", "--ipcbench-rounds", "1", "--out", out, "--threads", "2")
+			"--queries", "6,SCAN1,SCAN8", "--ipcbench-rounds", "1", "--out", out, "--threads", "2", "--profile", "6")
 		if code != exitOK {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errs)
 		}
@@ -228,6 +228,13 @@ func TestDaemons(t *testing.T) {
 		}
 		for _, f := range []string{report.CostElapsedSVG, report.CostCPUSVG} {
 			svgFileWellFormed(t, filepath.Join(out, f))
+		}
+		// --profile 6: one CPU profile per transport and daemon, as go tool pprof reads them.
+		for _, f := range []string{"Q6-tcp-exemgr-tcp", "Q6-tcp-primproc0", "Q6-unix-exemgr-unix", "Q6-unix-primproc0"} {
+			b, err := os.ReadFile(filepath.Join(out, "profiles", f+".pprof"))
+			if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+				t.Errorf("profile %s: %d bytes, %v; want a gzipped pprof profile", f, len(b), err)
+			}
 		}
 	})
 

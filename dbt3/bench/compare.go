@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,8 +65,12 @@ type Config struct {
 	// StreamRounds is the rounds of ipcbench's stream mode (1 GB per transport each) run
 	// against the same primproc after the queries; 0 skips it.
 	StreamRounds int
-	Verbose      bool   // log each step and sample on stderr
-	Command      string // the command line, recorded in the run
+	// Profile names queries (a list as Queries takes) to profile: after the measured
+	// rounds each runs once more, unmeasured, over every transport, with a CPU profile
+	// taken in each daemon, saved as OUT/profiles/QUERY-TRANSPORT-DAEMON.pprof.
+	Profile string
+	Verbose bool   // log each step and sample on stderr
+	Command string // the command line, recorded in the run
 }
 
 // DefaultConfig returns "dbt3 compare"'s defaults.
@@ -80,6 +85,7 @@ type preparedCompare struct {
 	transports []string
 	pushdowns  []string
 	queries    []dbt3.Query
+	profiled   []dbt3.Query // --profile's, each among queries
 	verifier   *dbt3.Verifier
 	duckdb     *measure.Run
 }
@@ -121,6 +127,16 @@ func (cfg *Config) validate() (*preparedCompare, error) {
 	}
 	if p.queries, err = dbt3.SelectQueries(cfg.Queries); err != nil {
 		return nil, dbt3.Usagef("--queries: %v", err)
+	}
+	if cfg.Profile != "" {
+		if p.profiled, err = dbt3.SelectQueries(cfg.Profile); err != nil {
+			return nil, dbt3.Usagef("--profile: %v", err)
+		}
+		for _, q := range p.profiled {
+			if !slices.ContainsFunc(p.queries, func(r dbt3.Query) bool { return r.Name == q.Name }) {
+				return nil, dbt3.Usagef("--profile: %s is not among the queries run (--queries %s)", q.Name, cfg.Queries)
+			}
+		}
 	}
 	p.verifier = &dbt3.Verifier{}
 	if cfg.Answers != "" {
@@ -196,6 +212,7 @@ func Compare(ctx context.Context, cfg Config, out dbt3.Output) (err error) {
 	cl, err := daemons.Start(ctx, daemons.Config{
 		Binaries: bins, DataDirs: dataDirs, RunDir: runDir, SocketDir: cfg.SocketDir, BasePort: cfg.Port,
 		Threads: cfg.Threads, PrimProcArgs: cfg.PrimprocArgs, ExeMgrArgs: cfg.ExemgrArgs, Log: log,
+		Profiling: len(p.profiled) > 0,
 	})
 	if err != nil {
 		keepRunDir = true
@@ -308,6 +325,15 @@ func Compare(ctx context.Context, cfg Config, out dbt3.Output) (err error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
+	if len(p.profiled) > 0 {
+		files, err := profileQueries(ctx, cl, p, filepath.Join(outDir, "profiles"))
+		if err != nil {
+			run.Notes = append(run.Notes, fmt.Sprintf("profiling failed: %v", err))
+		}
+		if len(files) > 0 {
+			run.Notes = append(run.Notes, fmt.Sprintf("CPU profiles (go tool pprof FILE) of %d unmeasured executions after the rounds, at pushdown %s, in %s", len(files)/(1+cfg.Primprocs), p.pushdowns[0], filepath.Join(outDir, "profiles")))
+		}
+	}
 	if err := run.WriteFile(filepath.Join(outDir, report.ComparisonJSON)); err != nil {
 		return err
 	}
@@ -323,6 +349,45 @@ func Compare(ctx context.Context, cfg Config, out dbt3.Output) (err error) {
 		return fmt.Errorf("%d of %d executions failed; see %s", failed, len(run.Samples), filepath.Join(outDir, report.MarkdownFile))
 	}
 	return nil
+}
+
+// profileQueries runs each profiled query once over every transport at the first pushdown
+// level, a CPU profile running in each daemon meanwhile, and saves the profiles into dir.
+func profileQueries(ctx context.Context, cl *daemons.Cluster, p *preparedCompare, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, tr := range p.transports {
+		conn, err := dbt3.Dial(ctx, cl.MySQLSocket(tr), dbt3.DefaultDatabase)
+		if err != nil {
+			return files, err
+		}
+		m := &dbt3.Measurer{Conn: conn}
+		for _, q := range p.profiled {
+			level := q.Pushdown
+			if level == "" {
+				level = p.pushdowns[0]
+			}
+			if _, _, err := conn.ExecCount(ctx, "SET colink_pushdown = '"+level+"'"); err != nil {
+				conn.Close()
+				return files, err
+			}
+			if err := cl.StartProfiles(ctx, tr); err != nil {
+				conn.Close()
+				return files, err
+			}
+			_, qerr := m.Run(ctx, q)
+			got, err := cl.StopProfiles(ctx, tr, dir, q.Name+"-"+tr)
+			files = append(files, got...)
+			if err := errors.Join(qerr, err); err != nil {
+				conn.Close()
+				return files, fmt.Errorf("%s over %s: %w", q.Name, tr, err)
+			}
+		}
+		conn.Close()
+	}
+	return files, nil
 }
 
 // busyWarning is the other work, in CPUs, over which a run warns that its machine is busy.

@@ -46,6 +46,9 @@ type Config struct {
 	MySQLTCP bool
 	// StartTimeout bounds each daemon's start (default 30 s).
 	StartTimeout time.Duration
+	// Profiling starts every daemon with --debug-listen on a free loopback port, for
+	// StartProfiles and StopProfiles.
+	Profiling bool
 	// StopGrace is how long a daemon may take to stop after SIGTERM (default 10 s).
 	StopGrace time.Duration
 	Log       *slog.Logger
@@ -111,12 +114,18 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		if cfg.Threads > 0 {
 			args = append(args, "--threads", strconv.Itoa(cfg.Threads))
 		}
-		args = append(args, cfg.PrimProcArgs...)
+		debug, err := c.debugArgs()
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		args = append(append(args, debug...), cfg.PrimProcArgs...)
 		p, err := startProc(name, cfg.Binaries.PrimProc, args, nil, filepath.Join(cfg.RunDir, name+".log"), "primproc: serving")
 		if err != nil {
 			c.Stop()
 			return nil, err
 		}
+		p.debug = debugAddr(debug)
 		p.files = []string{sock}
 		c.primprocs = append(c.primprocs, p)
 		c.primArgs = append(c.primArgs, args)
@@ -211,13 +220,18 @@ func (c *Cluster) startExeMgr(ctx context.Context, transport string) error {
 	for _, ep := range c.endpoints {
 		args = append(args, "--primproc", ep)
 	}
-	args = append(args, c.cfg.ExeMgrArgs...)
+	debug, err := c.debugArgs()
+	if err != nil {
+		return err
+	}
+	args = append(append(args, debug...), c.cfg.ExeMgrArgs...)
 	const linkUp, serving = "exemgr: primproc up", "exemgr: serving"
 	p, err := startProc("exemgr-"+transport, c.cfg.Binaries.ExeMgr, args, nil, filepath.Join(c.cfg.RunDir, "exemgr-"+transport+".log"), linkUp, serving)
 	if err != nil {
 		return err
 	}
 	p.files = []string{sock}
+	p.debug = debugAddr(debug)
 	c.exemgrs[transport] = p
 	c.order = append(c.order, transport)
 	// exemgr logs its ready line once it accepts on every listener; until then the socket

@@ -23,6 +23,7 @@ type proc struct {
 	cmd     *exec.Cmd
 	logPath string
 	files   []string // socket files (and their .lock files) to remove once it is gone
+	debug   string   // its --debug-listen address, with Config.Profiling
 
 	mu      sync.Mutex
 	lines   []string // the last logTailLines lines

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	rpprof "runtime/pprof"
+	"sync"
 	"time"
 )
 
@@ -29,7 +32,8 @@ func LoopbackAddr(flag, addr string) (string, error) {
 }
 
 // ServeDebug serves Go's profiles (net/http/pprof: /debug/pprof/, profile, heap, goroutine,
-// trace, …) on addr until ctx ends. It listens before returning, so a bad address fails the
+// trace, …) on addr until ctx ends, and a CPU profile bracketed by POST
+// /debug/colink/cpuprofile/start and /stop (the stop's body is the profile). It listens before returning, so a bad address fails the
 // daemon's start; serving errors after that are logged.
 func ServeDebug(ctx context.Context, addr string, log *slog.Logger) (net.Addr, error) {
 	addr, err := LoopbackAddr("--debug-listen", addr)
@@ -46,6 +50,9 @@ func ServeDebug(ctx context.Context, addr string, log *slog.Logger) (net.Addr, e
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	prof := &cpuProfiler{}
+	mux.HandleFunc("POST /debug/colink/cpuprofile/start", prof.start)
+	mux.HandleFunc("POST /debug/colink/cpuprofile/stop", prof.stop)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -60,4 +67,56 @@ func ServeDebug(ctx context.Context, addr string, log *slog.Logger) (net.Addr, e
 	}()
 	log.Info("serving profiles", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
 	return ln.Addr(), nil
+}
+
+// cpuProfiler serves a CPU profile bracketed by two requests, start and stop, so that a
+// driver profiles exactly one query however long it runs (net/http/pprof's profile takes a
+// duration instead). One profile runs at a time, and one left running stops by itself after
+// maxProfile, so that a vanished driver cannot leave it growing.
+type cpuProfiler struct {
+	mu    sync.Mutex
+	buf   *bytes.Buffer // the running profile's, nil when none runs
+	timer *time.Timer
+}
+
+// maxProfile bounds a profile nobody stops.
+const maxProfile = 10 * time.Minute
+
+func (p *cpuProfiler) start(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.buf != nil {
+		http.Error(w, "a CPU profile is already running: stop it first", http.StatusConflict)
+		return
+	}
+	buf := &bytes.Buffer{}
+	if err := rpprof.StartCPUProfile(buf); err != nil {
+		http.Error(w, "cannot start a CPU profile: "+err.Error(), http.StatusConflict)
+		return
+	}
+	p.buf = buf
+	p.timer = time.AfterFunc(maxProfile, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.buf == buf {
+			rpprof.StopCPUProfile()
+			p.buf = nil
+		}
+	})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (p *cpuProfiler) stop(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.buf == nil {
+		http.Error(w, "no CPU profile is running (none was started, or it ran past "+maxProfile.String()+")", http.StatusConflict)
+		return
+	}
+	rpprof.StopCPUProfile()
+	p.timer.Stop()
+	buf := p.buf
+	p.buf = nil
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(buf.Bytes())
 }

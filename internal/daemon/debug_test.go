@@ -47,3 +47,40 @@ func TestServeDebug(t *testing.T) {
 		t.Error("a second listener on the same address did not fail")
 	}
 }
+
+// TestBracketedCPUProfile: start and stop bracket one CPU profile; a second start while one
+// runs, and a stop with none running, are refused.
+func TestBracketedCPUProfile(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := ServeDebug(ctx, "127.0.0.1:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(what string) (int, []byte) {
+		t.Helper()
+		resp, err := http.Post("http://"+addr.String()+"/debug/colink/cpuprofile/"+what, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	if code, _ := post("stop"); code != http.StatusConflict {
+		t.Errorf("stop with no profile running: %d, want 409", code)
+	}
+	if code, b := post("start"); code != http.StatusNoContent {
+		t.Fatalf("start: %d %s", code, b)
+	}
+	if code, _ := post("start"); code != http.StatusConflict {
+		t.Errorf("a second start: %d, want 409", code)
+	}
+	for i := 0; i < 2e7; i++ { // a little CPU to profile
+		_ = strings.Repeat("x", i%3)
+	}
+	code, prof := post("stop")
+	if code != http.StatusOK || len(prof) < 2 || prof[0] != 0x1f || prof[1] != 0x8b {
+		t.Fatalf("stop: %d, %d bytes; want a gzipped profile", code, len(prof))
+	}
+}
