@@ -64,10 +64,10 @@ func PlotTransports(c *Comparison) ([]byte, error) {
 func transportsPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
 	p := plot.New()
 	sansSerif(p)
-	p.Title.Text = fmt.Sprintf("%s — bars per query: elapsed over %s, then CPU (user+sys) over %s, stacked by process",
-		c.Run.ID, strings.Join(c.Transports, ", "), strings.Join(c.Transports, ", "))
-	p.Y.Label.Text = "seconds (median of the warm rounds)"
-	p.Legend.Top = true
+	p.Title.Text = fmt.Sprintf("Elapsed, then CPU by process, per query over %s\n%s, medians of the warm rounds", strings.Join(c.Transports, " and "), c.Run.ID)
+	p.Y.Label.Text = "seconds"
+	p.Y.Tick.Marker = niceTicks{}
+	p.Legend.Top = true // in the headroom above the tallest bar (see below)
 	n := len(c.Rows)
 	slots := 2 * len(c.Transports)
 	w := vg.Points(7)
@@ -114,7 +114,56 @@ func transportsPlot(c *Comparison) (*plot.Plot, vg.Length, vg.Length, error) {
 	}
 	p.NominalX(queryNames(c)...)
 	p.Add(plotter.NewGrid())
+	tallest := 0.0
+	for _, r := range c.Rows {
+		for _, tr := range c.Transports {
+			cell := cellOf(r, tr)
+			cpu := 0.0
+			for _, proc := range c.Processes {
+				cpu += cell.Procs[proc].User.Median + cell.Procs[proc].Sys.Median
+			}
+			tallest = max(tallest, cell.Elapsed.Median, cpu)
+		}
+	}
+	legendHeadroom(p, tallest, 2*len(c.Transports)+len(c.Processes))
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	return p, vg.Length(max(n, 8))*w*vg.Length(slots+1) + 2*vg.Inch, 5 * vg.Inch, nil
+}
+
+// legendHeadroom sets a bar plot's y range from 0 to above its tallest bar, leaving room
+// over it for a legend of the given entries at the top, so that the legend sits on no bar
+// and no bar is clipped.
+func legendHeadroom(p *plot.Plot, tallest float64, entries int) {
+	if tallest <= 0 {
+		tallest = 1
+	}
+	p.Y.Min = 0
+	p.Y.Max = tallest * (1.08 + 0.07*float64(entries))
+}
+
+// niceTicks marks a linear axis at about six round values (1, 2 or 5 times a power of ten
+// apart), each labelled.
+type niceTicks struct{}
+
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi <= lo {
+		return nil
+	}
+	raw := (hi - lo) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var out []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		v = math.Round(v/step) * step // no drift from the repeated sum
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+	}
+	return out
 }
 
 // ratioBars are medians with their confidence intervals as whiskers.
@@ -332,19 +381,39 @@ func sansSerif(p *plot.Plot) {
 // baseline (elapsed, or CPU of every daemon) over the GB the execution moved, on a log x
 // axis, with the fitted line.
 func PlotCosts(c *Comparison, cpu bool) ([]byte, error) {
+	p, err := costsPlot(c, cpu)
+	if err != nil {
+		return nil, err
+	}
+	return svg(p, 9*vg.Inch, 5*vg.Inch)
+}
+
+func costsPlot(c *Comparison, cpu bool) (*plot.Plot, error) {
 	p := plot.New()
 	sansSerif(p)
 	what := "elapsed"
 	if cpu {
 		what = "CPU (user+sys, every daemon)"
 	}
-	p.Title.Text = fmt.Sprintf("%s: %s, transport − %s, per execution, over link bytes", c.Run.ID, what, c.Baseline)
+	var finding []string
+	for _, cost := range c.Costs {
+		f := cost.Elapsed
+		if cpu {
+			f = cost.CPU
+		}
+		finding = append(finding, fmt.Sprintf("%s − %s: %s", cost.Transport, c.Baseline, f))
+	}
+	p.Title.Text = fmt.Sprintf("%s per GB moved on the link: %s\n%s, each execution's difference against %s, fitted", what, strings.Join(finding, "; "), c.Run.ID, c.Baseline)
 	p.X.Label.Text = "GB moved on the link by the execution (log scale)"
 	p.Y.Label.Text = "difference, ms (below 0: faster than " + c.Baseline + ")"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top = true
+	p.Y.Tick.Marker = niceTicks{}
+	// The small executions sit near 0 at the left, the large ones far from it at the right:
+	// the bottom left is where the legend covers nothing.
+	p.Legend.Top, p.Legend.Left = false, true
 	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ymin, ymax := 0.0, 0.0
 	for _, cost := range c.Costs {
 		var xys plotter.XYs
 		for _, pr := range cost.Pairs {
@@ -357,6 +426,7 @@ func PlotCosts(c *Comparison, cpu bool) ([]byte, error) {
 			}
 			xys = append(xys, plotter.XY{X: pr.GB, Y: y * 1000})
 			xmin, xmax = min(xmin, pr.GB), max(xmax, pr.GB)
+			ymin, ymax = min(ymin, y*1000), max(ymax, y*1000)
 		}
 		if len(xys) == 0 {
 			continue
@@ -382,10 +452,12 @@ func PlotCosts(c *Comparison, cpu bool) ([]byte, error) {
 		xmin, xmax = 1e-6, 1
 	}
 	p.X.Min, p.X.Max = xmin/2, xmax*2
+	pad := 0.08 * max(ymax-ymin, 1)
+	p.Y.Min, p.Y.Max = ymin-pad, ymax+pad
 	zero := plotter.NewFunction(func(float64) float64 { return 0 })
 	zero.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(zero, plotter.NewGrid())
-	return svg(p, 9*vg.Inch, 5*vg.Inch)
+	return p, nil
 }
 
 // PlotDuckDB draws, per query, colink's median elapsed time over each transport beside
@@ -401,9 +473,10 @@ func PlotDuckDB(c *Comparison, d *DuckDB) ([]byte, error) {
 func duckDBPlot(c *Comparison, d *DuckDB) (*plot.Plot, vg.Length, vg.Length, error) {
 	p := plot.New()
 	sansSerif(p)
-	p.Title.Text = fmt.Sprintf("colink (%s) against DuckDB (%s), elapsed", c.Run.ID, d.Run.ID)
-	p.Y.Label.Text = "seconds (median of the warm rounds)"
-	p.Legend.Top = true
+	p.Title.Text = fmt.Sprintf("Elapsed per query: colink over %s against DuckDB\n%s and %s, medians of the warm rounds", strings.Join(c.Transports, " and "), c.Run.ID, d.Run.ID)
+	p.Y.Label.Text = "seconds"
+	p.Y.Tick.Marker = niceTicks{}
+	p.Legend.Top = true // in the headroom above the tallest bar
 	rows := c.fullRows()
 	n := len(rows)
 	slots := len(c.Transports) + 1
@@ -437,5 +510,14 @@ func duckDBPlot(c *Comparison, d *DuckDB) (*plot.Plot, vg.Length, vg.Length, err
 	}
 	p.NominalX(names...)
 	p.Add(plotter.NewGrid())
+	tallest := 0.0
+	for _, r := range rows {
+		for _, tr := range c.Transports {
+			tallest = max(tallest, cellOf(r, tr).Elapsed.Median)
+		}
+		tallest = max(tallest, d.Elapsed[r.Query].Median)
+	}
+	legendHeadroom(p, tallest, slots)
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	return p, vg.Length(max(n, 8))*w*vg.Length(slots+1) + 2*vg.Inch, 5 * vg.Inch, nil
 }
