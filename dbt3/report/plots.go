@@ -332,6 +332,8 @@ func (c *Comparison) ratioFinding() string {
 		l, h := ciOf(st)
 		verdict := "not distinguishable from 1"
 		switch {
+		case st.N < MinWarmRounds:
+			verdict = "too few rounds to tell"
 		case h < 1:
 			verdict = fmt.Sprintf("%s is faster", tr)
 		case l > 1:
