@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -303,6 +304,42 @@ func (q *query) render(d dialect, b *strings.Builder) {
 func (q *query) sql(d dialect) string {
 	var b strings.Builder
 	q.render(d, &b)
+	return b.String()
+}
+
+// nullKeysSQL renders q for DuckDB with MySQL's NULL order as explicit sort keys instead of
+// NULLS FIRST and NULLS LAST: the query without its ORDER BY and LIMIT becomes a derived
+// table, ordered by (k IS NOT NULL), k for an ascending key and (k IS NULL), k DESC for a
+// descending one. It is the same query; DuckDB 1.5 answers it differently in one case
+// (recheckReference). "" if q has no ORDER BY.
+func (q *query) nullKeysSQL() string {
+	if len(q.orderBy) == 0 {
+		return ""
+	}
+	inner := q.clone()
+	inner.orderBy, inner.limit = nil, 0
+	inner.items = slices.Clone(q.items)
+	for i := range inner.items {
+		inner.items[i].alias = "k" + strconv.Itoa(i+1) // every column named, for the outer keys
+	}
+	var b strings.Builder
+	b.WriteString("select * from (")
+	inner.render(duckdbDialect, &b)
+	b.WriteString(") as r order by ")
+	for i, o := range q.orderBy {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k := "r.k" + strconv.Itoa(o.ordinal)
+		if o.desc {
+			b.WriteString("(" + k + " is null), " + k + " desc")
+		} else {
+			b.WriteString("(" + k + " is not null), " + k)
+		}
+	}
+	if q.limit > 0 {
+		b.WriteString(" limit " + strconv.Itoa(q.limit))
+	}
 	return b.String()
 }
 

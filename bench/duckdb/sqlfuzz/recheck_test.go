@@ -59,17 +59,18 @@ func TestRecheckReference(t *testing.T) {
 
 	// colink's answer is the stale DuckDB's: the fresh one disagrees with both, the finding
 	// stands.
-	fresh, err := s.recheckReference(ctx, cfg, o, q, []int{0}, true, answer("NULL", "NULL"))
-	if err != nil || fresh != nil || s.duck != stale || o.duck != stale {
-		t.Fatalf("colink agreeing with the stale DuckDB: fresh %v, err %v; the stale one replaced: %v", fresh, err, s.duck != stale)
+	why, err := s.recheckReference(ctx, cfg, o, q, "", []int{0}, true, answer("NULL", "NULL"))
+	if err != nil || why != "" || s.duck != stale || o.duck != stale {
+		t.Fatalf("colink agreeing with the stale DuckDB: %q, err %v; the stale one replaced: %v", why, err, s.duck != stale)
 	}
 	// colink's answer is right: the fresh DuckDB agrees and replaces the stale one.
-	fresh, err = s.recheckReference(ctx, cfg, o, q, []int{0}, true, answer("1992-01-04", "1992-01-05"))
-	if err != nil || fresh == nil {
-		t.Fatalf("colink right, the stale DuckDB wrong: fresh %v, err %v", fresh, err)
+	why, err = s.recheckReference(ctx, cfg, o, q, "", []int{0}, true, answer("1992-01-04", "1992-01-05"))
+	if err != nil || !strings.Contains(why, "afresh") {
+		t.Fatalf("colink right, the stale DuckDB wrong: %q, err %v", why, err)
 	}
+	fresh := s.duck
 	defer fresh.db.Close()
-	if s.duck != fresh || o.duck != fresh {
+	if s.duck != fresh || fresh == stale {
 		t.Fatal("the fresh DuckDB did not replace the stale one")
 	}
 	if err := stale.db.PingContext(ctx); err == nil {
@@ -78,6 +79,43 @@ func TestRecheckReference(t *testing.T) {
 	res, err := o.duck.query(ctx, q)
 	if err != nil || len(res.rows) != 2 || res.rows[0][0].s != "1992-01-04" {
 		t.Fatalf("the fresh DuckDB answers %v, %v", res, err)
+	}
+
+	// DuckDB's NULLS FIRST answer wrong (here: a query that cannot be right), the same
+	// query with the NULL order as an explicit key right: the fault is DuckDB's, found
+	// without a fresh engine.
+	const wrong = "select cast(null as date) from orders limit 2"
+	const alt = "select * from (select l_receiptdate as k1 from orders left join lineitem on o_orderkey = l_orderkey) as r order by (r.k1 is not null), r.k1 limit 2"
+	why, err = s.recheckReference(ctx, cfg, o, wrong, alt, []int{0}, true, answer("1992-01-04", "1992-01-05"))
+	if err != nil || !strings.Contains(why, "explicit sort key") || s.duck != fresh {
+		t.Fatalf("DuckDB right with the explicit NULL key: %q, err %v, replaced %v", why, err, s.duck != fresh)
+	}
+}
+
+// TestNullKeysSQL: the recheck's rendering orders by MySQL's NULL order as explicit keys,
+// without NULLS FIRST or LAST, over the query itself as a derived table.
+func TestNullKeysSQL(t *testing.T) {
+	s := testSchema()
+	n := 0
+	for seed := uint64(1); seed <= 3; seed++ {
+		for i := uint64(1); i <= 200; i++ {
+			q := generate(s, seed, i)
+			alt := q.nullKeysSQL()
+			if len(q.orderBy) == 0 {
+				if alt != "" {
+					t.Fatalf("no ORDER BY, yet %q", alt)
+				}
+				continue
+			}
+			n++
+			if !strings.HasPrefix(alt, "select * from (") || strings.Contains(alt, "nulls first") || strings.Contains(alt, "nulls last") ||
+				!strings.Contains(alt, ") as r order by (r.k") {
+				t.Fatalf("%s\nrendered as\n%s", q.sql(duckdbDialect), alt)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no generated query had an ORDER BY")
 	}
 }
 
