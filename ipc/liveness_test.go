@@ -580,7 +580,19 @@ func TestDialAcrossStop(t *testing.T) {
 	if !lines.Scan() || lines.Text() != "dialling" {
 		t.Fatalf("child: %q\n%s", lines.Text(), stderr.String())
 	}
-	time.Sleep(300 * time.Millisecond) // within the handshake, which the proxy leaves unanswered
+	// The proxy freezes as it accepts the child's connection: from then on the child is in
+	// its handshake, which the proxy leaves unanswered.
+	frozen := func() bool {
+		px.mu.Lock()
+		defer px.mu.Unlock()
+		return len(px.freezes) > 0
+	}
+	for deadline := time.Now().Add(20 * time.Second); !frozen(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child never connected\n%s", stderr.String())
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // its hello sent, it waits for the answer
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
