@@ -640,15 +640,8 @@ func (c *conn) show(p *parser) (*textResult, error, bool) {
 	if !p.accept("variables") {
 		return nil, nil, false
 	}
-	pattern := ""
-	if p.accept("like") {
-		t := p.next()
-		if t.kind != tokString {
-			return nil, nil, false
-		}
-		pattern = t.value
-	}
-	if !p.done() {
+	pattern, ok := likeTail(p)
+	if !ok {
 		return nil, nil, false
 	}
 	values := map[string]string{}
@@ -670,29 +663,41 @@ func (c *conn) show(p *parser) (*textResult, error, bool) {
 		}
 	}
 	slices.Sort(names)
-	res := &textResult{cols: []Column{
-		{Name: "Variable_name", Type: TypeVarString, Length: 64, Flags: FlagNotNull},
-		{Name: "Value", Type: TypeVarString, Length: 2048},
-	}}
+	res := nameValueResult()
 	for _, name := range names {
 		res.rows = append(res.rows, []cell{textCell(name), textCell(values[name])})
 	}
 	return res, nil, true
 }
 
+// likeTail reads the end of a SHOW VARIABLES or SHOW STATUS: an optional LIKE 'pattern'
+// ("" without), then nothing; ok is false for anything else.
+func likeTail(p *parser) (pattern string, ok bool) {
+	if p.accept("like") {
+		t := p.next()
+		if t.kind != tokString {
+			return "", false
+		}
+		pattern = t.value
+	}
+	return pattern, p.done()
+}
+
+// nameValueResult is the empty result of SHOW VARIABLES and SHOW STATUS: Variable_name,
+// Value.
+func nameValueResult() *textResult {
+	return &textResult{cols: []Column{
+		{Name: "Variable_name", Type: TypeVarString, Length: 64, Flags: FlagNotNull},
+		{Name: "Value", Type: TypeVarString, Length: 2048},
+	}}
+}
+
 // status answers SHOW [GLOBAL | SESSION] STATUS [LIKE 'pattern']: the server's counters,
 // as mysqld names them, then the engine's (StatusSource). colink keeps no per-session
 // counters, so SESSION shows the global ones, as mysqld does for most of them.
 func (c *conn) status(p *parser) (*textResult, error, bool) {
-	pattern := ""
-	if p.accept("like") {
-		t := p.next()
-		if t.kind != tokString {
-			return nil, nil, false
-		}
-		pattern = t.value
-	}
-	if !p.done() {
+	pattern, ok := likeTail(p)
+	if !ok {
 		return nil, nil, false
 	}
 	up := int64(time.Since(c.srv.started).Seconds())
@@ -709,10 +714,7 @@ func (c *conn) status(p *parser) (*textResult, error, bool) {
 	if ss, ok := c.srv.engine.(StatusSource); ok {
 		vars = append(vars, ss.Status()...)
 	}
-	res := &textResult{cols: []Column{
-		{Name: "Variable_name", Type: TypeVarString, Length: 64, Flags: FlagNotNull},
-		{Name: "Value", Type: TypeVarString, Length: 2048},
-	}}
+	res := nameValueResult()
 	slices.SortFunc(vars, func(a, b Variable) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
 	for _, v := range vars {
 		if pattern == "" || likeMatch(strings.ToLower(pattern), strings.ToLower(v.Name)) {

@@ -36,14 +36,6 @@ func LoopbackAddr(flag, addr string) (string, error) {
 // /debug/colink/cpuprofile/start and /stop (the stop's body is the profile). It listens before returning, so a bad address fails the
 // daemon's start; serving errors after that are logged.
 func ServeDebug(ctx context.Context, addr string, log *slog.Logger) (net.Addr, error) {
-	addr, err := LoopbackAddr("--debug-listen", addr)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--debug-listen: %w", err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -53,19 +45,38 @@ func ServeDebug(ctx context.Context, addr string, log *slog.Logger) (net.Addr, e
 	prof := &cpuProfiler{}
 	mux.HandleFunc("POST /debug/colink/cpuprofile/start", prof.start)
 	mux.HandleFunc("POST /debug/colink/cpuprofile/stop", prof.stop)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a, err := ServeHTTP(ctx, "--debug-listen", addr, mux, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("serving profiles", "url", "http://"+a.String()+"/debug/pprof/")
+	return a, nil
+}
+
+// ServeHTTP serves h on addr, the value of the listen flag named flag (resolved by
+// LoopbackAddr), until ctx ends. It listens before returning, so a bad address fails the
+// daemon's start; serving errors after that are logged.
+func ServeHTTP(ctx context.Context, flag, addr string, h http.Handler, log *slog.Logger) (net.Addr, error) {
+	addr, err := LoopbackAddr(flag, addr)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		srv.Shutdown(shut)
+		_ = srv.Shutdown(shut)
 	}()
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("debug listener failed", "addr", ln.Addr().String(), "err", err)
+			log.Error(flag+" listener failed", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
-	log.Info("serving profiles", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
 	return ln.Addr(), nil
 }
 

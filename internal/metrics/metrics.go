@@ -9,12 +9,10 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -46,30 +44,14 @@ func NewRegistry(program string) *prometheus.Registry {
 // ctx ends, in the OpenMetrics format to scrapers that ask for it and Prometheus's text
 // format otherwise. It listens before returning, so a bad address fails the daemon's start.
 func Serve(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) (net.Addr, error) {
-	addr, err := daemon.LoopbackAddr("--metrics-listen", addr)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorLog: slogPrinter{log}}))
+	a, err := daemon.ServeHTTP(ctx, "--metrics-listen", addr, mux, log)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-listen: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorLog: slogPrinter{log}}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shut)
-	}()
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics listener failed", "addr", ln.Addr().String(), "err", err)
-		}
-	}()
-	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
-	return ln.Addr(), nil
+	log.Info("serving metrics", "url", "http://"+a.String()+"/metrics")
+	return a, nil
 }
 
 // slogPrinter is promhttp's error log on a slog logger.
