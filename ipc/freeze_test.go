@@ -201,6 +201,18 @@ func (p *freezeProxy) pipe(dst, src net.Conn) {
 	}
 }
 
+// cut closes the connections the proxy carries (each side reads an orderly close) and
+// keeps accepting new ones.
+func (p *freezeProxy) cut() {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = nil
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
 func (p *freezeProxy) close() {
 	p.mu.Lock()
 	p.closed = true

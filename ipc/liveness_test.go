@@ -437,66 +437,16 @@ func TestRunningLocalPeerGetsLonger(t *testing.T) {
 	}
 }
 
-// cutProxy forwards TCP connections to a target until cut closes those it carries (each
-// side then reads an orderly close); it keeps accepting new ones.
-type cutProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ep, err := ParseEndpoint(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln}
-	t.Cleanup(func() { ln.Close(); p.cut() })
-	go func() {
-		for {
-			a, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", ep.Address)
-			if err != nil {
-				a.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, a, b)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(a, b); a.Close() }()
-			go func() { _, _ = io.Copy(b, a); b.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
 // TestRequestAfterQuietClose: a peer that closes an idle connection between the background
 // reader's ticks (a primproc killed and restarted at once) does not cost the next request,
 // which would otherwise go out on the closed connection and be lost with it: the client
 // sees the close waiting in the socket before it sends, and redials.
 func TestRequestAfterQuietClose(t *testing.T) {
 	env := startServer(t, ServerConfig{})
-	px := newCutProxy(t, env.tcp)
+	px := newFreezeProxy(t, env.tcp) // never frozen: a plain proxy whose connections cut closes
 	// A heartbeat interval far beyond the test, so that no tick reads the close first.
 	lim := Limits{HeartbeatInterval: time.Minute}
-	cl, err := NewClient("tcp://"+px.ln.Addr().String(), ClientConfig{Transport: TransportTCP, ConnsPerPeer: 1, Limits: lim})
+	cl, err := NewClient(px.url(), ClientConfig{Transport: TransportTCP, ConnsPerPeer: 1, Limits: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
