@@ -542,15 +542,20 @@ func TestDialAcrossStop(t *testing.T) {
 			t.Fatalf("the child never connected\n%s", stderr.String())
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // its hello sent, it waits for the answer
+	time.Sleep(300 * time.Millisecond) // its hello sent, it waits for the answer
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2500 * time.Millisecond) // past the handshake's budget
-	px.thaw()
+	// Resumed while the proxy still holds the answer back, the child can only see its
+	// deadline passed (thawing first let the answer race the deadline on a loaded machine,
+	// and the answer sometimes won: no stalled dial to see). Its redial waits in the
+	// proxy's backlog until the thaw.
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(400 * time.Millisecond)
+	px.thaw()
 	var rest strings.Builder
 	for lines.Scan() {
 		rest.WriteString(lines.Text() + "\n")
