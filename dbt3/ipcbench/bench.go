@@ -60,11 +60,14 @@ type trial struct {
 	StreamsPer          []uint64 `json:"streams_per_conn,omitempty"`
 	// Link only: the bytes that crossed the client's sockets (both ways), and over shm the
 	// batch bodies that crossed the rings (both ways), their RBATCH frames, and the batches
-	// either end sent on the socket for want of ring space.
+	// either end sent on the socket for want of ring space, and the socket writes that
+	// carried RBATCH frames (the wake-ups either end sent: a batch queued while the peer
+	// was being woken rides the same write, and needs none of its own).
 	SocketBytes   uint64 `json:"socket_bytes,omitempty"`
 	RingBytes     uint64 `json:"ring_bytes,omitempty"`
 	RingBatches   uint64 `json:"ring_batches,omitempty"`
 	RingFallbacks uint64 `json:"ring_fallbacks,omitempty"`
+	RingWakeups   uint64 `json:"ring_wakeups,omitempty"`
 
 	h *hist // latencies, merged over chunks
 }
@@ -97,6 +100,7 @@ func (t *trial) add(u *trial) {
 	t.RingBytes += u.RingBytes
 	t.RingBatches += u.RingBatches
 	t.RingFallbacks += u.RingFallbacks
+	t.RingWakeups += u.RingWakeups
 	for i, n := range u.StreamsPer {
 		if i < len(t.StreamsPer) {
 			t.StreamsPer[i] += n
@@ -477,6 +481,7 @@ func (b *bench) runLink(ctx context.Context, t *trial) error {
 	t.ServerReadSyscalls = srvAfter.ReadSyscalls - srvBefore.ReadSyscalls
 	t.ServerWriteSyscalls = srvAfter.WriteSyscalls - srvBefore.WriteSyscalls
 	t.RingFallbacks = srvAfter.RingFallbacks - srvBefore.RingFallbacks
+	t.RingWakeups = srvAfter.RingWakeups - srvBefore.RingWakeups
 	byID := map[uint64]ipc.ConnStats{}
 	for _, s := range before {
 		byID[s.ID] = s
@@ -493,6 +498,7 @@ func (b *bench) runLink(ctx context.Context, t *trial) error {
 		t.RingBytes += s.RingBytesIn + s.RingBytesOut - p.RingBytesIn - p.RingBytesOut
 		t.RingBatches += s.RingBatchesIn + s.RingBatchesOut - p.RingBatchesIn - p.RingBatchesOut
 		t.RingFallbacks += s.RingFallbacks - p.RingFallbacks
+		t.RingWakeups += s.RingWakeups - p.RingWakeups
 	}
 	return nil
 }

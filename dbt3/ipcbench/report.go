@@ -51,6 +51,8 @@ type Row struct {
 	RingBytes     measure.Stat `json:"ring_bytes,omitzero"`
 	RingShare     measure.Stat `json:"ring_share,omitzero"`
 	RingFallbacks measure.Stat `json:"ring_fallbacks,omitzero"`
+	// RingWakeups is the wake-ups sent per ring batch: under 1 where batches shared a write.
+	RingWakeups measure.Stat `json:"ring_wakeups_per_batch,omitzero"`
 }
 
 type ratio struct {
@@ -96,7 +98,7 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 	for _, k := range order {
 		ts := groups[k]
 		r := Row{Mode: k.mode, Transport: k.tr, Impl: k.impl, WriteSize: k.ws}
-		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys, ring, share, fallbacks []float64
+		var rate, mrows, ccpu, scpu, ccs, scs, cv, ci, sv, si, p50, p99, sys, ssys, ring, share, fallbacks, wakeups []float64
 		for _, t := range ts {
 			ops := float64(max(t.Ops, 1))
 			per := ops
@@ -124,6 +126,9 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 					ring = append(ring, float64(t.RingBytes))
 					share = append(share, float64(t.RingBytes)/float64(max(t.RingBytes+t.SocketBytes, 1)))
 					fallbacks = append(fallbacks, float64(t.RingFallbacks))
+					if t.RingBatches > 0 {
+						wakeups = append(wakeups, float64(t.RingWakeups)/float64(t.RingBatches))
+					}
 				}
 			}
 		}
@@ -140,6 +145,7 @@ func summarize(o Config, trials []*trial, msgBytes int64) *report {
 		r.ClientVolCS, r.ClientInvolCS, r.ServerVolCS, r.ServerInvolCS = measure.Summarize(cv), measure.Summarize(ci), measure.Summarize(sv), measure.Summarize(si)
 		r.SyscallsPerOp, r.SrvSyscallsOp = measure.Summarize(sys), measure.Summarize(ssys)
 		r.RingBytes, r.RingShare, r.RingFallbacks = measure.Summarize(ring), measure.Summarize(share), measure.Summarize(fallbacks)
+		r.RingWakeups = measure.Summarize(wakeups)
 		if k.impl == "link" && len(ts[len(ts)-1].StreamsPer) > 1 {
 			r.StreamsPerConn = fmt.Sprint(ts[len(ts)-1].StreamsPer)
 		}
@@ -293,8 +299,12 @@ func writeMarkdown(w io.Writer, rep *report) {
 	}
 	for _, r := range rep.Rows {
 		if r.RingBytes.N > 0 {
-			fmt.Fprintf(w, "\nrings, %s over %s, per trial: %s GB through the rings, %s of the link's bytes, %s batches on the socket for want of ring space\n",
+			fmt.Fprintf(w, "\nrings, %s over %s, per trial: %s GB through the rings, %s of the link's bytes, %s batches on the socket for want of ring space",
 				r.Mode, r.Transport, fmtStat(scaled(r.RingBytes, 1e-9), 3), fmtStat(scaled(r.RingShare, 100), 1)+" %", fmtStat(r.RingFallbacks, 0))
+			if r.RingWakeups.N > 0 {
+				fmt.Fprintf(w, ", %s wake-ups per ring batch (a batch queued while a write was under way shares it and sends none)", fmtStat(r.RingWakeups, 2))
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	for _, r := range rep.Rows {

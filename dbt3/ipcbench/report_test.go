@@ -65,6 +65,7 @@ func TestSummaryThreeTransports(t *testing.T) {
 				}
 				if tr == "shm" {
 					tl.RingBytes, tl.SocketBytes, tl.RingFallbacks = 3e9, 1e9, uint64(round)
+					tl.RingBatches, tl.RingWakeups = 400, 100+100*uint64(round) // 0.25 and 0.5 a batch
 				}
 				trials = append(trials, tl)
 			}
@@ -94,7 +95,8 @@ func TestSummaryThreeTransports(t *testing.T) {
 			memcpyRow = r.Rate.Median == 8 && r.Unit == "GB/s"
 		}
 		if r.Transport == "shm" {
-			if r.RingBytes.Median != 3e9 || r.RingShare.Median != 0.75 || r.RingFallbacks.Max != 1 || r.RingFallbacks.N != 2 {
+			if r.RingBytes.Median != 3e9 || r.RingShare.Median != 0.75 || r.RingFallbacks.Max != 1 || r.RingFallbacks.N != 2 ||
+				r.RingWakeups.Min != 0.25 || r.RingWakeups.Max != 0.5 {
 				t.Errorf("shm row %+v", r)
 			}
 		} else if r.RingBytes.N != 0 {
