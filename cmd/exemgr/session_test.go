@@ -106,6 +106,48 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 
+	t.Run("over the memory bound at filter and scan", func(t *testing.T) {
+		// At filter and scan the join, its build side and the aggregation run in exemgr, on
+		// every row that crosses the link. Under a 256 KiB bound the join must fail with 1041
+		// (never the daemon), while a reduction that streams all of lineitem's rows through
+		// exemgr must not: the rows in flight are bounded by the link's credit windows, not by
+		// the table's size.
+		const join = "select count(*) from orders, lineitem where l_orderkey = o_orderkey"
+		const stream = "select count(*), sum(l_quantity) from lineitem"
+		t.Cleanup(func() {
+			conn.ExecContext(ctx, "set colink_query_memory = default")
+			conn.ExecContext(ctx, "set colink_pushdown = default")
+		})
+		for _, level := range []string{"filter", "scan"} {
+			if _, err := conn.ExecContext(ctx, "set colink_pushdown = '"+level+"'"); err != nil {
+				t.Fatal(errorText(err))
+			}
+			if _, err := conn.ExecContext(ctx, "set colink_query_memory = 262144"); err != nil {
+				t.Fatal(errorText(err))
+			}
+			var n int64
+			err := conn.QueryRowContext(ctx, join).Scan(&n)
+			if got := errorText(err); err == nil || !strings.HasPrefix(got, "ERROR 1041 ") || !strings.Contains(got, "memory limit") {
+				t.Errorf("%s: the join under 256 KiB gave %d, %v; want ERROR 1041 naming the memory limit", level, n, got)
+			}
+			var q string
+			if err := conn.QueryRowContext(ctx, stream).Scan(&n, &q); err != nil || n != 60175 || q != "1536127.00" {
+				t.Errorf("%s: the streamed reduction under 256 KiB gave %d, %s, %v; want 60175, 1536127.00 (awk over dbgen's lineitem.tbl)", level, n, q, errorText(err))
+			}
+			var pushdown string
+			if err := conn.QueryRowContext(ctx, "select @@colink_pushdown").Scan(&pushdown); err != nil || pushdown != level {
+				t.Errorf("the session's level is %q (%v), want %s", pushdown, err, level)
+			}
+			if _, err := conn.ExecContext(ctx, "set colink_query_memory = default"); err != nil {
+				t.Fatal(errorText(err))
+			}
+			if err := conn.QueryRowContext(ctx, join).Scan(&n); err != nil || n != 60175 {
+				t.Errorf("%s: the join with the daemon's bound gave %d, %v; want 60175", level, n, errorText(err))
+			}
+			check(t)
+		}
+	})
+
 	t.Run("user variables", func(t *testing.T) {
 		if _, err := conn.ExecContext(ctx, "set @region = 'ASIA'"); err != nil {
 			t.Fatal(errorText(err))
