@@ -20,7 +20,7 @@ say() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
 build_bins() {
 	local dir=$1
 	mkdir -p "$dir"
-	(cd "$COLINK_ROOT" && go build -o "$dir/" ./cmd/primproc ./cmd/exemgr ./cmd/dbt3) ||
+	(cd "$COLINK_ROOT" && go build -buildvcs=auto -o "$dir/" ./cmd/primproc ./cmd/exemgr ./cmd/dbt3) ||
 		die 1 "go build failed"
 }
 
