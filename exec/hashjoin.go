@@ -241,8 +241,10 @@ func (j *HashJoin) startBatch(ctx context.Context, b *vec.Batch) (*vec.Batch, er
 			look = j.heads
 		}
 	}
-	hashRows(j.keyVecs, look, j.scratch.h, t.ht.seed)
-	t.ht.find(j.keyVecs, look, j.gids, &j.scratch)
+	if !t.ht.findDirect(j.keyVecs, look, j.gids) {
+		hashRows(j.keyVecs, look, j.scratch.h, t.ht.seed)
+		t.ht.find(j.keyVecs, look, j.gids, &j.scratch)
+	}
 	if runs {
 		fillRuns(j.keyVecs[0], live, j.gids)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"hash/maphash"
 	"math/bits"
+	"sync"
+	"sync/atomic"
 
 	"github.com/colinkdb/colink/exec/vec"
 )
@@ -37,6 +39,19 @@ type hashTable struct {
 	acct    *Account
 	pool    *vec.Pool // nil: the Go heap
 	keyRoom int       // with a pool: the key columns have room for this many keys
+	// direct, when set, is a second index of a complete table with one integer key and no
+	// NULL key: direct[k-directLo] is key k's id+1 (0: absent). It is set only when the
+	// keys span at most twice the hashed index's slots (TPC-H's keys are dense, so a
+	// join on one looks its rows up without hashing, and probe keys that ascend, as
+	// lineitem's l_orderkey does, read it in order), and dropped by the next insert.
+	direct   []int32
+	directLo int64
+	// stale says the keys were inserted through the direct index alone (buildKeysDirect),
+	// so the hashed index does not hold them yet: ensureIndex builds it, under indexMu,
+	// the first time a hashed lookup or an insert needs it (a finished table may be probed
+	// by many workers at once).
+	stale   atomic.Bool
+	indexMu sync.Mutex
 }
 
 const (
@@ -58,6 +73,7 @@ func (t *hashTable) len() int { return t.n }
 
 // reserve makes room for n more keys without regrowing the index or the key columns.
 func (t *hashTable) reserve(n int) {
+	t.ensureIndex()
 	want := t.n + n
 	if 2*want > len(t.slots) {
 		t.rehash(slotsFor(want))
@@ -90,6 +106,7 @@ func (t *hashTable) release() {
 	}
 	vec.FreeSlice(t.pool, t.slots)
 	t.slots = nil
+	t.dropDirect()
 	for _, k := range t.keys {
 		k.Recycle(t.pool)
 	}
@@ -101,15 +118,201 @@ func (t *hashTable) release() {
 // after a run of others: load at most 1/8 while the index stays within 4 MiB, else 1/4
 // within 32 MiB, else as it is.
 func (t *hashTable) sizeForProbes() {
+	if t.stale.Load() {
+		return // only the direct index holds the keys, and it is complete
+	}
 	for _, c := range []struct{ perKey, maxSlots int }{{8, 1 << 19}, {4, 1 << 22}} {
 		want := slotsFor(c.perKey / 2 * t.n)
 		if want <= c.maxSlots {
 			if want > len(t.slots) {
 				t.rehash(want)
 			}
-			return
+			break
 		}
 	}
+	t.buildDirect()
+}
+
+// buildDirect sets the direct index of a complete table whose one key is an integer
+// without NULLs, when the keys' span is at most twice the hashed index's slot count (so
+// the direct index, 4 bytes a slot, takes at most the hashed one's memory: the orders of
+// TPC-H, a quarter of the span of o_orderkey, fit).
+func (t *hashTable) buildDirect() {
+	t.dropDirect()
+	if len(t.keys) != 1 || t.n == 0 {
+		return
+	}
+	k := t.keys[0]
+	if k.Nulls != nil {
+		return
+	}
+	var lo, hi int64
+	switch k.Type.ID {
+	case vec.Int64, vec.Decimal64:
+		lo, hi = k.I64[0], k.I64[0]
+		for _, v := range k.I64[:t.n] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	case vec.Int32, vec.Date32:
+		lo, hi = int64(k.I32[0]), int64(k.I32[0])
+		for _, v := range k.I32[:t.n] {
+			lo, hi = min(lo, int64(v)), max(hi, int64(v))
+		}
+	default:
+		return
+	}
+	span := uint64(hi - lo) // wraps for spans beyond int64: then far too large
+	if span >= 2*uint64(len(t.slots)) {
+		return
+	}
+	d := vec.MakeSlice[int32](t.pool, int(span)+1)
+	if k.Type.ID == vec.Int32 || k.Type.ID == vec.Date32 {
+		for g, v := range k.I32[:t.n] {
+			d[int64(v)-lo] = int32(g) + 1
+		}
+	} else {
+		for g, v := range k.I64[:t.n] {
+			d[v-lo] = int32(g) + 1
+		}
+	}
+	t.direct, t.directLo = d, lo
+}
+
+// keySpan returns the smallest and largest of the listed rows' values of k, an integer
+// column (the listed rows must not be NULL), and whether a direct index over them is worth building for a table
+// of n keys: their span at most twice the slots a hashed index of n keys would have.
+func keySpan(k *vec.Vec, rows []int32, n int) (lo, hi int64, ok bool) {
+	if len(rows) == 0 {
+		return 0, 0, false
+	}
+	switch k.Type.ID {
+	case vec.Int64, vec.Decimal64:
+		x := k.I64
+		lo, hi = x[rows[0]], x[rows[0]]
+		for _, r := range rows {
+			lo, hi = min(lo, x[r]), max(hi, x[r])
+		}
+	case vec.Int32, vec.Date32:
+		x := k.I32
+		lo, hi = int64(x[rows[0]]), int64(x[rows[0]])
+		for _, r := range rows {
+			lo, hi = min(lo, int64(x[r])), max(hi, int64(x[r]))
+		}
+	default:
+		return 0, 0, false
+	}
+	return lo, hi, uint64(hi-lo) < 2*uint64(slotsFor(n))
+}
+
+// buildKeysDirect inserts the listed rows' keys of an empty table with one integer key
+// through a direct index over [lo, hi] alone, setting ids[k] to the id of rows[k]'s key,
+// and leaves the hashed index stale (ensureIndex builds it if it is ever needed). Keys must
+// be the table's one column, and the listed rows' not NULL and within [lo, hi].
+func (t *hashTable) buildKeysDirect(k *vec.Vec, rows []int32, lo, hi int64, ids []int32) {
+	d := vec.MakeSlice[int32](t.pool, int(hi-lo)+1)
+	st := t.keys[0]
+	if t.pool != nil {
+		t.growKeys(len(rows))
+	}
+	switch k.Type.ID {
+	case vec.Int64, vec.Decimal64:
+		x := k.I64
+		for n, r := range rows {
+			o := x[r] - lo
+			g := d[o] - 1
+			if g < 0 {
+				g = int32(t.n)
+				st.I64 = append(st.I64, x[r])
+				t.n++
+				d[o] = g + 1
+			}
+			ids[n] = g
+		}
+	default: // Int32, Date32
+		x := k.I32
+		for n, r := range rows {
+			o := int64(x[r]) - lo
+			g := d[o] - 1
+			if g < 0 {
+				g = int32(t.n)
+				st.I32 = append(st.I32, x[r])
+				t.n++
+				d[o] = g + 1
+			}
+			ids[n] = g
+		}
+	}
+	t.direct, t.directLo = d, lo
+	t.stale.Store(true)
+}
+
+// ensureIndex builds the hashed index of keys inserted through the direct index alone.
+func (t *hashTable) ensureIndex() {
+	if !t.stale.Load() {
+		return
+	}
+	t.indexMu.Lock()
+	defer t.indexMu.Unlock()
+	if !t.stale.Load() {
+		return
+	}
+	rows := make([]int32, t.n)
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	h := make([]uint64, t.n)
+	hashRows(t.keys, rows, h, t.seed)
+	vec.FreeSlice(t.pool, t.slots)
+	t.slots = nil
+	t.rehash(slotsFor(t.n))
+	for g, hv := range h {
+		p := hv >> t.shift
+		for t.slots[p] != 0 {
+			p = (p + 1) & t.mask
+		}
+		t.slots[p] = hv&^slotIDBits | uint64(g+1)
+	}
+	t.stale.Store(false)
+}
+
+// dropDirect gives back the direct index, which an insert makes stale.
+func (t *hashTable) dropDirect() {
+	if t.direct != nil {
+		vec.FreeSlice(t.pool, t.direct)
+		t.direct = nil
+	}
+}
+
+// findDirect is find through the direct index, without hashes: it reports false, having
+// done nothing, when the table has none or keys are not the one integer column it indexes.
+// Listed rows must not be NULL.
+func (t *hashTable) findDirect(keys []*vec.Vec, rows []int32, ids []int32) bool {
+	if t.direct == nil || len(keys) != 1 || keys[0].Type.ID != t.types[0].ID {
+		return false
+	}
+	d, lo := t.direct, t.directLo
+	n := uint64(len(d))
+	switch k := keys[0]; k.Type.ID {
+	case vec.Int64, vec.Decimal64:
+		x := k.I64
+		for _, i := range rows {
+			ids[i] = -1
+			if o := uint64(x[i] - lo); o < n {
+				ids[i] = d[o] - 1
+			}
+		}
+	case vec.Int32, vec.Date32:
+		x := k.I32
+		for _, i := range rows {
+			ids[i] = -1
+			if o := uint64(int64(x[i]) - lo); o < n {
+				ids[i] = d[o] - 1
+			}
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // slotsFor is the index size for n keys: a power of two at least 2n.
@@ -129,6 +332,7 @@ const regionSlots = 1 << 15
 // probing in (a stable counting sort), so that inserting them in that order touches one
 // region at a time. Rows are unchanged when the index is a single region.
 func (t *hashTable) partitionRows(rows []int32, h []uint64) []int32 {
+	t.ensureIndex()
 	nparts := len(t.slots) / regionSlots
 	if nparts <= 1 {
 		return rows
@@ -175,6 +379,7 @@ func (s *probeScratch) prepare(n int) {
 // find sets ids[i], for each listed row, to the id of its key or -1; s.h must hold the rows'
 // hashes (hashRows with t.seed).
 func (t *hashTable) find(keys []*vec.Vec, rows []int32, ids []int32, s *probeScratch) {
+	t.ensureIndex()
 	h, pos, diff := s.h, s.pos, s.diff
 	slots, mask, shift := t.slots, t.mask, t.shift
 	// Each row probes to the first slot with its tag (or an empty slot: absent); only those
@@ -359,6 +564,8 @@ func (t *hashTable) lookupOrInsert(keys []*vec.Vec, i int32, h uint64) (int32, b
 
 // appendKey stores row i's key as the next id and returns that id.
 func (t *hashTable) appendKey(keys []*vec.Vec, i int32) int32 {
+	t.ensureIndex()
+	t.dropDirect()
 	g := int32(t.n)
 	if t.pool != nil && t.n == t.keyRoom {
 		t.growKeys(max(t.n, 256))
@@ -417,7 +624,7 @@ func (t *hashTable) rehash(n int) {
 }
 
 func (t *hashTable) memSize() int64 {
-	n := int64(cap(t.slots)) * 8
+	n := int64(cap(t.slots))*8 + int64(cap(t.direct))*4
 	for _, k := range t.keys {
 		n += k.MemSize()
 	}

@@ -207,8 +207,8 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 	for _, rec := range recs {
 		n += int(rec.NumRows())
 	}
-	t.reserve(n)
 	if n < bulkBuildRows {
+		t.reserve(n)
 		for _, rec := range recs {
 			if err := t.AddRecord(rec); err != nil {
 				return err
@@ -216,6 +216,8 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 		}
 		return t.Finish()
 	}
+	// The hashed index is sized below, once it is known that a direct one will not do.
+	t.reserveRows(n)
 	base := t.store.len()
 	var b vec.Batch
 	for _, rec := range recs {
@@ -240,6 +242,13 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 		}
 		rows = append(rows, r)
 	}
+	if len(t.keyVecs) == 1 && t.ht.len() == 0 {
+		if lo, hi, ok := keySpan(t.keyVecs[0], rows, len(rows)); ok {
+			defer vec.FreeSlice(t.pool, rows)
+			return t.addDirect(rows, lo, hi, base, total)
+		}
+	}
+	t.ht.reserve(n)
 	h := vec.MakeSlice[uint64](t.pool, total)
 	if err := hashParallel(t.keyVecs, rows, h, t.ht.seed); err != nil {
 		vec.FreeSlice(t.pool, h)
@@ -287,6 +296,29 @@ func (t *JoinTable) AddRecords(recs []arrow.RecordBatch) error {
 	for k, r := range order {
 		g, _ := t.ht.lookupOrInsert(keys, int32(k), ph[k])
 		t.chain(g, r)
+	}
+	t.first, t.last = t.first[:t.ht.len()], t.last[:t.ht.len()]
+	return t.Finish()
+}
+
+// addDirect is AddRecords' insert for one integer key over a dense span [lo, hi]: the keys
+// go through a direct index alone, in row order, without hashing (see
+// hashTable.buildKeysDirect); rows are the stored rows base…total-1 whose key is not NULL.
+func (t *JoinTable) addDirect(rows []int32, lo, hi int64, base, total int) error {
+	ids := vec.MakeSlice[int32](t.pool, len(rows))
+	defer vec.FreeSlice(t.pool, ids)
+	if err := t.acct.Resize(t.memSize() + int64(len(ids))*4 + (hi-lo+1)*4); err != nil {
+		return err
+	}
+	t.ht.buildKeysDirect(t.keyVecs[0], rows, lo, hi, ids)
+	t.first = vec.GrowSlice(t.pool, t.first, t.ht.len())
+	t.last = vec.GrowSlice(t.pool, t.last, t.ht.len())
+	t.nextRow = vec.GrowSlice(t.pool, t.nextRow, total)
+	for r := base; r < total; r++ {
+		t.nextRow[r] = -1
+	}
+	for k, r := range rows {
+		t.chain(ids[k], r)
 	}
 	t.first, t.last = t.first[:t.ht.len()], t.last[:t.ht.len()]
 	return t.Finish()
@@ -355,6 +387,11 @@ func (t *JoinTable) AddOperator(ctx context.Context, op Operator) error {
 // per-key and per-row chains are sized once instead of regrown while adding.
 func (t *JoinTable) reserve(n int) {
 	t.ht.reserve(n)
+	t.reserveRows(n)
+}
+
+// reserveRows is reserve without the hash index.
+func (t *JoinTable) reserveRows(n int) {
 	rows := t.store.len() + n
 	if t.pool != nil {
 		for _, c := range t.store.cols {

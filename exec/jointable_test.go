@@ -12,12 +12,15 @@ import (
 // TestJoinTableBulkBuild: a build side large enough for AddRecords' bulk path (rows stored
 // and hashed first, inserted partition by partition) gives the same key groups, in the
 // same build-row order, the same NULL-key rows and the same uniqueness as adding the
-// records one at a time.
+// records one at a time. Dense single keys take the direct path (no hashing; the hashed
+// index built on the first hashed lookup), sparse ones the hashed path, and a direct
+// lookup finds the same chains as a hashed one.
 func TestJoinTableBulkBuild(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		dup  int // rows per key
-	}{{"unique", 1}, {"duplicates", 3}} {
+		name   string
+		dup    int   // rows per key
+		spread int64 // distance between keys
+	}{{"unique", 1, 3}, {"duplicates", 3, 3}, {"sparse", 1, 1 << 20}} {
 		t.Run(tc.name, func(t *testing.T) {
 			const rows = 3 * bulkBuildRows
 			types := []vec.Type{vec.Int64Type, vec.StringType, vec.Int32Type}
@@ -28,7 +31,7 @@ func TestJoinTableBulkBuild(t *testing.T) {
 				k, s, v := vec.NewVec(types[0]), vec.NewVec(types[1]), vec.NewVec(types[2])
 				for i := range n {
 					r := start + i
-					key := int64((r*7919)%(rows/tc.dup)) * 3
+					key := int64((r*7919)%(rows/tc.dup)) * tc.spread
 					if r%1000 == 999 {
 						k.AppendNull()
 					} else {
@@ -68,6 +71,9 @@ func TestJoinTableBulkBuild(t *testing.T) {
 				if want := tc.dup == 1; bulk.unique != want {
 					t.Errorf("unique = %v, want %v", bulk.unique, want)
 				}
+				if direct := bulk.ht.stale.Load(); direct != (len(keyCols) == 1 && tc.spread == 3) {
+					t.Errorf("keys %v: built through the direct index alone = %v", keyCols, direct)
+				}
 				// Every key's chain of build rows is the same.
 				for _, tab := range []*JoinTable{bulk, inc} {
 					for k, c := range keyCols {
@@ -80,12 +86,14 @@ func TestJoinTableBulkBuild(t *testing.T) {
 						probe = append(probe, r)
 					}
 				}
-				chains := func(tab *JoinTable) [][]int32 {
-					var s probeScratch
-					s.prepare(rows)
+				chains := func(tab *JoinTable, direct bool) [][]int32 {
 					ids := make([]int32, rows)
-					hashRows(tab.keyVecs, probe, s.h, tab.ht.seed)
-					tab.ht.find(tab.keyVecs, probe, ids, &s)
+					if !direct || !tab.ht.findDirect(tab.keyVecs, probe, ids) {
+						var s probeScratch
+						s.prepare(rows)
+						hashRows(tab.keyVecs, probe, s.h, tab.ht.seed)
+						tab.ht.find(tab.keyVecs, probe, ids, &s)
+					}
 					out := make([][]int32, 0, len(probe))
 					for _, r := range probe {
 						var chain []int32
@@ -96,10 +104,13 @@ func TestJoinTableBulkBuild(t *testing.T) {
 					}
 					return out
 				}
-				cb, ci := chains(bulk), chains(inc)
-				for n := range cb {
-					if !slices.Equal(cb[n], ci[n]) {
-						t.Fatalf("keys %v, row %d: bulk chain %v, incremental %v", keyCols, probe[n], cb[n], ci[n])
+				ci := chains(inc, false)
+				for _, direct := range []bool{true, false} {
+					cb := chains(bulk, direct)
+					for n := range cb {
+						if !slices.Equal(cb[n], ci[n]) {
+							t.Fatalf("keys %v, direct %v, row %d: bulk chain %v, incremental %v", keyCols, direct, probe[n], cb[n], ci[n])
+						}
 					}
 				}
 			}

@@ -1,0 +1,114 @@
+package exec
+
+import (
+	"math"
+	"testing"
+
+	"github.com/colinkdb/colink/exec/vec"
+)
+
+// TestDirectIndex checks the direct index against the hashed one: for dense keys of each
+// integer width (negative ones and the int64 extremes' neighbours included) every probe,
+// present, absent or outside the span, gets the id the hashed lookup gives; sparse keys get
+// no direct index; and an insert after the table was readied drops it, so the new key is
+// found.
+func TestDirectIndex(t *testing.T) {
+	probe := func(t *testing.T, ht *hashTable, kv *vec.Vec, n int) {
+		t.Helper()
+		rows := make([]int32, n)
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		want, got := make([]int32, n), make([]int32, n)
+		var s probeScratch
+		s.prepare(n)
+		hashRows([]*vec.Vec{kv}, rows, s.h, ht.seed)
+		ht.find([]*vec.Vec{kv}, rows, want, &s)
+		if !ht.findDirect([]*vec.Vec{kv}, rows, got) {
+			t.Fatal("no direct lookup for dense keys")
+		}
+		for i := range rows {
+			if got[i] != want[i] {
+				t.Fatalf("probe %d: direct id %d, hashed %d", i, got[i], want[i])
+			}
+		}
+	}
+	build := func(t *testing.T, kv *vec.Vec, n int) *hashTable {
+		t.Helper()
+		ht := newHashTable([]vec.Type{kv.Type}, nil, nil)
+		rows := make([]int32, n)
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		var s probeScratch
+		s.prepare(n)
+		hashRows([]*vec.Vec{kv}, rows, s.h, ht.seed)
+		if err := ht.findOrInsert([]*vec.Vec{kv}, rows, make([]int32, n), &s, nil); err != nil {
+			t.Fatal(err)
+		}
+		ht.sizeForProbes()
+		return ht
+	}
+
+	for _, base := range []int64{-5000, 0, 1 << 40, math.MaxInt64 - 20000} {
+		// Every third key of a span of 3,000 from base, built in descending order.
+		var keys []int64
+		for k := int64(2999); k >= 0; k -= 3 {
+			keys = append(keys, base+k)
+		}
+		ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: keys}, len(keys))
+		if ht.direct == nil {
+			t.Fatalf("base %d: no direct index for 1,000 keys over a span of 3,000", base)
+		}
+		var probes []int64
+		for k := int64(-10); k < 3010; k++ {
+			probes = append(probes, base+k)
+		}
+		probes = append(probes, math.MinInt64, math.MaxInt64, base-1<<40)
+		probe(t, ht, &vec.Vec{Type: vec.Int64Type, I64: probes}, len(probes))
+	}
+
+	t.Run("int32 and date32", func(t *testing.T) {
+		for _, ty := range []vec.Type{vec.Int32Type, {ID: vec.Date32}} {
+			var keys, probes []int32
+			for k := int32(-100); k < 900; k += 2 {
+				keys = append(keys, k)
+			}
+			for k := int32(-200); k < 1000; k++ {
+				probes = append(probes, k)
+			}
+			probes = append(probes, math.MinInt32, math.MaxInt32)
+			ht := build(t, &vec.Vec{Type: ty, I32: keys}, len(keys))
+			probe(t, ht, &vec.Vec{Type: ty, I32: probes}, len(probes))
+		}
+	})
+
+	t.Run("sparse keys are hashed", func(t *testing.T) {
+		keys := []int64{0, 1 << 30, 1 << 31, 1 << 50}
+		ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: keys}, len(keys))
+		if ht.direct != nil || ht.findDirect([]*vec.Vec{{Type: vec.Int64Type, I64: keys}}, []int32{0}, make([]int32, 1)) {
+			t.Fatal("a direct index over a span of 2^50")
+		}
+	})
+
+	t.Run("an insert drops it", func(t *testing.T) {
+		keys := []int64{10, 11, 12}
+		ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: keys}, len(keys))
+		if ht.direct == nil {
+			t.Fatal("no direct index")
+		}
+		kv := &vec.Vec{Type: vec.Int64Type, I64: []int64{13}}
+		var s probeScratch
+		s.prepare(1)
+		hashRows([]*vec.Vec{kv}, []int32{0}, s.h, ht.seed)
+		ids := []int32{0}
+		if err := ht.findOrInsert([]*vec.Vec{kv}, []int32{0}, ids, &s, nil); err != nil || ids[0] != 3 {
+			t.Fatalf("insert: id %d, %v", ids[0], err)
+		}
+		if ht.direct != nil {
+			t.Fatal("the direct index outlived an insert")
+		}
+		ht.sizeForProbes()
+		probe(t, ht, &vec.Vec{Type: vec.Int64Type, I64: []int64{9, 10, 13, 14}}, 4)
+	})
+}
