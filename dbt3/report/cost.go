@@ -50,7 +50,16 @@ type Fit struct {
 	RoundSlopes      []float64
 	N                int // pairs
 	MinGB, MaxGB     float64
+	// ThroughOrigin says the pairs moved too narrow a range of bytes (the largest under
+	// twice the smallest: one query at one level, such as the big PM join alone) for a
+	// slope and an intercept to be told apart, so the line is forced through the origin:
+	// the slope is the paired difference per GB moved, the per-query cost taken as zero.
+	ThroughOrigin bool
 }
+
+// narrowSpan is the ratio of the largest to the smallest bytes per execution below which
+// fitPairs fits through the origin.
+const narrowSpan = 2
 
 // Significant reports whether the interval excludes zero.
 func (f Fit) Significant() bool { return !math.IsNaN(f.Lo) && (f.Lo > 0 || f.Hi < 0) }
@@ -116,6 +125,9 @@ func fitPairs(pairs []Pair, y func(Pair) float64) Fit {
 		byRound[p.Round] = append(byRound[p.Round], i)
 		f.MinGB, f.MaxGB = min(f.MinGB, p.GB), max(f.MaxGB, p.GB)
 	}
+	if f.MinGB > 0 && f.MaxGB < narrowSpan*f.MinGB {
+		return fitThroughOrigin(f, xs, ys, byRound)
+	}
 	if len(pairs) < 2 || f.MaxGB == f.MinGB {
 		f.Intercept = stat.Mean(ys, nil)
 		return f
@@ -152,6 +164,46 @@ func fitPairs(pairs []Pair, y func(Pair) float64) Fit {
 		}
 		se := math.Sqrt(rss / float64(n-2) / sxx)
 		half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 2)}.Quantile(0.975) * se
+		f.Lo, f.Hi = f.Slope-half, f.Slope+half
+	}
+	return f
+}
+
+// fitThroughOrigin is fitPairs' line through the origin (see Fit.ThroughOrigin): the
+// slope Σxy/Σxx, pooled and per round, the interval from the rounds' slopes, or from the
+// residuals (t with n−1 degrees of freedom) with a single round.
+func fitThroughOrigin(f Fit, xs, ys []float64, byRound map[int][]int) Fit {
+	f.ThroughOrigin = true
+	slope := func(idx []int) float64 {
+		var sxy, sxx float64
+		for _, i := range idx {
+			sxy += xs[i] * ys[i]
+			sxx += xs[i] * xs[i]
+		}
+		return sxy / sxx
+	}
+	all := make([]int, len(xs))
+	for i := range all {
+		all[i] = i
+	}
+	f.Slope = slope(all)
+	for _, round := range slices.Sorted(maps.Keys(byRound)) {
+		f.RoundSlopes = append(f.RoundSlopes, slope(byRound[round]))
+	}
+	if r := len(f.RoundSlopes); r >= 2 {
+		_, sd := stat.MeanStdDev(f.RoundSlopes, nil)
+		half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(r - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(r))
+		f.Lo, f.Hi, f.FromRounds = f.Slope-half, f.Slope+half, true
+		return f
+	}
+	if n := len(xs); n >= 2 {
+		var rss, sxx float64
+		for i := range xs {
+			e := ys[i] - f.Slope*xs[i]
+			rss += e * e
+			sxx += xs[i] * xs[i]
+		}
+		half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975) * math.Sqrt(rss/float64(n-1)/sxx)
 		f.Lo, f.Hi = f.Slope-half, f.Slope+half
 	}
 	return f
@@ -224,6 +276,9 @@ func (c *Comparison) Answer() string {
 		}
 		out += fmt.Sprintf("Against %s, %s %s and %s, fitted over %d paired executions moving %s to %s each",
 			c.Baseline, cost.Transport, what(e, "elapsed"), what(cpu, "CPU"), e.N, gbText(e.MinGB), gbText(e.MaxGB))
+		if e.ThroughOrigin {
+			out += " (too narrow a range of bytes to tell a per-query cost from a per-GB one, so the per-GB figures are the paired differences over the GB moved)"
+		}
 		if m.OK && m.Elapsed > 0 {
 			out += fmt.Sprintf("; at %s, which moved %s on the link in %.2f s, the elapsed figure comes to %+.2f %% of elapsed", m.Name, gbText(m.GB), m.Elapsed, 100*e.Slope*m.GB/m.Elapsed)
 		}

@@ -418,7 +418,11 @@ func writeCosts(w io.Writer, c *Comparison) {
 			for _, s := range f.RoundSlopes {
 				slopes = append(slopes, fmt.Sprintf("%+.0f", s*1000))
 			}
-			rows = append(rows, []string{cost.Transport, what, f.String(), fmt.Sprintf("%+.2f ms", f.Intercept*1000), fmt.Sprint(f.N),
+			perQuery := fmt.Sprintf("%+.2f ms", f.Intercept*1000)
+			if f.ThroughOrigin {
+				perQuery = "0 (through the origin: too narrow a range of bytes)"
+			}
+			rows = append(rows, []string{cost.Transport, what, f.String(), perQuery, fmt.Sprint(f.N),
 				gbText(f.MinGB) + " – " + gbText(f.MaxGB), strings.Join(slopes, ", ")})
 		}
 		add("elapsed", cost.Elapsed)

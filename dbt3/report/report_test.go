@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -446,5 +447,31 @@ func TestRatioPlotRange(t *testing.T) {
 		if err := p.Save(w, h, filepath.Join(dir, "ratios.png")); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestFitNarrowBytes: pairs that all moved about the same bytes (one query at one level,
+// the big PM join) are fitted through the origin, since a slope and an intercept cannot be
+// told apart there: the slope is the difference per GB, with a finite interval from the
+// rounds, where a free line gave slopes of millions of seconds per GB.
+func TestFitNarrowBytes(t *testing.T) {
+	var pairs []Pair
+	for round, d := range []float64{-0.9, -1.1, -1.0, -0.95, -1.05} {
+		for k := range 2 {
+			// 1.8 GB give or take a few bytes; the transport saves about 1 s each time.
+			pairs = append(pairs, Pair{Round: round + 2, GB: 1.8 + float64(k)*1e-9, Elapsed: d + float64(k)*0.01})
+		}
+	}
+	f := fitPairs(pairs, func(p Pair) float64 { return p.Elapsed })
+	if !f.ThroughOrigin || f.Intercept != 0 || !f.FromRounds || len(f.RoundSlopes) != 5 {
+		t.Fatalf("fit %+v: want a line through the origin with 5 rounds' slopes", f)
+	}
+	if want := -1.0 / 1.8; math.Abs(f.Slope-want) > 0.01 || f.Lo > f.Slope || f.Hi < f.Slope || f.Hi-f.Lo > 0.2 || !f.Significant() {
+		t.Fatalf("slope %.4f s/GB [%.4f, %.4f], want about %.4f with a narrow interval excluding 0", f.Slope, f.Lo, f.Hi, want)
+	}
+	// A wide range still gets a free line.
+	wide := append(slices.Clone(pairs), Pair{Round: 2, GB: 0.01, Elapsed: 0.1})
+	if g := fitPairs(wide, func(p Pair) float64 { return p.Elapsed }); g.ThroughOrigin {
+		t.Fatalf("bytes from 10 MB to 1.8 GB fitted through the origin")
 	}
 }
