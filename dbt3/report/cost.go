@@ -144,11 +144,7 @@ func fitPairs(pairs []Pair, y func(Pair) float64) Fit {
 			f.RoundSlopes = append(f.RoundSlopes, b)
 		}
 	}
-	if r := len(f.RoundSlopes); r >= 2 {
-		// Centred on the pooled slope, as wide as the rounds' slopes scatter.
-		_, sd := stat.MeanStdDev(f.RoundSlopes, nil)
-		half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(r - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(r))
-		f.Lo, f.Hi, f.FromRounds = f.Slope-half, f.Slope+half, true
+	if f.intervalFromRounds() {
 		return f
 	}
 	if n := len(pairs); n >= 3 {
@@ -167,6 +163,20 @@ func fitPairs(pairs []Pair, y func(Pair) float64) Fit {
 		f.Lo, f.Hi = f.Slope-half, f.Slope+half
 	}
 	return f
+}
+
+// intervalFromRounds sets the slope's 95 % interval from the rounds' slopes, when there are
+// at least two: centred on the pooled slope, as wide as they scatter (Student's t). It
+// reports whether it did.
+func (f *Fit) intervalFromRounds() bool {
+	r := len(f.RoundSlopes)
+	if r < 2 {
+		return false
+	}
+	_, sd := stat.MeanStdDev(f.RoundSlopes, nil)
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(r - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(r))
+	f.Lo, f.Hi, f.FromRounds = f.Slope-half, f.Slope+half, true
+	return true
 }
 
 // fitThroughOrigin is fitPairs' line through the origin (see Fit.ThroughOrigin): the
@@ -190,10 +200,7 @@ func fitThroughOrigin(f Fit, xs, ys []float64, byRound map[int][]int) Fit {
 	for _, round := range slices.Sorted(maps.Keys(byRound)) {
 		f.RoundSlopes = append(f.RoundSlopes, slope(byRound[round]))
 	}
-	if r := len(f.RoundSlopes); r >= 2 {
-		_, sd := stat.MeanStdDev(f.RoundSlopes, nil)
-		half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(r - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(r))
-		f.Lo, f.Hi, f.FromRounds = f.Slope-half, f.Slope+half, true
+	if f.intervalFromRounds() {
 		return f
 	}
 	if n := len(xs); n >= 2 {
