@@ -134,9 +134,9 @@ func (t *hashTable) sizeForProbes() {
 }
 
 // buildDirect sets the direct index of a complete table whose one key is an integer
-// without NULLs, when the keys' span is at most twice the hashed index's slot count (so
-// the direct index, 4 bytes a slot, takes at most the hashed one's memory: the orders of
-// TPC-H, a quarter of the span of o_orderkey, fit).
+// without NULLs, when keySpan finds the keys dense enough (the direct index, 4 bytes a
+// slot, then takes at most the hashed one's memory: the orders of TPC-H, a quarter of the
+// span of o_orderkey, fit).
 func (t *hashTable) buildDirect() {
 	t.dropDirect()
 	if len(t.keys) != 1 || t.n == 0 {
@@ -146,25 +146,16 @@ func (t *hashTable) buildDirect() {
 	if k.Nulls != nil {
 		return
 	}
-	var lo, hi int64
-	switch k.Type.ID {
-	case vec.Int64, vec.Decimal64:
-		lo, hi = k.I64[0], k.I64[0]
-		for _, v := range k.I64[:t.n] {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-	case vec.Int32, vec.Date32:
-		lo, hi = int64(k.I32[0]), int64(k.I32[0])
-		for _, v := range k.I32[:t.n] {
-			lo, hi = min(lo, int64(v)), max(hi, int64(v))
-		}
-	default:
+	rows := vec.MakeSlice[int32](t.pool, t.n)
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	lo, hi, ok := keySpan(k, rows, t.n)
+	vec.FreeSlice(t.pool, rows)
+	if !ok {
 		return
 	}
-	span := uint64(hi - lo) // wraps for spans beyond int64: then far too large
-	if span >= 2*uint64(len(t.slots)) {
-		return
-	}
+	span := uint64(hi - lo)
 	d := vec.MakeSlice[int32](t.pool, int(span)+1)
 	if k.Type.ID == vec.Int32 || k.Type.ID == vec.Date32 {
 		for g, v := range k.I32[:t.n] {
