@@ -36,6 +36,9 @@ type Fragment struct {
 	Steps  []Step      `msgpack:"steps"`
 	// Names optionally names the output columns (c0, c1, ... otherwise).
 	Names []string `msgpack:"names,omitempty"`
+	// StepStats asks for each step's counters in Stats.Steps (EXPLAIN ANALYZE). Off, the
+	// steps run unwrapped.
+	StepStats bool `msgpack:"step_stats,omitempty"`
 }
 
 // Scan describes what primproc reads: a table's columns, and predicates on them that can

@@ -650,3 +650,50 @@ func validateAndBuild(f *Fragment, scan RecordStream, builds [][]arrow.RecordBat
 	}
 	return BuildPipeline(v, scan, builds, opts)
 }
+
+// TestFragmentStepStats: a fragment that asks for step counters gets each step's rows and
+// batches, with the workers' instances of a merged step counting time only (its rows are
+// the merged groups'), at 1, 2 and 3 workers; one that does not ask gets none.
+func TestFragmentStepStats(t *testing.T) {
+	recs := lineitem.Generate(50_000, 4096, 5)
+	var passing int64
+	groups := map[int64]bool{}
+	eachRow(recs, func(r liRow) {
+		if r.qty < 24*100 { // l_quantity is DECIMAL(15,2)
+			passing++
+			groups[r.orderKey] = true
+		}
+	})
+	f := &Fragment{
+		Scan: lineitemScan(),
+		Steps: []Step{
+			{Filter: mustExpr("(< l_quantity 24)")},
+			{Aggregate: &AggStep{Final: true, Spec: AggSpec{GroupBy: []int{lineitem.OrderKey},
+				Aggs: []Aggregate{{Func: AggSum, Col: lineitem.Quantity}}}}},
+		},
+	}
+	if _, st, err := runFragment(t, f, recs, nil, Options{Threads: 2}); err != nil || st.Steps != nil {
+		t.Fatalf("without StepStats: steps %v, error %v", st.Steps, err)
+	}
+	f.StepStats = true
+	for _, threads := range []int{1, 2, 3} {
+		out, st, err := runFragment(t, f, recs, nil, Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Steps) != 2 {
+			t.Fatalf("%d workers: %d step entries, want 2", threads, len(st.Steps))
+		}
+		if got := st.Steps[0].Rows; got != passing {
+			t.Errorf("%d workers: the filter produced %d rows, want %d", threads, got, passing)
+		}
+		if got := st.Steps[1].Rows; got != int64(len(groups)) || got != int64(len(out.Rows)) {
+			t.Errorf("%d workers: the aggregate produced %d rows, want %d groups (%d out)", threads, got, len(groups), len(out.Rows))
+		}
+		for i, s := range st.Steps {
+			if s.Batches == 0 || s.Nanos <= 0 {
+				t.Errorf("%d workers: step %d: %+v, want batches and time", threads, i, s)
+			}
+		}
+	}
+}

@@ -35,4 +35,5 @@ func (s *FragmentStats) Add(o FragmentStats) {
 	s.CacheMisses += o.CacheMisses
 	s.BytesFromCache += o.BytesFromCache
 	s.BytesFromDisk += o.BytesFromDisk
+	s.Steps = addSteps(s.Steps, o.Steps)
 }

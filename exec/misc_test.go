@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -342,8 +343,10 @@ func TestNthElement(t *testing.T) {
 }
 
 func TestFragmentStatsWire(t *testing.T) {
-	a := FragmentStats{Stats: Stats{RowsScanned: 10, WorkerCPUNanos: 5, PeakMemory: 7, Workers: 2}, RowGroups: 3, BytesFromDisk: 100}
-	b := FragmentStats{Stats: Stats{RowsScanned: 1, WorkerCPUNanos: 1, PeakMemory: 9, Workers: 1}, RowGroupsEliminated: 2, CacheHits: 4}
+	a := FragmentStats{Stats: Stats{RowsScanned: 10, WorkerCPUNanos: 5, PeakMemory: 7, Workers: 2,
+		Steps: []StepStats{{Rows: 4, Batches: 1, Nanos: 10}}}, RowGroups: 3, BytesFromDisk: 100}
+	b := FragmentStats{Stats: Stats{RowsScanned: 1, WorkerCPUNanos: 1, PeakMemory: 9, Workers: 1,
+		Steps: []StepStats{{Rows: 1, Batches: 1, Nanos: 5}, {Rows: 2, Batches: 2, Nanos: 3}}}, RowGroupsEliminated: 2, CacheHits: 4}
 	a.Add(b)
 	raw, err := msgpack.Marshal(a)
 	if err != nil {
@@ -353,9 +356,10 @@ func TestFragmentStatsWire(t *testing.T) {
 	if err := msgpack.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
-	want := FragmentStats{Stats: Stats{RowsScanned: 11, WorkerCPUNanos: 6, PeakMemory: 9, Workers: 3}, RowGroups: 3,
+	want := FragmentStats{Stats: Stats{RowsScanned: 11, WorkerCPUNanos: 6, PeakMemory: 9, Workers: 3,
+		Steps: []StepStats{{Rows: 5, Batches: 2, Nanos: 15}, {Rows: 2, Batches: 2, Nanos: 3}}}, RowGroups: 3,
 		RowGroupsEliminated: 2, CacheHits: 4, BytesFromDisk: 100}
-	if back != want {
+	if !reflect.DeepEqual(back, want) {
 		t.Fatalf("%+v, want %+v", back, want)
 	}
 }

@@ -42,6 +42,74 @@ type Stats struct {
 	WallNanos       int64 `msgpack:"wall_ns"`
 	PeakMemory      int64 `msgpack:"peak_memory"`
 	Workers         int   `msgpack:"workers"`
+	// Steps holds, when the fragment asked (Fragment.StepStats), one entry per step.
+	Steps []StepStats `msgpack:"steps,omitempty"`
+}
+
+// StepStats is what one step of a fragment did, over all its instances (one a worker,
+// and the one that merges the workers' output for a blocking step): the rows and batches
+// it produced and the time spent in it and in its inputs (Init and Next, inclusive,
+// summed over the instances, so it can exceed the fragment's wall time).
+type StepStats struct {
+	Rows    int64 `msgpack:"rows"`
+	Batches int64 `msgpack:"batches"`
+	Nanos   int64 `msgpack:"ns"`
+}
+
+// addSteps adds o's steps to s's, index by index.
+func addSteps(s, o []StepStats) []StepStats {
+	if len(s) < len(o) {
+		s = append(s, make([]StepStats, len(o)-len(s))...)
+	}
+	for i, x := range o {
+		s[i].Rows += x.Rows
+		s[i].Batches += x.Batches
+		s[i].Nanos += x.Nanos
+	}
+	return s
+}
+
+// stepCounters are a pipeline's per-step counters, one entry a step, which every
+// instance's stepCounter adds to as it goes (so that they are complete when the output
+// ends, before anything is closed).
+type stepCounters []struct{ rows, batches, nanos atomic.Int64 }
+
+// stepCounter counts one instance of a step's output and time. The workers' instances of
+// a step whose output is merged after them count time only: the step's rows are the
+// merged ones.
+type stepCounter struct {
+	Operator
+	into     *stepCounters
+	step     int
+	timeOnly bool
+}
+
+func (c *stepCounter) Init(ctx context.Context) error {
+	t := time.Now()
+	err := c.Operator.Init(ctx)
+	(*c.into)[c.step].nanos.Add(int64(time.Since(t)))
+	return err
+}
+
+func (c *stepCounter) Next(ctx context.Context) (*vec.Batch, error) {
+	t := time.Now()
+	b, err := c.Operator.Next(ctx)
+	x := &(*c.into)[c.step]
+	x.nanos.Add(int64(time.Since(t)))
+	if b != nil && !c.timeOnly {
+		x.rows.Add(int64(b.Len()))
+		x.batches.Add(1)
+	}
+	return b, err
+}
+
+// countStep wraps step i's operator when the fragment asked for step counters; timeOnly
+// marks a worker's instance of a step merged after the workers.
+func (p *Pipeline) countStep(op Operator, i int, timeOnly bool) Operator {
+	if p.steps == nil {
+		return op
+	}
+	return &stepCounter{Operator: op, into: p.steps, step: i, timeOnly: timeOnly}
 }
 
 // Pipeline runs a fragment: Next streams its output records.
@@ -61,6 +129,8 @@ type Pipeline struct {
 	post    *Materializer
 	out     RecordStream
 	done    bool
+
+	steps *stepCounters // nil unless the fragment asked for step counters
 
 	rowsScanned, batchesScanned, bytesScanned atomic.Int64
 	rowsOut, batchesOut, bytesOut             int64
@@ -92,6 +162,10 @@ func BuildPipeline(v *Valid, scan RecordStream, builds [][]arrow.RecordBatch, op
 	}
 	p := &Pipeline{f: f, types: types, schema: vec.SchemaOf(f.Names, types), opts: opts, src: scan,
 		tables: map[int]*JoinTable{}, split: len(f.Steps)}
+	if f.StepStats {
+		steps := make(stepCounters, len(f.Steps))
+		p.steps = &steps
+	}
 	for i := range f.Steps {
 		s := &f.Steps[i]
 		if !s.blocking() || opts.Threads == 1 {
@@ -214,6 +288,7 @@ func (p *Pipeline) buildSteps(op Operator, from, to int, worker bool) (Operator,
 		if err != nil {
 			return nil, fmt.Errorf("fragment step %d (%s): %w", i, s.kind(), err)
 		}
+		op = p.countStep(op, i, lastWorker)
 	}
 	return op, nil
 }
@@ -310,6 +385,7 @@ func (p *Pipeline) startRun(ctx context.Context) error {
 		if op, err = p.combineStep(op); err != nil {
 			return err
 		}
+		op = p.countStep(op, p.split-1, false)
 	}
 	if op, err = p.buildSteps(op, p.split, len(p.f.Steps), false); err != nil {
 		return err
@@ -363,6 +439,13 @@ func (p *Pipeline) Stats() Stats {
 	}
 	if p.par != nil {
 		s.WorkerCPUNanos = p.par.CPUNanos()
+	}
+	if p.steps != nil {
+		s.Steps = make([]StepStats, len(*p.steps))
+		for i := range *p.steps {
+			x := &(*p.steps)[i]
+			s.Steps[i] = StepStats{Rows: x.rows.Load(), Batches: x.batches.Load(), Nanos: x.nanos.Load()}
+		}
 	}
 	return s
 }

@@ -5,7 +5,7 @@
 # column values to the client), as two dbt3 compare runs over the same loaded store:
 #
 #   1. the 22 queries and CS1–CS3 (CS3 is the big PM join), cold (round 1) and warm,
-#      over tcp and unix, at pushdown full and filter, every daemon's CPU and peak RSS;
+#      over tcp, unix and shm, at pushdown full and filter, every daemon's CPU and peak RSS;
 #   2. the scan family (SCAN1…SCAN8, pinned at pushdown scan) and CS1–CS3 at full, filter
 #      and scan, so the link bytes per query span orders of magnitude, with ipcbench's
 #      stream over the same transports to check the fitted cost per GB;
@@ -23,11 +23,14 @@ source "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<USAGE
-usage: $(basename "$0") [--sf F] [--join-sf F] [--runs R] [--data DIR] [--out DIR] [--only mix|scan|join]
+usage: $(basename "$0") [--sf F] [--join-sf F] [--runs R] [--transports LIST] [--data DIR] [--out DIR] [--only mix|scan|join]
 
   --sf F      scale factor of the mix and the scans (default 10), loaded once under DIR and reused
   --join-sf F scale factor of the big PM join (default 30), loaded once under DIR and reused
   --runs R    rounds per run (default 3): round 1 cold, the others warm
+  --transports LIST
+              the link's transports the mix and the scans compare (default tcp,unix,shm);
+              the big PM join always runs over tcp, unix and shm
   --data DIR  where the primproc's store is kept (default $COLINK_ROOT/data)
   --out DIR   results directory (default $COLINK_ROOT/results/seed-sfF); the join goes
               to DIR/join-sfF
@@ -36,12 +39,13 @@ usage: $(basename "$0") [--sf F] [--join-sf F] [--runs R] [--data DIR] [--out DI
 USAGE
 }
 
-sf=10 join_sf=30 runs=3 data="$COLINK_ROOT/data" out="" only=""
+sf=10 join_sf=30 runs=3 transports=tcp,unix,shm data="$COLINK_ROOT/data" out="" only=""
 while (($#)); do
 	case $1 in
 	--sf) sf=${2:?}; shift 2 ;;
 	--join-sf) join_sf=${2:?}; shift 2 ;;
 	--runs) runs=${2:?}; shift 2 ;;
+	--transports) transports=${2:?}; shift 2 ;;
 	--data) data=${2:?}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
 	--only) only=${2:?}; shift 2 ;;
@@ -57,7 +61,7 @@ bin="$COLINK_ROOT/bin"
 build_bins "$bin"
 (cd "$COLINK_ROOT" && go build -buildvcs=auto -o "$bin/ipcbench" ./cmd/ipcbench) || die 1 "go build ./cmd/ipcbench failed"
 
-common=(--sf "$sf" --runs "$runs" --transports tcp,unix --data "$data" --bin "$bin" --exemgr-arg=--pool-idle=5s)
+common=(--sf "$sf" --runs "$runs" --transports "$transports" --data "$data" --bin "$bin" --exemgr-arg=--pool-idle=5s)
 if [[ $only == "" || $only == mix ]]; then
 	say "the DBT3 mix and CS1–CS3 at SF $sf, pushdown full and filter, $runs rounds"
 	"$bin/dbt3" compare "${common[@]}" --queries all --pushdown full,filter --ipcbench-rounds 0 --out "$out/mix"

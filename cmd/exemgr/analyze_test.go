@@ -110,4 +110,33 @@ func TestExplainAnalyze(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, strconv.FormatInt(want, 10)+" rows returned") {
 		t.Errorf("last line %q, want %d rows returned", last, want)
 	}
+	// The primprocs' steps carry their own figures: lineitem's filter passed the rows
+	// the count finds.
+	small := count("select count(*) from lineitem where l_quantity < 5")
+	if got := num(primprocStep(t, lines, "Filter", "l_quantity"), `\(rows (\d+),`); got != small {
+		t.Errorf("primproc's filter produced %d rows, want %d", got, small)
+	}
+
+	// At full pushdown orders is broadcast and the join probed in the primprocs: the
+	// probe step's rows are the join's count.
+	if _, err := conn.ExecContext(ctx, "set colink_pushdown = 'full'"); err != nil {
+		t.Fatal(err)
+	}
+	lines = analyze(join)
+	if got := num(primprocStep(t, lines, "Join", ""), `\(rows (\d+),`); got != want {
+		t.Errorf("primproc's join produced %d rows, want %d", got, want)
+	}
+}
+
+// primprocStep returns the first line of a fragment's step that runs in the primprocs and
+// contains kind and also.
+func primprocStep(t *testing.T, lines []string, kind, also string) string {
+	t.Helper()
+	for _, l := range lines {
+		if strings.HasPrefix(l, "primproc") && strings.Contains(l, kind) && strings.Contains(l, also) {
+			return l
+		}
+	}
+	t.Fatalf("no primproc step %s %s in:\n%s", kind, also, strings.Join(lines, "\n"))
+	return ""
 }

@@ -75,7 +75,7 @@ type Config struct {
 
 // DefaultConfig returns "dbt3 compare"'s defaults.
 func DefaultConfig() Config {
-	return Config{Transports: []string{"tcp", "unix"}, Pushdowns: []string{"full"}, Runs: 1 + report.MinWarmRounds, SF: "1", Primprocs: 1,
+	return Config{Transports: []string{"tcp", "unix", "shm"}, Pushdowns: []string{"full"}, Runs: 1 + report.MinWarmRounds, SF: "1", Primprocs: 1,
 		Queries: "all", Warmup: true, StreamRounds: 3}
 }
 

@@ -87,7 +87,7 @@ func (a *analyzed) Next(ctx context.Context) (*vec.Batch, error) {
 	b, err := a.Operator.Next(ctx)
 	a.spent += time.Since(t)
 	if b != nil {
-		a.rows += int64(b.N)
+		a.rows += int64(b.Len())
 		a.batches++
 	}
 	return b, err
@@ -123,8 +123,15 @@ func (p *Plan) Analysis(res *Result) string {
 	r.mu.Unlock()
 	qs := res.Stats()
 	frags := map[int][]FragmentRun{}
+	steps := map[int][]exec.StepStats{} // per fragment, over its runs and primprocs
 	for _, fr := range qs.Fragments {
 		frags[fr.Fragment] = append(frags[fr.Fragment], fr)
+		for _, s := range fr.Streams {
+			var sum exec.FragmentStats
+			sum.Steps = steps[fr.Fragment]
+			sum.Add(s)
+			steps[fr.Fragment] = sum.Steps
+		}
 	}
 	pr := &explainer{
 		node: func(n Node) string {
@@ -140,6 +147,13 @@ func (p *Plan) Analysis(res *Result) string {
 				text += fmt.Sprintf(", opened %d times", s.Opens)
 			}
 			return text + ")"
+		},
+		step: func(f *Fragment, i int) string {
+			st := steps[f.ID]
+			if i >= len(st) {
+				return ""
+			}
+			return fmt.Sprintf("(rows %d, batches %d, time %s)", st[i].Rows, st[i].Batches, fmtDuration(time.Duration(st[i].Nanos)))
 		},
 		fragment: func(f *Fragment) string {
 			runs := frags[f.ID]

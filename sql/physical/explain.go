@@ -38,6 +38,7 @@ type explainer struct {
 	b        strings.Builder
 	node     func(Node) string
 	fragment func(*Fragment) string
+	step     func(f *Fragment, i int) string // fragment f's step i, if set
 }
 
 func (e *explainer) line(where string, depth int, text string) {
@@ -69,6 +70,11 @@ func (e *explainer) printFragment(f *Fragment, depth int) {
 	for i := len(f.steps) - 1; i >= 0; i-- {
 		s := f.steps[i]
 		label := s.label
+		if e.step != nil {
+			if text := e.step(f, i); text != "" {
+				label += "  " + text
+			}
+		}
 		if e.fragment != nil && i == len(f.steps)-1 {
 			label += "  " + e.fragment(f)
 		}

@@ -325,7 +325,13 @@ func (n *Gather) open(r *run) (exec.Operator, error) {
 			builds[i] = d.recs
 			bytes += d.bytes
 		}
-		streams, err := r.runner.Run(ctx, &f.Exec, builds)
+		frag := &f.Exec
+		if r.opts.Analyze {
+			withSteps := f.Exec
+			withSteps.StepStats = true
+			frag = &withSteps
+		}
+		streams, err := r.runner.Run(ctx, frag, builds)
 		if err != nil {
 			return nil, fmt.Errorf("fragment %d: %w", f.ID, err)
 		}
