@@ -59,13 +59,15 @@ every daemon, on Ctrl-C too.`)
 
 // runBench implements "dbt3 bench": the main job in one command.
 func runBench(ctx context.Context, out dbt3.Output, args []string) error {
-	fs := newFlagSet("bench", out, "usage: dbt3 bench [--sf 1] [--data data] [--runs 3] [--transports tcp,unix] [--primprocs 1] [--answers DIR] [--out DIR]", `
+	fs := newFlagSet("bench", out, "usage: dbt3 bench [--sf 1] [--data data] [--runs 6] [--transports tcp,unix,shm] [--primprocs 1] [--answers DIR] [--out DIR]", `
 The whole measurement on a fresh machine: generates the TPC-H tables (Parquet, the files
 bench/duckdb reads too) into DATA/sfF-parquet unless they are there, builds and starts
 primproc(s) as child processes, loads them once into DATA/colink-sfF-ppN, runs the
 transport comparison (see dbt3 compare --help), writes results/<run-id>/ and prints the
 elapsed table. The daemons are stopped on exit and on Ctrl-C. A DuckDB run of the same
-scale at results/duckdb-sfF/duckdb.json is put beside colink in the report.`)
+scale is put beside colink in the report: results/duckdb-sfF-native/duckdb.json (DuckDB on
+its own tables) if it is there, else results/duckdb-sfF/duckdb.json (over the Parquet
+files); the report says which.`)
 	c := bench.DefaultConfig()
 	compareFlags(fs, &c)
 	if f := fs.Lookup("data"); f != nil {

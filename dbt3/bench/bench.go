@@ -13,8 +13,9 @@ import (
 
 // Bench is "dbt3 bench", the whole measurement on a fresh machine: it generates the TPC-H
 // tables as Parquet (the files bench/duckdb reads too) into Data/sfF-parquet unless they are
-// there, then runs Compare loading from them; a DuckDB run of the same scale at
-// results/duckdb-sfF/duckdb.json is put beside colink unless cfg.DuckDB names one. cfg.From
+// there, then runs Compare loading from them; a DuckDB run of the same scale is put beside
+// colink unless cfg.DuckDB names one (DuckDBRuns: on its own tables if there is such a
+// run, else over the Parquet files). cfg.From
 // must be empty and cfg.Data set: Data is created if missing.
 func Bench(ctx context.Context, cfg Config, out dbt3.Output) error {
 	scale, err := tpch.ParseScale(cfg.SF)
@@ -41,11 +42,24 @@ func Bench(ctx context.Context, cfg Config, out dbt3.Output) error {
 	}
 	cfg.From = genDir
 	if cfg.DuckDB == "" {
-		if p := filepath.Join("results", "duckdb-sf"+scale.String(), "duckdb.json"); dbt3.FileExists(p) {
-			cfg.DuckDB = p
+		for _, p := range DuckDBRuns(scale.String()) {
+			if dbt3.FileExists(p) {
+				cfg.DuckDB = p
+				break
+			}
 		}
 	}
 	return Compare(ctx, cfg, out)
+}
+
+// DuckDBRuns are the committed DuckDB runs bench puts beside colink at scale sf, in order of
+// preference: DuckDB on its own tables (what a user who picks DuckDB runs), then DuckDB
+// reading the Parquet files through views. The report says which storage the run used.
+func DuckDBRuns(sf string) []string {
+	return []string{
+		filepath.Join("results", "duckdb-sf"+sf+"-native", "duckdb.json"),
+		filepath.Join("results", "duckdb-sf"+sf, "duckdb.json"),
+	}
 }
 
 // missingTables lists the tables without a Parquet file in dir.
