@@ -448,7 +448,7 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 	ev := env{e: e, s: s, st: st, now: r.start}
 	switch x := stmt.(type) {
 	case *sql.Set:
-		return nil, e.set(ev, x)
+		return e.set(ev, x)
 	case *sql.Use:
 		if err := e.CheckDatabase(ctx, x.DB); err != nil {
 			return nil, err
@@ -658,14 +658,29 @@ func (e *Engine) dropView(ev env, view *catView, x *sql.DropView) (*frontend.Res
 	return nil, sqlerr.New(sqlerr.ErBadTable, "%s", msg)
 }
 
-// set runs the SET assignments the front end leaves to the engine: user variables and the
-// engine's session variables.
-func (e *Engine) set(ev env, x *sql.Set) error {
+// set runs the SET assignments the front end leaves to the engine: user variables, the
+// engine's session variables, and the front end's variables set to an expression (SET
+// sql_mode = concat(@@sql_mode, …), as MariaDB Connector/J sends at connect), whose values
+// the engine evaluates and the front end checks and records.
+func (e *Engine) set(ev env, x *sql.Set) (*frontend.Result, error) {
 	p := &sql.Planner{Catalog: e.cat.view(), Stats: e.cat.view()}
 	vals, err := p.EvalSet(ev, x)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var warns []frontend.Warning
+	if err := e.assign(ev, vals, &warns); err != nil {
+		return nil, err
+	}
+	if len(warns) > 0 {
+		return &frontend.Result{Warnings: warns}, nil
+	}
+	return nil, nil
+}
+
+// assign applies SET's evaluated assignments in order, adding the front end's warnings to
+// *warns.
+func (e *Engine) assign(ev env, vals []sql.SetValue, warns *[]frontend.Warning) error {
 	for _, v := range vals {
 		switch v.Kind {
 		case sql.SetUser:
@@ -678,6 +693,18 @@ func (e *Engine) set(ev env, x *sql.Set) error {
 		case sql.SetGlobal:
 			return sqlerr.Unsupported("SET GLOBAL " + v.Name)
 		case sql.SetSession:
+			if v.Value.Null && !v.Default && !strings.HasPrefix(v.Name, "character_set_") {
+				if _, _, known := ev.s.SystemVar(v.Name); known {
+					return sqlerr.New(sqlerr.ErWrongValueForVar, "Variable '%s' can't be set to the value of 'NULL'", v.Name)
+				}
+			}
+			if w, known, err := ev.s.SetSystemVar(v.Name, valueText(v.Value), v.Default); known {
+				if err != nil {
+					return err
+				}
+				*warns = append(*warns, w...)
+				continue
+			}
 			if v.Name == varPushdown {
 				if err := ev.st.setPushdown(v); err != nil {
 					return err

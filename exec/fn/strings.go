@@ -237,6 +237,52 @@ func replaceKernel(*Site) Kernel {
 	}
 }
 
+// locateKernel is LOCATE(sub, s[, pos]), or with swapped INSTR(s, sub): the character
+// position (from 1) of sub's first occurrence in s at or after character pos, 0 if there is
+// none. As in MySQL, a given pos must lie within s (1 to its length), and an empty sub is
+// found at pos (at 1 without pos, even in an empty s).
+func locateKernel(swapped bool) func(*Site) Kernel {
+	return func(*Site) Kernel {
+		return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {
+			sub, s := args[0], args[1]
+			if swapped {
+				sub, s = s, sub
+			}
+			for _, i := range live {
+				pos, given := int64(1), len(args) > 2
+				if given {
+					pos = args[2].I64[i]
+				}
+				out.I32[i] = int32(locate(sub.String(int(i)), s.String(int(i)), pos, given))
+			}
+			return nil
+		}
+	}
+}
+
+func locate(sub, s []byte, pos int64, given bool) int64 {
+	if pos < 1 {
+		return 0
+	}
+	// Skip pos-1 characters; a given pos must start at a character of s.
+	off := 0
+	for skipped := int64(1); skipped < pos; skipped++ {
+		if off >= len(s) {
+			return 0
+		}
+		_, n := utf8.DecodeRune(s[off:])
+		off += n
+	}
+	if given && off >= len(s) {
+		return 0
+	}
+	at := bytes.Index(s[off:], sub)
+	if at < 0 {
+		return 0
+	}
+	return pos + int64(utf8.RuneCount(s[off:off+at]))
+}
+
 // strcmpKernel is STRCMP(a, b): -1, 0 or 1 comparing bytes.
 func strcmpKernel(*Site) Kernel {
 	return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {

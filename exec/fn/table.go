@@ -44,6 +44,13 @@ func table() []Func {
 			Typing: stringSig(replaceLength), Kernel: replaceKernel},
 		{Name: "reverse", SQL: []string{"reverse"}, MinArgs: 1, MaxArgs: 1, Args: []Class{String},
 			Typing: stringSig(sameLength), Kernel: mapKernel(appendReversed)},
+		// LOCATE(sub, s[, pos]) (and POSITION(sub IN s)), INSTR(s, sub): the 1-based
+		// character position, an INT, of sub's first occurrence in s (from pos on), 0 if none;
+		// bytes compare as the collation does.
+		{Name: "locate", SQL: []string{"locate", "position"}, MinArgs: 2, MaxArgs: 3, Args: []Class{String, String, Count},
+			Typing: locateSig, Kernel: locateKernel(false)},
+		{Name: "instr", SQL: []string{"instr"}, MinArgs: 2, MaxArgs: 2, Args: []Class{String},
+			Typing: stringSig(fixed(vec.Int32Type)), Kernel: locateKernel(true)},
 		// STRCMP(a, b): -1, 0 or 1, an INT.
 		{Name: "strcmp", SQL: []string{"strcmp"}, MinArgs: 2, MaxArgs: 2, Args: []Class{String},
 			Typing: stringSig(fixed(vec.Int32Type)), Kernel: strcmpKernel},

@@ -358,6 +358,21 @@ func atMost(t Type, n int64) Type {
 	return t
 }
 
+// locateSig types LOCATE(sub, s[, pos]): two strings and an integer position, an INT.
+func locateSig(f *Func, args []Arg) (Sig, error) {
+	if err := checkStrings(f, args[:2]); err != nil {
+		return Sig{}, err
+	}
+	if len(args) == 3 && !isIntegral(args[2].Type.Type) && !args[2].IsNull() {
+		return Sig{}, fmt.Errorf("the position of %s is %s, not an integer", f.Op(), args[2].Type)
+	}
+	s := sigOf(Type{Type: vec.Int32Type}, len(args), vec.StringType)
+	if len(args) == 3 {
+		s.Args[2] = vec.Int64Type
+	}
+	return s, nil
+}
+
 // charsSig types LEFT(s, n) and RIGHT(s, n): a string no longer than s, nor than a constant
 // n; the kernel reads n as BIGINT.
 func charsSig(f *Func, args []Arg) (Sig, error) {

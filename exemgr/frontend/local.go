@@ -421,63 +421,27 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		if !p.accept("=") && !p.acceptSeq(":", "=") {
 			return nil, nil, false
 		}
+		null := !p.done() && p.peek().kind == tokWord && strings.EqualFold(p.peek().text, "null")
 		value, isDefault, ok := literalValue(p)
 		if !ok {
 			return nil, nil, false
 		}
-		v, known := c.srv.vars[name]
-		if !known {
+		if _, known := c.srv.vars[name]; !known {
 			return nil, nil, false // perhaps the engine's
 		}
-		if scope == "global" {
-			return nil, Errorf(ErrNotSupportedYet, "colink does not support SET GLOBAL; set '%s' for the session", name), true
+		if null && !strings.HasPrefix(name, "character_set_") {
+			// Only the character sets take NULL (no conversion), as in MySQL.
+			return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of 'NULL'", name), true
 		}
-		if v.readOnly {
-			return nil, Errorf(1238, "Variable '%s' is a read only variable", name), true
+		value, warns, err := c.sess.checkSet(scope, name, value, isDefault)
+		if err != nil {
+			return nil, err, true
 		}
-		if v.numeric && !isDefault {
-			switch strings.ToLower(value) {
-			case "on", "true":
-				value = "1"
-			case "off", "false":
-				value = "0"
+		if len(warns) > 0 {
+			if res == nil {
+				res = &textResult{}
 			}
-			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
-				if _, err := strconv.ParseUint(value, 10, 64); err != nil {
-					return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, value), true
-				}
-			}
-		}
-		if (name == "wait_timeout" || name == "net_read_timeout" || name == "net_write_timeout" || name == "interactive_timeout") && !isDefault {
-			// mysqld's range; whole seconds, which readPacket reads back.
-			if n, err := strconv.ParseInt(value, 10, 64); err != nil || n < 1 || n > 31536000 {
-				return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s' (seconds, 1 to 31536000)", name, value), true
-			}
-		}
-		if strings.HasPrefix(name, "character_set_") && !isDefault {
-			warn, err := charsetRequest("SET "+name, value)
-			if err != nil {
-				return nil, err, true
-			}
-			if warn != nil {
-				if res == nil {
-					res = &textResult{}
-				}
-				res.warnings = append(res.warnings, warn.warnings...)
-			}
-			value = "utf8mb4"
-		}
-		if strings.HasPrefix(name, "collation_") && !isDefault {
-			// The character sets stay utf8mb4 (see charsetRequest), so another character
-			// set's collation (latin1_swedish_ci) becomes utf8mb4's binary one too.
-			bin, warn := binaryCollationOf("utf8mb4", value)
-			if warn != nil {
-				if res == nil {
-					res = &textResult{}
-				}
-				res.warnings = append(res.warnings, warn.warnings...)
-			}
-			value = bin
+			res.warnings = append(res.warnings, warns...)
 		}
 		sets = append(sets, assignment{name, value, isDefault})
 		if !p.accept(",") {
@@ -495,6 +459,80 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		}
 	}
 	return res, nil, true
+}
+
+// checkSet checks SET [scope] name = value (isDefault: = DEFAULT) of one of the front end's
+// system variables and returns the value to record, with the warnings of a character set or
+// collation colink replaced. The caller knows name is the front end's.
+func (s *Session) checkSet(scope, name, value string, isDefault bool) (string, []Warning, error) {
+	v := s.server[name]
+	var warns []Warning
+	if scope == "global" {
+		return "", nil, Errorf(ErrNotSupportedYet, "colink does not support SET GLOBAL; set '%s' for the session", name)
+	}
+	if v.readOnly {
+		return "", nil, Errorf(1238, "Variable '%s' is a read only variable", name)
+	}
+	if v.numeric && !isDefault {
+		switch strings.ToLower(value) {
+		case "on", "true":
+			value = "1"
+		case "off", "false":
+			value = "0"
+		}
+		if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+			if _, err := strconv.ParseUint(value, 10, 64); err != nil {
+				return "", nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, value)
+			}
+		}
+	}
+	if (name == "wait_timeout" || name == "net_read_timeout" || name == "net_write_timeout" || name == "interactive_timeout") && !isDefault {
+		// mysqld's range; whole seconds, which readPacket reads back.
+		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n < 1 || n > 31536000 {
+			return "", nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s' (seconds, 1 to 31536000)", name, value)
+		}
+	}
+	if strings.HasPrefix(name, "character_set_") && !isDefault {
+		warn, err := charsetRequest("SET "+name, value)
+		if err != nil {
+			return "", nil, err
+		}
+		if warn != nil {
+			warns = append(warns, warn.warnings...)
+		}
+		value = "utf8mb4"
+	}
+	if strings.HasPrefix(name, "collation_") && !isDefault {
+		// The character sets stay utf8mb4 (see charsetRequest), so another character
+		// set's collation (latin1_swedish_ci) becomes utf8mb4's binary one too.
+		bin, warn := binaryCollationOf("utf8mb4", value)
+		if warn != nil {
+			warns = append(warns, warn.warnings...)
+		}
+		value = bin
+	}
+	return value, warns, nil
+}
+
+// SetSystemVar is SET name = value (isDefault: = DEFAULT) of a front-end system variable
+// whose value the engine evaluated from an expression (SET sql_mode = concat(@@sql_mode,
+// …)). known is false if name is not the front end's; otherwise the value is checked as a
+// literal SET checks it and recorded, and the warnings are the statement's.
+func (s *Session) SetSystemVar(name, value string, isDefault bool) (warns []Warning, known bool, err error) {
+	name = strings.ToLower(name)
+	if _, known := s.server[name]; !known {
+		return nil, false, nil
+	}
+	value, warns, err = s.checkSet("", name, value, isDefault)
+	if err != nil {
+		return nil, true, err
+	}
+	if isDefault {
+		s.unsetVar(name)
+	} else {
+		s.SetVar(name, value)
+	}
+	return warns, true, nil
 }
 
 // charsetRequest checks a character set a client asks for (SET NAMES, SET CHARACTER SET, SET

@@ -194,6 +194,9 @@ select n_name from nation where n_name = 'FRANCE   '
 select min(n_name), max(n_name) from nation
 select n_name from nation order by n_name desc limit 3
 select strcmp('a', 'b'), strcmp('b', 'a'), strcmp('a', 'a')
+select locate('b', 'abcb'), locate('b', 'abcb', 3), locate('', 'abc'), locate('', 'abc', 4), locate('', 'abc', 5), locate('x', 'abc'), locate('b', 'abc', 0), locate('b', 'abc', -1)
+select locate('é', 'héllo é'), locate('é', 'héllo é', 3), position('lo' in 'héllo'), instr('héllo', 'llo'), instr('abc', ''), locate(null, 'a'), locate('a', null), locate(1, 212), locate('', ''), instr('', '')
+select n_name, locate('A', n_name), instr(n_name, 'AN'), locate('A', n_name, 3) from nation where n_nationkey <= 8 order by n_nationkey
 select strcmp('a', 'ab'), strcmp('', ''), strcmp('b', null), strcmp('é', 'e'), strcmp(10, 9)
 select strcmp(n_name, 'CHINA'), strcmp(n_name, r_name) from nation, region where n_regionkey = r_regionkey and n_nationkey <= 5 order by n_nationkey
 select n_name in ('ALGERIA', 'algeria', 'BRAZIL ') from nation where n_nationkey <= 2 order by n_nationkey
