@@ -57,3 +57,53 @@ func benchHashTable(b *testing.B, groups int) {
 	}
 	b.ReportMetric(float64(2*n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mlookups/s")
 }
+
+// BenchmarkSelectiveProbe looks up 800,000 keys spread over 10,000 (partsupp's suppliers at
+// SF 1) in a table of the 396 of them a nation holds (Q11), hashed and direct.
+func BenchmarkSelectiveProbe(b *testing.B) {
+	const batch = vec.DefaultBatchRows
+	var build []int64
+	for k := int64(7); k < 10_000; k += 25 {
+		build = append(build, k)
+	}
+	probes := make([]int64, 800_000)
+	x := uint64(88172645463325252)
+	for i := range probes {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		probes[i] = int64(x%10_000) + 1
+	}
+	t := newHashTable([]vec.Type{vec.Int64Type}, nil, nil)
+	bk := &vec.Vec{Type: vec.Int64Type, I64: build}
+	rows := make([]int32, max(len(build), batch))
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	var s probeScratch
+	s.prepare(len(build))
+	hashRows([]*vec.Vec{bk}, rows[:len(build)], s.h, t.seed)
+	if err := t.findOrInsert([]*vec.Vec{bk}, rows[:len(build)], make([]int32, len(build)), &s, nil); err != nil {
+		b.Fatal(err)
+	}
+	t.sizeForProbes()
+	direct := t.direct
+	for _, mode := range []string{"hashed", "direct"} {
+		b.Run(mode, func(b *testing.B) {
+			ids := make([]int32, batch)
+			kv := &vec.Vec{Type: vec.Int64Type}
+			for it := 0; it < b.N; it++ {
+				for start := 0; start+batch <= len(probes); start += batch {
+					kv.I64 = probes[start : start+batch]
+					if mode == "direct" && direct != nil && t.findDirect([]*vec.Vec{kv}, rows[:batch], ids) {
+						continue
+					}
+					s.prepare(batch)
+					hashRows([]*vec.Vec{kv}, rows[:batch], s.h, t.seed)
+					t.find([]*vec.Vec{kv}, rows[:batch], ids, &s)
+				}
+			}
+			b.ReportMetric(float64(len(probes))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mprobes/s")
+		})
+	}
+}

@@ -91,6 +91,22 @@ func TestDirectIndex(t *testing.T) {
 		}
 	})
 
+	t.Run("sparse keys over a small span are direct", func(t *testing.T) {
+		// 396 keys spread over 10,000, as Germany's suppliers are at SF 1.
+		var keys, probes []int64
+		for k := int64(7); k < 10_000; k += 25 {
+			keys = append(keys, k)
+		}
+		for k := int64(-3); k < 10_005; k++ {
+			probes = append(probes, k)
+		}
+		ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: keys}, len(keys))
+		if ht.direct == nil {
+			t.Fatalf("no direct index for %d keys over a span of 10,000", len(keys))
+		}
+		probe(t, ht, &vec.Vec{Type: vec.Int64Type, I64: probes}, len(probes))
+	})
+
 	t.Run("an insert drops it", func(t *testing.T) {
 		keys := []int64{10, 11, 12}
 		ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: keys}, len(keys))
