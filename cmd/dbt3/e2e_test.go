@@ -201,8 +201,9 @@ func TestDaemons(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Per round and transport: Q6 at two levels, SCAN1 and SCAN8 at scan.
-		if len(run.Samples) != 2*2*4 {
+		// Per round and transport (tcp, unix and shm by default): Q6 at two levels, SCAN1 and
+		// SCAN8 at scan.
+		if len(run.Samples) != 2*3*4 {
 			t.Fatalf("%d samples", len(run.Samples))
 		}
 		bytes := map[string]int64{}
@@ -230,7 +231,7 @@ func TestDaemons(t *testing.T) {
 			svgFileWellFormed(t, filepath.Join(out, f))
 		}
 		// --profile 6: one CPU profile per transport and daemon, as go tool pprof reads them.
-		for _, f := range []string{"Q6-tcp-exemgr-tcp", "Q6-tcp-primproc0", "Q6-unix-exemgr-unix", "Q6-unix-primproc0"} {
+		for _, f := range []string{"Q6-tcp-exemgr-tcp", "Q6-tcp-primproc0", "Q6-unix-exemgr-unix", "Q6-unix-primproc0", "Q6-shm-exemgr-shm", "Q6-shm-primproc0"} {
 			b, err := os.ReadFile(filepath.Join(out, "profiles", f+".pprof"))
 			if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 				t.Errorf("profile %s: %d bytes, %v; want a gzipped pprof profile", f, len(b), err)
