@@ -20,6 +20,21 @@ func outOfRange(s *Site, t vec.Type) error {
 	return vec.OutOfRange("BIGINT", s.Text())
 }
 
+// unsignedKernel passes BIGINTs that BIGINT UNSIGNED holds too and refuses a negative one.
+func unsignedKernel(s *Site) Kernel {
+	return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {
+		a := args[0]
+		for _, i := range live {
+			v := a.I64[i]
+			if v < 0 {
+				return vec.OutOfRange("BIGINT UNSIGNED", s.Text())
+			}
+			out.I64[i] = v
+		}
+		return nil
+	}
+}
+
 func absKernel(s *Site) Kernel {
 	t := s.Sig.Result.Type
 	return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {

@@ -56,6 +56,12 @@ func table() []Func {
 			Typing: stringSig(fixed(vec.Int32Type)), Kernel: strcmpKernel},
 
 		// Exact and approximate numbers.
+		// unsigned is CAST(x AS UNSIGNED) after x is cast to BIGINT: colink has no BIGINT
+		// UNSIGNED, so a value that holds (0 to 2^63-1) passes and a negative one, which
+		// MySQL wraps to 2^64 + x, is error 1690 rather than a wrong number. SQL reaches it
+		// through the binder's CAST and CONVERT.
+		{Name: "unsigned", MinArgs: 1, MaxArgs: 1, Args: []Class{Number},
+			Typing: unsignedSig, Kernel: unsignedKernel},
 		{Name: "abs", SQL: []string{"abs"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Number},
 			Typing: absSig, Kernel: absKernel, MayOverflow: true},
 		// ROUND(x[, d]) and TRUNCATE(x, d) to d places (negative: left of the point).

@@ -373,6 +373,14 @@ func locateSig(f *Func, args []Arg) (Sig, error) {
 	return s, nil
 }
 
+// unsignedSig types the unsigned check: a BIGINT in, the same BIGINT out.
+func unsignedSig(f *Func, args []Arg) (Sig, error) {
+	if a := args[0]; a.ID != vec.Int64 && !a.IsNull() {
+		return Sig{}, fmt.Errorf("%s of %s, not a BIGINT", f.Op(), a.Type)
+	}
+	return sigOf(Type{Type: vec.Int64Type}, 1, vec.Int64Type), nil
+}
+
 // charsSig types LEFT(s, n) and RIGHT(s, n): a string no longer than s, nor than a constant
 // n; the kernel reads n as BIGINT.
 func charsSig(f *Func, args []Arg) (Sig, error) {

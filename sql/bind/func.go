@@ -590,11 +590,21 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 		}
 		t = types.Dec(p, s)
 	case mysql.TypeLonglong, mysql.TypeLong:
-		if mysql.HasUnsignedFlag(tp.GetFlag()) {
-			// Reading it as SIGNED would turn -1 into -1 instead of 18446744073709551615.
-			return nil, sqlerr.Unsupported("CAST(… AS UNSIGNED): colink has no BIGINT UNSIGNED; use CAST(… AS SIGNED)")
-		}
 		t = types.Int64Type
+		if mysql.HasUnsignedFlag(tp.GetFlag()) {
+			// colink has no BIGINT UNSIGNED: the value is cast to BIGINT and checked, so
+			// that -1 is error 1690 instead of MySQL's 18446744073709551615 (Connector/J's
+			// metadata queries CONVERT(… , UNSIGNED INTEGER) scales that are never negative).
+			if v.Type().Kind == types.Date {
+				return nil, sqlerr.Unsupported("CAST between dates and numbers")
+			}
+			signed, err := b.castTo(v, t, text)
+			if err != nil {
+				return nil, err
+			}
+			f := fn.Named("unsigned")
+			return b.apply(f, f.Name, []plan.Expr{signed}, text)
+		}
 	case mysql.TypeDouble, mysql.TypeFloat:
 		t = types.Float64Type
 	case mysql.TypeDate:

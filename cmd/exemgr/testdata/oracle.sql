@@ -117,6 +117,8 @@ known unsigned
 select cast(1 as unsigned)
 known unsigned
 select cast(o_orderkey as unsigned) from orders where o_orderkey = 1
+known unsigned
+select cast(-1 as unsigned)
 
 # --- dates and intervals
 select date '2000-01-31' + interval 1 month, date '2000-02-29' + interval 1 year, date '2000-03-31' - interval 1 month
@@ -194,6 +196,10 @@ select n_name from nation where n_name = 'FRANCE   '
 select min(n_name), max(n_name) from nation
 select n_name from nation order by n_name desc limit 3
 select strcmp('a', 'b'), strcmp('b', 'a'), strcmp('a', 'a')
+known unsigned
+select cast(5 as unsigned), convert('7', unsigned integer), cast(null as unsigned), cast(2.6 as unsigned), cast(0 as unsigned), cast(9223372036854775807 as unsigned)
+known unsigned
+select n_nationkey, cast(n_regionkey as unsigned), convert(n_nationkey * 2, unsigned) from nation where n_nationkey <= 4 order by 1
 select locate('b', 'abcb'), locate('b', 'abcb', 3), locate('', 'abc'), locate('', 'abc', 4), locate('', 'abc', 5), locate('x', 'abc'), locate('b', 'abc', 0), locate('b', 'abc', -1)
 select locate('é', 'héllo é'), locate('é', 'héllo é', 3), position('lo' in 'héllo'), instr('héllo', 'llo'), instr('abc', ''), locate(null, 'a'), locate('a', null), locate(1, 212), locate('', ''), instr('', '')
 select n_name, locate('A', n_name), instr(n_name, 'AN'), locate('A', n_name, 3) from nation where n_nationkey <= 8 order by n_nationkey

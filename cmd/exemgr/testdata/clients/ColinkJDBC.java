@@ -42,6 +42,9 @@ public class ColinkJDBC {
             System.out.println("# metadata");
             DatabaseMetaData md = c.getMetaData();
             System.out.println(md.getDatabaseProductName() + " " + md.getDatabaseMajorVersion());
+            try (ResultSet rs = md.getColumns("tpch", null, "region", null)) {
+                while (rs.next()) System.out.println(rs.getString("COLUMN_NAME") + " " + rs.getString("TYPE_NAME") + " " + rs.getInt("COLUMN_SIZE"));
+            }
             System.out.println("# error");
             try (Statement s = c.createStatement()) {
                 s.executeQuery("select * from nosuch");
