@@ -79,7 +79,7 @@ type stepCounters []struct{ rows, batches, nanos atomic.Int64 }
 // merged ones.
 type stepCounter struct {
 	Operator
-	into     *stepCounters
+	into     stepCounters
 	step     int
 	timeOnly bool
 }
@@ -87,14 +87,14 @@ type stepCounter struct {
 func (c *stepCounter) Init(ctx context.Context) error {
 	t := time.Now()
 	err := c.Operator.Init(ctx)
-	(*c.into)[c.step].nanos.Add(int64(time.Since(t)))
+	c.into[c.step].nanos.Add(int64(time.Since(t)))
 	return err
 }
 
 func (c *stepCounter) Next(ctx context.Context) (*vec.Batch, error) {
 	t := time.Now()
 	b, err := c.Operator.Next(ctx)
-	x := &(*c.into)[c.step]
+	x := &c.into[c.step]
 	x.nanos.Add(int64(time.Since(t)))
 	if b != nil && !c.timeOnly {
 		x.rows.Add(int64(b.Len()))
@@ -130,7 +130,7 @@ type Pipeline struct {
 	out     RecordStream
 	done    bool
 
-	steps *stepCounters // nil unless the fragment asked for step counters
+	steps stepCounters // nil unless the fragment asked for step counters
 
 	rowsScanned, batchesScanned, bytesScanned atomic.Int64
 	rowsOut, batchesOut, bytesOut             int64
@@ -163,8 +163,7 @@ func BuildPipeline(v *Valid, scan RecordStream, builds [][]arrow.RecordBatch, op
 	p := &Pipeline{f: f, types: types, schema: vec.SchemaOf(f.Names, types), opts: opts, src: scan,
 		tables: map[int]*JoinTable{}, split: len(f.Steps)}
 	if f.StepStats {
-		steps := make(stepCounters, len(f.Steps))
-		p.steps = &steps
+		p.steps = make(stepCounters, len(f.Steps))
 	}
 	for i := range f.Steps {
 		s := &f.Steps[i]
@@ -441,9 +440,9 @@ func (p *Pipeline) Stats() Stats {
 		s.WorkerCPUNanos = p.par.CPUNanos()
 	}
 	if p.steps != nil {
-		s.Steps = make([]StepStats, len(*p.steps))
-		for i := range *p.steps {
-			x := &(*p.steps)[i]
+		s.Steps = make([]StepStats, len(p.steps))
+		for i := range p.steps {
+			x := &p.steps[i]
 			s.Steps[i] = StepStats{Rows: x.rows.Load(), Batches: x.batches.Load(), Nanos: x.nanos.Load()}
 		}
 	}

@@ -693,12 +693,7 @@ func (e *Engine) assign(ev env, vals []sql.SetValue, warns *[]frontend.Warning) 
 		case sql.SetGlobal:
 			return sqlerr.Unsupported("SET GLOBAL " + v.Name)
 		case sql.SetSession:
-			if v.Value.Null && !v.Default && !strings.HasPrefix(v.Name, "character_set_") {
-				if _, _, known := ev.s.SystemVar(v.Name); known {
-					return sqlerr.New(sqlerr.ErWrongValueForVar, "Variable '%s' can't be set to the value of 'NULL'", v.Name)
-				}
-			}
-			if w, known, err := ev.s.SetSystemVar(v.Name, valueText(v.Value), v.Default); known {
+			if w, known, err := ev.s.SetSystemVar(v.Name, valueText(v.Value), v.Default, v.Value.Null && !v.Default); known {
 				if err != nil {
 					return err
 				}

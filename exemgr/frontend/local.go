@@ -429,11 +429,7 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		if _, known := c.srv.vars[name]; !known {
 			return nil, nil, false // perhaps the engine's
 		}
-		if null && !strings.HasPrefix(name, "character_set_") {
-			// Only the character sets take NULL (no conversion), as in MySQL.
-			return nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of 'NULL'", name), true
-		}
-		value, warns, err := c.sess.checkSet(scope, name, value, isDefault)
+		value, warns, err := c.sess.checkSet(scope, name, value, isDefault, null)
 		if err != nil {
 			return nil, err, true
 		}
@@ -461,14 +457,18 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 	return res, nil, true
 }
 
-// checkSet checks SET [scope] name = value (isDefault: = DEFAULT) of one of the front end's
-// system variables and returns the value to record, with the warnings of a character set or
-// collation colink replaced. The caller knows name is the front end's.
-func (s *Session) checkSet(scope, name, value string, isDefault bool) (string, []Warning, error) {
+// checkSet checks SET [scope] name = value (isDefault: = DEFAULT; null: = NULL) of one of
+// the front end's system variables and returns the value to record, with the warnings of a
+// character set or collation colink replaced. The caller knows name is the front end's.
+func (s *Session) checkSet(scope, name, value string, isDefault, null bool) (string, []Warning, error) {
 	v := s.server[name]
 	var warns []Warning
 	if scope == "global" {
 		return "", nil, Errorf(ErrNotSupportedYet, "colink does not support SET GLOBAL; set '%s' for the session", name)
+	}
+	if null && !strings.HasPrefix(name, "character_set_") {
+		// Only the character sets take NULL (no conversion), as in MySQL.
+		return "", nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of 'NULL'", name)
 	}
 	if v.readOnly {
 		return "", nil, Errorf(1238, "Variable '%s' is a read only variable", name)
@@ -514,16 +514,17 @@ func (s *Session) checkSet(scope, name, value string, isDefault bool) (string, [
 	return value, warns, nil
 }
 
-// SetSystemVar is SET name = value (isDefault: = DEFAULT) of a front-end system variable
-// whose value the engine evaluated from an expression (SET sql_mode = concat(@@sql_mode,
-// …)). known is false if name is not the front end's; otherwise the value is checked as a
-// literal SET checks it and recorded, and the warnings are the statement's.
-func (s *Session) SetSystemVar(name, value string, isDefault bool) (warns []Warning, known bool, err error) {
+// SetSystemVar is SET name = value (isDefault: = DEFAULT; null: the value is NULL) of a
+// front-end system variable whose value the engine evaluated from an expression (SET
+// sql_mode = concat(@@sql_mode, …)). known is false if name is not the front end's;
+// otherwise the value is checked as a literal SET checks it and recorded, and the warnings
+// are the statement's.
+func (s *Session) SetSystemVar(name, value string, isDefault, null bool) (warns []Warning, known bool, err error) {
 	name = strings.ToLower(name)
 	if _, known := s.server[name]; !known {
 		return nil, false, nil
 	}
-	value, warns, err = s.checkSet("", name, value, isDefault)
+	value, warns, err = s.checkSet("", name, value, isDefault, null)
 	if err != nil {
 		return nil, true, err
 	}

@@ -575,6 +575,7 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 	}
 	text := exprText(x)
 	var t types.Type
+	unsigned := false
 	tp := x.Tp
 	switch tp.GetType() {
 	case mysql.TypeNewDecimal:
@@ -591,20 +592,10 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 		t = types.Dec(p, s)
 	case mysql.TypeLonglong, mysql.TypeLong:
 		t = types.Int64Type
-		if mysql.HasUnsignedFlag(tp.GetFlag()) {
-			// colink has no BIGINT UNSIGNED: the value is cast to BIGINT and checked, so
-			// that -1 is error 1690 instead of MySQL's 18446744073709551615 (Connector/J's
-			// metadata queries CONVERT(… , UNSIGNED INTEGER) scales that are never negative).
-			if v.Type().Kind == types.Date {
-				return nil, sqlerr.Unsupported("CAST between dates and numbers")
-			}
-			signed, err := b.castTo(v, t, text)
-			if err != nil {
-				return nil, err
-			}
-			f := fn.Named("unsigned")
-			return b.apply(f, f.Name, []plan.Expr{signed}, text)
-		}
+		// colink has no BIGINT UNSIGNED: the value is cast to BIGINT and checked below, so
+		// that -1 is error 1690 instead of MySQL's 18446744073709551615 (Connector/J's
+		// metadata queries CONVERT(… , UNSIGNED INTEGER) scales that are never negative).
+		unsigned = mysql.HasUnsignedFlag(tp.GetFlag())
 	case mysql.TypeDouble, mysql.TypeFloat:
 		t = types.Float64Type
 	case mysql.TypeDate:
@@ -631,7 +622,12 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 			return plan.Lit(types.NullValue(t)), nil
 		}
 	}
-	return b.castTo(v, t, text)
+	c, err := b.castTo(v, t, text)
+	if err != nil || !unsigned {
+		return c, err
+	}
+	f := fn.Named("unsigned")
+	return b.apply(f, f.Name, []plan.Expr{c}, text)
 }
 
 // intervalCount returns n×factor days or months, negated for DATE_SUB. A count beyond

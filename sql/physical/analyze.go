@@ -123,14 +123,16 @@ func (p *Plan) Analysis(res *Result) string {
 	r.mu.Unlock()
 	qs := res.Stats()
 	frags := map[int][]FragmentRun{}
-	steps := map[int][]exec.StepStats{} // per fragment, over its runs and primprocs
+	work := map[int]*exec.FragmentStats{} // the primprocs' counters per fragment, over its runs
 	for _, fr := range qs.Fragments {
 		frags[fr.Fragment] = append(frags[fr.Fragment], fr)
+		ps := work[fr.Fragment]
+		if ps == nil {
+			ps = &exec.FragmentStats{}
+			work[fr.Fragment] = ps
+		}
 		for _, s := range fr.Streams {
-			var sum exec.FragmentStats
-			sum.Steps = steps[fr.Fragment]
-			sum.Add(s)
-			steps[fr.Fragment] = sum.Steps
+			ps.Add(s)
 		}
 	}
 	pr := &explainer{
@@ -149,10 +151,11 @@ func (p *Plan) Analysis(res *Result) string {
 			return text + ")"
 		},
 		step: func(f *Fragment, i int) string {
-			st := steps[f.ID]
-			if i >= len(st) {
+			ps := work[f.ID]
+			if ps == nil || i >= len(ps.Steps) {
 				return ""
 			}
+			st := ps.Steps
 			return fmt.Sprintf("(rows %d, batches %d, time %s)", st[i].Rows, st[i].Batches, fmtDuration(time.Duration(st[i].Nanos)))
 		},
 		fragment: func(f *Fragment) string {
@@ -161,16 +164,13 @@ func (p *Plan) Analysis(res *Result) string {
 				return "(fragment " + fmt.Sprint(f.ID) + " never ran)"
 			}
 			var fr FragmentRun
-			var ps exec.FragmentStats
 			for _, x := range runs {
 				fr.RowsReceived += x.RowsReceived
 				fr.BatchesReceived += x.BatchesReceived
 				fr.BytesReceived += x.BytesReceived
 				fr.BytesBroadcast += x.BytesBroadcast
-				for _, s := range x.Streams {
-					ps.Add(s)
-				}
 			}
+			ps := work[f.ID]
 			text := fmt.Sprintf("(fragment %d on %d primproc(s): scanned %d rows in %d of %d row groups, produced %d rows; primproc CPU %s, memory %s; link: %d rows in %d batches, %s received",
 				f.ID, len(runs[0].Streams), ps.RowsScanned, ps.RowGroups-ps.RowGroupsEliminated, ps.RowGroups, ps.RowsProduced,
 				fmtDuration(time.Duration(ps.WorkerCPUNanos)), units.FormatBytes(ps.PeakMemory), fr.RowsReceived, fr.BatchesReceived, units.FormatBytes(fr.BytesReceived))
