@@ -106,11 +106,10 @@ type HashAggregate struct {
 	live     []int32
 	distinct []*distinctSet // per aggregate, nil unless Distinct
 
-	consumed bool
-	groups   int
-	emitted  int
-	out      vec.Batch
-	outVecs  []*vec.Vec
+	groups  int
+	emitted int
+	out     vec.Batch
+	outVecs []*vec.Vec
 
 	// Rows of the current batch grouped by group (for few groups): sorted[runs[k].start:
 	// runs[k].end] belong to group runs[k].g.
@@ -124,7 +123,28 @@ type HashAggregate struct {
 	packedKeys []uint64
 	oneRow     []int32
 	heads      []int32
+
+	// A partial aggregation whose table has stopped reducing its input (nearly every
+	// lookup a new group, as when the input is clustered on the key: Q18's lineitem by
+	// l_orderkey) flushes: from then on it emits its groups whenever it holds flushGroups
+	// and starts again with an empty table small enough to stay in cache, instead of
+	// growing one table the size of the input. Its output may then hold a group more than
+	// once, which the merge after it takes as it takes the workers' overlapping groups.
+	flushing    bool
+	inputDone   bool
+	windowLooks int // hash lookups since the decision window began
+	windowStart int // groups when it began
 }
+
+const (
+	// flushWindow is how many lookups a decision to flush looks back on, and
+	// flushMinGroups the groups below which a table is kept however little it reduces:
+	// while small it costs little.
+	flushWindow    = 1 << 16
+	flushMinGroups = 1 << 16
+	// flushGroups is the groups at which a flushing aggregation emits and starts again.
+	flushGroups = 1 << 13
+)
 
 // maxPackedGroups bounds the groups found through packed keys; beyond it the general hash
 // table is as good and the word map would only double the memory.
@@ -316,6 +336,8 @@ func (a *HashAggregate) Types() []vec.Type { return a.outTypes }
 // Init implements Operator.
 func (a *HashAggregate) Init(ctx context.Context) error { return a.input.Init(ctx) }
 
+// consume adds input batches until the input ends or, for a partial aggregation, until
+// its groups should be emitted before it goes on (see flushing).
 func (a *HashAggregate) consume(ctx context.Context) error {
 	for {
 		b, err := a.input.Next(ctx)
@@ -328,7 +350,15 @@ func (a *HashAggregate) consume(ctx context.Context) error {
 		if err := a.addBatch(b); err != nil {
 			return err
 		}
+		if a.flushing {
+			if a.groups >= flushGroups {
+				return nil
+			}
+		} else if a.startsFlushing() {
+			return nil
+		}
 	}
+	a.inputDone = true
 	if a.ht == nil {
 		a.groups = 1 // no GROUP BY: one group, even without rows
 		for _, f := range a.fns {
@@ -336,6 +366,32 @@ func (a *HashAggregate) consume(ctx context.Context) error {
 		}
 	}
 	return a.account()
+}
+
+// startsFlushing decides, once a window of lookups has passed, whether a partial
+// aggregation turns to flushing: its table is large and nine in ten of the window's
+// lookups were new groups.
+func (a *HashAggregate) startsFlushing() bool {
+	if a.phase != AggPartial || a.ht == nil || a.windowLooks < flushWindow {
+		return false
+	}
+	fresh, looks := a.groups-a.windowStart, a.windowLooks
+	a.windowLooks, a.windowStart = 0, a.groups
+	if a.groups < flushMinGroups || fresh*10 < looks*9 {
+		return false
+	}
+	a.flushing = true
+	a.packer, a.words = nil, nil
+	return true
+}
+
+// restart empties a flushing aggregation whose groups have all been emitted.
+func (a *HashAggregate) restart() {
+	a.ht.reset(slotsFor(flushGroups + a.batchRows))
+	for _, f := range a.fns {
+		f.release(a.pool)
+	}
+	a.groups, a.emitted = 0, 0
 }
 
 func (a *HashAggregate) account() error {
@@ -379,6 +435,7 @@ func (a *HashAggregate) addBatch(b *vec.Batch) error {
 					look = a.heads
 				}
 			}
+			a.windowLooks += len(look)
 			hashRows(a.keyVecs, look, a.scratch.h, a.ht.seed)
 			if err := a.ht.findOrInsert(a.keyVecs, look, a.gids, &a.scratch, nil); err != nil {
 				return err
@@ -453,14 +510,16 @@ func (a *HashAggregate) addBatch(b *vec.Batch) error {
 
 // Next implements Operator.
 func (a *HashAggregate) Next(ctx context.Context) (*vec.Batch, error) {
-	if !a.consumed {
-		a.consumed = true
+	for a.emitted >= a.groups {
+		if a.inputDone {
+			return nil, nil
+		}
+		if a.flushing && a.groups > 0 {
+			a.restart()
+		}
 		if err := a.consume(ctx); err != nil {
 			return nil, err
 		}
-	}
-	if a.emitted >= a.groups {
-		return nil, nil
 	}
 	start := a.emitted
 	end := min(start+a.batchRows, a.groups)

@@ -113,6 +113,29 @@ func (t *hashTable) release() {
 	t.n, t.keyRoom = 0, 0
 }
 
+// reset empties the table for new keys, with an index of the given number of slots (a
+// power of two): a partial aggregation that flushes its groups reuses one small table.
+// With a pool, the key columns' arrays go back to it; without, they are kept.
+func (t *hashTable) reset(slots int) {
+	t.stale.Store(false)
+	t.dropDirect()
+	for _, k := range t.keys {
+		if t.pool != nil {
+			k.Recycle(t.pool)
+		} else {
+			k.Reset()
+		}
+	}
+	t.n, t.keyRoom = 0, 0
+	if len(t.slots) == slots {
+		clear(t.slots)
+		return
+	}
+	vec.FreeSlice(t.pool, t.slots)
+	t.slots = nil
+	t.rehash(slots)
+}
+
 // sizeForProbes enlarges the index of a table that is complete, so that looking up an
 // absent key (most probes of a selective join) meets an empty slot at once instead of
 // after a run of others: load at most 1/8 while the index stays within 4 MiB, else 1/4
