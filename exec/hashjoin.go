@@ -41,6 +41,7 @@ type HashJoin struct {
 	rest    []int32
 	cands   []int32
 	heads   []int32
+	passed  []int32 // the rows the table's key filter lets through
 
 	buildVecs []*vec.Vec
 	probeVecs []*vec.Vec
@@ -242,6 +243,9 @@ func (j *HashJoin) startBatch(ctx context.Context, b *vec.Batch) (*vec.Batch, er
 		}
 	}
 	if !t.ht.findDirect(j.keyVecs, look, j.gids) {
+		if passed, ok := t.ht.filterRows(j.keyVecs, look, j.passed[:0]); ok {
+			j.passed, look = passed, passed
+		}
 		hashRows(j.keyVecs, look, j.scratch.h, t.ht.seed)
 		t.ht.find(j.keyVecs, look, j.gids, &j.scratch)
 	}

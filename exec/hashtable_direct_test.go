@@ -128,3 +128,115 @@ func TestDirectIndex(t *testing.T) {
 		probe(t, ht, &vec.Vec{Type: vec.Int64Type, I64: []int64{9, 10, 13, 14}}, 4)
 	})
 }
+
+// TestKeyFilter checks the key filter of a table too sparse for a direct index: for
+// Q17's shape (204 keys among 200,000), int64 and int32, it lets through exactly the
+// probes whose key is present (a bit stands for one key), absent keys outside the span
+// and the types' extremes included; dense keys, a span past maxFilterSpan and an insert
+// leave no filter.
+func TestKeyFilter(t *testing.T) {
+	build := func(t *testing.T, kv *vec.Vec, n int) *hashTable {
+		t.Helper()
+		ht := newHashTable([]vec.Type{kv.Type}, nil, nil)
+		rows := make([]int32, n)
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		var s probeScratch
+		s.prepare(n)
+		hashRows([]*vec.Vec{kv}, rows, s.h, ht.seed)
+		if err := ht.findOrInsert([]*vec.Vec{kv}, rows, make([]int32, n), &s, nil); err != nil {
+			t.Fatal(err)
+		}
+		ht.sizeForProbes()
+		return ht
+	}
+	// check probes every key of [lo-50, hi+50] and the type's extremes: the filter must
+	// pass exactly the present keys.
+	check := func(t *testing.T, ht *hashTable, probes *vec.Vec, present func(i int) bool) {
+		t.Helper()
+		n := probes.Len()
+		rows := make([]int32, n)
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		passed, ok := ht.filterRows([]*vec.Vec{probes}, rows, nil)
+		if !ok {
+			t.Fatal("no filter")
+		}
+		k := 0
+		for i := range rows {
+			if present(i) {
+				if k >= len(passed) || passed[k] != int32(i) {
+					t.Fatalf("probe %d (%v): present but filtered out", i, probes.Datum(i))
+				}
+				k++
+			}
+		}
+		if k != len(passed) {
+			t.Fatalf("the filter passed %d probes, %d keys are present", len(passed), k)
+		}
+	}
+
+	for _, base := range []int64{-100_000, 1, math.MaxInt64 - 300_000} {
+		var keys, probes []int64
+		have := map[int64]bool{}
+		for k := int64(199_999); k >= 0; k -= 983 { // 204 keys, built descending
+			keys = append(keys, base+k)
+			have[base+k] = true
+		}
+		ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: keys}, len(keys))
+		if ht.direct != nil || ht.filter == nil {
+			t.Fatalf("base %d: direct %v, filter %v: want a filter alone", base, ht.direct != nil, ht.filter != nil)
+		}
+		for k := int64(-50); k < 200_050; k++ {
+			probes = append(probes, base+k)
+		}
+		probes = append(probes, math.MinInt64, math.MaxInt64)
+		check(t, ht, &vec.Vec{Type: vec.Int64Type, I64: probes}, func(i int) bool { return have[probes[i]] })
+	}
+
+	t.Run("int32", func(t *testing.T) {
+		var keys, probes []int32
+		have := map[int32]bool{}
+		for k := int32(-70_000); k < 130_000; k += 1000 {
+			keys = append(keys, k)
+			have[k] = true
+		}
+		for k := int32(-70_100); k < 130_100; k++ {
+			probes = append(probes, k)
+		}
+		probes = append(probes, math.MinInt32, math.MaxInt32)
+		ht := build(t, &vec.Vec{Type: vec.Int32Type, I32: keys}, len(keys))
+		check(t, ht, &vec.Vec{Type: vec.Int32Type, I32: probes}, func(i int) bool { return have[probes[i]] })
+	})
+
+	t.Run("no filter", func(t *testing.T) {
+		var dense, wide []int64
+		for k := int64(0); k < 100_000; k += 3 { // a third of a span of 100,000: direct
+			dense = append(dense, k)
+		}
+		for k := int64(0); k < 1000; k++ { // 1,000 keys over 2^24: past maxFilterSpan
+			wide = append(wide, k<<14)
+		}
+		for name, keys := range map[string][]int64{"dense": dense, "wide": wide} {
+			if ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: keys}, len(keys)); ht.filter != nil {
+				t.Errorf("%s keys got a filter", name)
+			}
+		}
+		ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: []int64{0, 100_000}}, 2)
+		if ht.filter == nil {
+			t.Fatal("no filter for two keys 100,000 apart")
+		}
+		kv := &vec.Vec{Type: vec.Int64Type, I64: []int64{50_000}}
+		var s probeScratch
+		s.prepare(1)
+		hashRows([]*vec.Vec{kv}, []int32{0}, s.h, ht.seed)
+		if err := ht.findOrInsert([]*vec.Vec{kv}, []int32{0}, []int32{0}, &s, nil); err != nil {
+			t.Fatal(err)
+		}
+		if ht.filter != nil {
+			t.Fatal("the filter outlived an insert")
+		}
+	})
+}
