@@ -18,6 +18,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/colinkdb/colink/bench/duckdb/internal/tpchfiles"
+	"github.com/colinkdb/colink/dbt3/answers"
 	"github.com/colinkdb/colink/dbt3/measure"
 	"github.com/colinkdb/colink/internal/rusage"
 )
@@ -467,29 +468,45 @@ func runBench(ctx context.Context, cfg config) (*measure.Run, []outcome, error) 
 			"the engines take turns query by query, the first alternating from query to query and round to round; a cold colink sample follows calFlushCache(); "+
 			"colink's CPU and context switches are each daemon's, from SHOW QUERY STATS")
 	}
-	recordColink := func(i, round int) {
-		s, err := col.run(ctx, &cfg.Queries[i], round == 1)
+	// recordColink runs query i of round on colink and returns its sample's index in
+	// run.Samples and its result (nil if it failed).
+	recordColink := func(i, round int) (int, *answers.Table) {
+		s, res, err := col.run(ctx, &cfg.Queries[i], round == 1)
 		s.Round, s.Cold = round, round == 1
 		run.Samples = append(run.Samples, s)
 		if err != nil {
 			failures++
 			log.Error("colink query failed", "query", cfg.Queries[i].Name, "round", round, "err", err)
-			return
+			return len(run.Samples) - 1, nil
 		}
-		log.Info("sample", "system", "colink", "query", cfg.Queries[i].Name, "round", round, "cold", s.Cold,
-			"elapsed_s", round3(s.Elapsed), "rows", s.Rows, "verified", s.Verified)
+		return len(run.Samples) - 1, res
 	}
 	// both runs query i of round on DuckDB (in) and, with a colink side, on colink, in the
-	// alternating order.
+	// alternating order; a colink result without a reference answer must equal DuckDB's.
 	both := func(in *instance, i, round int) {
 		colinkFirst := col != nil && firstIsColink(round, i)
+		var at int
+		var res *answers.Table
 		if colinkFirst {
-			recordColink(i, round)
+			at, res = recordColink(i, round)
 		}
 		s, t, err := in.run(ctx, &cfg.Queries[i])
 		record(i, round, s, t, err)
-		if col != nil && !colinkFirst {
-			recordColink(i, round)
+		if col == nil {
+			return
+		}
+		if !colinkFirst {
+			at, res = recordColink(i, round)
+		}
+		cs := &run.Samples[at]
+		if !checkAgainstDuckDB(cs, res, t) {
+			failures++
+			log.Error("colink's result differs from DuckDB's", "query", cfg.Queries[i].Name, "round", round, "err", cs.Error)
+			return
+		}
+		if res != nil {
+			log.Info("sample", "system", "colink", "query", cfg.Queries[i].Name, "round", round, "cold", cs.Cold,
+				"elapsed_s", round3(cs.Elapsed), "rows", cs.Rows, "verified", cs.Verified)
 		}
 	}
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/colinkdb/colink/dbt3"
+	"github.com/colinkdb/colink/dbt3/answers"
 	"github.com/colinkdb/colink/dbt3/measure"
 )
 
@@ -76,10 +77,10 @@ func (c *colinkSide) close() { c.conn.Close() }
 // daemon's CPU and context switches from SHOW QUERY STATS, and how the result was
 // verified. A cold sample first empties the primprocs' caches (calFlushCache), as DuckDB's
 // cold sample starts in a fresh instance.
-func (c *colinkSide) run(ctx context.Context, q *query, cold bool) (measure.Sample, error) {
+func (c *colinkSide) run(ctx context.Context, q *query, cold bool) (measure.Sample, *answers.Table, error) {
 	if cold {
 		if err := c.conn.DropCache(ctx); err != nil {
-			return measure.Sample{System: "colink", Query: q.Name, Error: err.Error()}, err
+			return measure.Sample{System: "colink", Query: q.Name, Error: err.Error()}, nil, err
 		}
 	}
 	ex, err := c.measurer.Run(ctx, dbt3.Query{Name: q.Name, Number: q.Number, Script: q.Script})
@@ -88,7 +89,36 @@ func (c *colinkSide) run(ctx context.Context, q *query, cold bool) (measure.Samp
 	if err == nil && ex.Sample.Error != "" {
 		err = fmt.Errorf("%s", ex.Sample.Error)
 	}
-	return ex.Sample, err
+	var res *answers.Table
+	if ex.Result != nil {
+		res = ex.Result.Answers()
+	}
+	return ex.Sample, res, err
+}
+
+// verifiedDuckDB is measure.Sample.Verified of a colink result that has no reference
+// answer and equals DuckDB's result of the same query in the same round.
+const verifiedDuckDB = "duckdb"
+
+// checkAgainstDuckDB compares colink's result of a query that has no reference answer
+// with DuckDB's of the same round, as dbt3's answer checker compares a result with an
+// answer file (DuckDB's the expected one; the column names are not compared: the engines
+// name an unaliased column each its own way, count(*) against count_star()). It marks s
+// verified or sets its error and reports whether they agree.
+func checkAgainstDuckDB(s *measure.Sample, colink *answers.Table, duck *table) bool {
+	if s.Error != "" || s.Verified == dbt3.VerifiedReference || colink == nil || duck == nil {
+		return true
+	}
+	want := &answers.Table{Columns: colink.Columns, Rows: duck.Rows}
+	if len(duck.Columns) != len(colink.Columns) {
+		want.Columns = duck.Columns
+	}
+	if err := answers.Compare(colink, want); err != nil {
+		s.Error = "differs from DuckDB's result in the same round: " + err.Error()
+		return false
+	}
+	s.Verified = verifiedDuckDB
+	return true
 }
 
 // firstIsColink says which engine runs query i of round first: the order alternates from

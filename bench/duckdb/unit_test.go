@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/colinkdb/colink/dbt3/answers"
+	"github.com/colinkdb/colink/dbt3/measure"
 )
 
 func TestParseSelection(t *testing.T) {
@@ -231,5 +234,32 @@ func TestCommandLine(t *testing.T) {
 	want := `cd bench/duckdb && go run . --data '/tmp/my data' --queries 1,3 --check 'it'\''s'`
 	if got != want {
 		t.Errorf("commandLine = %s\nwant %s", got, want)
+	}
+}
+
+// TestCheckAgainstDuckDB checks the comparison of a colink result without a reference
+// answer with DuckDB's: equal values pass whatever the columns are named, a different
+// value fails naming the difference, and a result already checked against a reference
+// answer, or one that failed, is left as it is.
+func TestCheckAgainstDuckDB(t *testing.T) {
+	colink := &answers.Table{Columns: []string{"count(*)", "avg"}, Rows: [][]string{{"6001215", "25.50"}}}
+	same := &table{Columns: []string{"count_star()", "avg"}, Rows: [][]string{{"6001215", "25.50"}}}
+	other := &table{Columns: []string{"count_star()", "avg"}, Rows: [][]string{{"6001214", "25.50"}}}
+
+	var s measure.Sample
+	if !checkAgainstDuckDB(&s, colink, same) || s.Verified != verifiedDuckDB || s.Error != "" {
+		t.Fatalf("equal results: %+v", s)
+	}
+	s = measure.Sample{}
+	if checkAgainstDuckDB(&s, colink, other) || !strings.Contains(s.Error, `got "6001215", want "6001214"`) {
+		t.Fatalf("different results: %+v", s)
+	}
+	s = measure.Sample{Verified: "reference"}
+	if !checkAgainstDuckDB(&s, colink, other) || s.Verified != "reference" || s.Error != "" {
+		t.Fatalf("a result with a reference answer: %+v", s)
+	}
+	s = measure.Sample{Error: "timeout"}
+	if !checkAgainstDuckDB(&s, nil, same) || s.Error != "timeout" {
+		t.Fatalf("a failed result: %+v", s)
 	}
 }

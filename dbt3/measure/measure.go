@@ -100,7 +100,8 @@ type Sample struct {
 	Checks []string `json:"checks,omitempty"`
 	// Verified says how the result was checked: "reference" (equal to the expected answer),
 	// "consistent" (no reference; equal to the first result of the same query in the run),
-	// or "" (not checked). A result that failed its check has Error set.
+	// "duckdb" (no reference; equal to DuckDB's result in the same round, bench/duckdb's
+	// side-by-side run) or "" (not checked). A result that failed its check has Error set.
 	Verified string `json:"verified,omitempty"`
 }
 
