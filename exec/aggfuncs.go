@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -19,6 +20,10 @@ const (
 	AggAvg       AggFunc = "avg"
 	AggMin       AggFunc = "min"
 	AggMax       AggFunc = "max"
+	// AggGroupConcat is GROUP_CONCAT of a string column: each group's non-NULL values in
+	// the order they arrive, joined by Sep and cut at MaxLen bytes. It has no partial state:
+	// it runs in the complete phase only.
+	AggGroupConcat AggFunc = "group_concat"
 )
 
 // Aggregate is one aggregate of an aggregation: Func over input column Col (ignored by
@@ -27,6 +32,8 @@ type Aggregate struct {
 	Func     AggFunc `msgpack:"func"`
 	Col      int     `msgpack:"col"`
 	Distinct bool    `msgpack:"distinct,omitempty"`
+	Sep      string  `msgpack:"sep,omitempty"`     // group_concat's separator
+	MaxLen   int64   `msgpack:"max_len,omitempty"` // group_concat's bound in bytes (0: 1024)
 }
 
 // aggTypes returns an aggregate's partial-state types and final type for an input type.
@@ -65,6 +72,11 @@ func aggTypes(a Aggregate, in vec.Type) (state []vec.Type, result vec.Type, err 
 			return nil, vec.Type{}, fmt.Errorf("%s of %s", a.Func, in)
 		}
 		return []vec.Type{in}, in, nil
+	case AggGroupConcat:
+		if in.ID != vec.String {
+			return nil, vec.Type{}, fmt.Errorf("%s of %s (want a string)", a.Func, in)
+		}
+		return []vec.Type{in}, in, nil
 	}
 	return nil, vec.Type{}, fmt.Errorf("unknown aggregate %q", a.Func)
 }
@@ -97,6 +109,12 @@ func newAggFn(a Aggregate, in vec.Type) (aggFn, error) {
 			return &sumFloatFn{avg: avg}, nil
 		}
 		return &sumDecFn{avg: avg, state: state[0], result: result}, nil
+	case AggGroupConcat:
+		maxLen := a.MaxLen
+		if maxLen <= 0 {
+			maxLen = 1024
+		}
+		return &groupConcatFn{sep: []byte(a.Sep), maxLen: int(maxLen)}, nil
 	case AggMin, AggMax:
 		isMax := a.Func == AggMax
 		switch in.ID {
@@ -671,3 +689,78 @@ func (f *minMaxStrFn) final(o *vec.Vec, start, end int) error {
 }
 
 func (f *minMaxStrFn) memSize() int64 { return int64(cap(f.vals))*24 + int64(cap(f.seen)) + f.bytes }
+
+// groupConcatFn is GROUP_CONCAT: each group's values appended in arrival order, sep
+// between them, the whole cut at maxLen bytes, on a character boundary (MySQL cuts at
+// @@group_concat_max_len and warns; colink cuts silently). A group without values is NULL.
+type groupConcatFn struct {
+	sep    []byte
+	maxLen int
+	vals   [][]byte
+	seen   []bool
+	bytes  int64
+}
+
+var errGroupConcatPartial = errors.New("group_concat has no partial state: it aggregates in one complete phase")
+
+func (f *groupConcatFn) resize(p *vec.Pool, n int) {
+	f.vals = growTo(f.vals, n)
+	f.seen = vec.GrowSlice(p, f.seen, n)
+}
+
+func (f *groupConcatFn) release(p *vec.Pool) {
+	vec.FreeSlice(p, f.seen)
+	f.vals, f.seen, f.bytes = nil, nil, 0
+}
+
+func (f *groupConcatFn) add(v *vec.Vec, rows []int32, gids []int32) error {
+	for _, i := range rows {
+		g := gids[i]
+		cur := f.vals[g]
+		if f.seen[g] {
+			if len(cur) >= f.maxLen {
+				continue
+			}
+			cur = append(cur, f.sep...)
+		}
+		before := cap(cur)
+		cur = append(cur, v.String(int(i))...)
+		if len(cur) > f.maxLen {
+			cur = cur[:cutAt(cur, f.maxLen)]
+		}
+		f.bytes += int64(cap(cur) - before)
+		f.vals[g], f.seen[g] = cur, true
+	}
+	return nil
+}
+
+// cutAt is the largest length at most n that ends s's prefix on a UTF-8 character
+// boundary.
+func cutAt(s []byte, n int) int {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return n
+}
+
+func (f *groupConcatFn) merge([]*vec.Vec, []int32, []int32) error { return errGroupConcatPartial }
+func (f *groupConcatFn) partial([]*vec.Vec, int, int) error       { return errGroupConcatPartial }
+func (f *groupConcatFn) memSize() int64                           { return int64(cap(f.vals))*24 + int64(cap(f.seen)) + f.bytes }
+func (f *groupConcatFn) final(o *vec.Vec, start, end int) error {
+	n := end - start
+	o.Prepare(vec.StringType, n)
+	for k := 0; k < n; k++ {
+		g := start + k
+		if !f.seen[g] {
+			if o.Nulls == nil {
+				o.PrepareNulls(n)
+			}
+			o.Nulls[k] = true
+		} else {
+			o.Bytes = append(o.Bytes, f.vals[g]...)
+		}
+		o.Offsets[k+1] = int32(len(o.Bytes))
+	}
+	o.FinishString()
+	return nil
+}

@@ -301,6 +301,9 @@ func NewHashAggregate(input Operator, spec AggSpec, phase AggPhase, budget *Budg
 		if ag.Distinct && phase != AggComplete {
 			return nil, fmt.Errorf("aggregate %d: %s(DISTINCT) needs the complete phase", i, ag.Func)
 		}
+		if ag.Func == AggGroupConcat && phase != AggComplete {
+			return nil, fmt.Errorf("aggregate %d: %s needs the complete phase", i, ag.Func)
+		}
 		fn, err := newAggFn(ag, rawTypes[i])
 		if err != nil {
 			return nil, fmt.Errorf("aggregate %d: %w", i, err)

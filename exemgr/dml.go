@@ -243,7 +243,7 @@ func (e *Engine) sendInsert(tx *twophase.Txn, schema *arrow.Schema, rec arrow.Re
 		if s, ok := col.(*array.String); ok {
 			if n := loadtext.TypeLength(sqlTypeName(f)); n > 0 {
 				for r := 0; r < s.Len(); r++ {
-					if v := s.Value(r); len(v) > n && utf8.RuneCountInString(v) > n {
+					if v := s.Value(r); s.IsValid(r) && len(v) > n && utf8.RuneCountInString(v) > n {
 						return sqlerr.New(1406, "Data too long for column '%s' at row %d", f.Name, first+int64(r)+1)
 					}
 				}

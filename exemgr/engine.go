@@ -502,6 +502,14 @@ func (e *Engine) statement(ctx context.Context, s *frontend.Session, st *session
 		return nil, e.createView(ev, view, x)
 	case *sql.DropView:
 		return e.dropView(ev, view, x)
+	case *sql.CreateTable:
+		return e.createTable(ctx, ev, view, x)
+	case *sql.DropTable:
+		return e.dropTables(ctx, ev, view, x)
+	case *sql.TruncateTable:
+		return e.truncateTable(ctx, ev, view, x)
+	case *sql.Ignored:
+		return nil, nil
 	}
 	return nil, sqlerr.Unsupported(fmt.Sprintf("%T statements", stmt))
 }

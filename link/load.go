@@ -32,6 +32,9 @@ type TableLoad struct {
 	Open   func(k int) (ChunkReader, error)
 	// EstimatedRows is for progress reports.
 	EstimatedRows int64
+	// Mode is ModeReplace (when empty) or ModeCreate, which fails on a primproc that holds
+	// the table already.
+	Mode string
 }
 
 // LoadOptions tune Cluster.Load.
@@ -114,7 +117,11 @@ func (cl Cluster) Load(ctx context.Context, tables []TableLoad, opts LoadOptions
 		}
 		ups[ti] = make([]*upload, len(cl))
 		for pi, c := range cl {
-			ls, err := c.Load(ctx, LoadArgs{Table: t.Table, Mode: ModeReplace, ClusterBy: t.ClusterBy})
+			mode := t.Mode
+			if mode == "" {
+				mode = ModeReplace
+			}
+			ls, err := c.Load(ctx, LoadArgs{Table: t.Table, Mode: mode, ClusterBy: t.ClusterBy})
 			if err == nil {
 				err = ls.SendSchema(t.Schema)
 			}

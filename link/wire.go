@@ -25,6 +25,12 @@ const (
 const (
 	ModeReplace = "replace" // the table's contents and schema become the uploaded rows
 	ModeAppend  = "append"  // the uploaded rows are added as new segments
+	// ModeCreate is a replace that fails if the table exists (CREATE TABLE: declared
+	// columns, usually no rows).
+	ModeCreate = "create"
+	// ModeDrop removes the table (DROP TABLE); it takes no rows, and does nothing where the
+	// table does not exist.
+	ModeDrop = "drop"
 )
 
 // LoadArgs are the arguments of load. The client then uploads the rows as Arrow batches and
@@ -32,7 +38,7 @@ const (
 type LoadArgs struct {
 	// Table names the table (letters, digits, _ and $; at most 64).
 	Table string `msgpack:"table"`
-	// Mode is ModeReplace (the default) or ModeAppend.
+	// Mode is ModeReplace (the default), ModeAppend, ModeCreate or ModeDrop.
 	Mode string `msgpack:"mode,omitempty"`
 	// Columns optionally declares the table's columns by SQL type. Without it a replace takes
 	// the uploaded stream's Arrow schema as the table's, and an append the existing table's.

@@ -38,9 +38,9 @@ func (d *Daemon) load(ctx context.Context, st *ipc.Stream) error {
 	switch a.Mode {
 	case "":
 		a.Mode = link.ModeReplace
-	case link.ModeReplace, link.ModeAppend:
+	case link.ModeReplace, link.ModeAppend, link.ModeCreate, link.ModeDrop:
 	default:
-		return invalidf("load", "table %s: mode %q: want replace or append", a.Table, a.Mode)
+		return invalidf("load", "table %s: mode %q: want replace, append, create or drop", a.Table, a.Mode)
 	}
 	release, err := d.lockTable(a.Table, st.ID())
 	if err != nil {
@@ -138,6 +138,7 @@ type loader struct {
 	w         *storage.TableWriter
 	cluster   *clusterer
 	before    map[uint64]bool // append: the table's segments before the load
+	dropped   bool            // a drop: the transaction removes the table, no rows come
 	rows      int64
 	batches   int64
 	committed bool
@@ -154,6 +155,28 @@ func (l *loader) prepare() error {
 			return invalidf("load", "table %s: %v", a.Table, err)
 		}
 		declared = sc
+	}
+	if a.Mode == link.ModeCreate || a.Mode == link.ModeDrop {
+		// Under the table's load lock: no other load of it commits between this check and
+		// this one's commit.
+		snap := l.d.store.Snapshot()
+		_, err := snap.Table(a.Table)
+		snap.Release()
+		switch {
+		case a.Mode == link.ModeCreate && err == nil:
+			return invalidf("load", "create table %s: the table exists", a.Table)
+		case a.Mode == link.ModeDrop && err != nil:
+			// Nothing to drop here: a drop is idempotent, so that repeating one that failed
+			// on another primproc finishes it.
+			l.dropped = true
+			return nil
+		case a.Mode == link.ModeDrop:
+			if err := l.tx.Drop(a.Table); err != nil {
+				return invalidf("load", "drop table %s: %v", a.Table, trimStorage(err))
+			}
+			l.dropped = true
+			return nil
+		}
 	}
 	switch a.Mode {
 	case link.ModeAppend:
@@ -232,13 +255,17 @@ func (l *loader) receive(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if l.dropped {
+			rec.Release()
+			return invalidf("load", "drop table %s: a drop takes no rows", l.args.Table)
+		}
 		err = l.write(ctx, rec)
 		rec.Release()
 		if err != nil {
 			return err
 		}
 	}
-	if l.w == nil { // a replace without declared columns and without batches
+	if l.w == nil && !l.dropped { // a replace without declared columns and without batches
 		sc := l.st.Schema()
 		if sc == nil {
 			return invalidf("load", "table %s: the client sent no schema: declare columns or send the stream's schema", l.args.Table)

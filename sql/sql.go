@@ -137,6 +137,32 @@ type DropView struct {
 	IfExists bool
 }
 
+// CreateTable is CREATE TABLE [IF NOT EXISTS] t (columns …); Planner.CreateTable checks
+// it and gives the columns' stored types.
+type CreateTable struct {
+	text
+	Stmt *ast.CreateTableStmt
+}
+
+// DropTable is DROP TABLE [IF EXISTS] t, ….
+type DropTable struct {
+	text
+	Tables   []TableName
+	IfExists bool
+}
+
+// TruncateTable is TRUNCATE [TABLE] t.
+type TruncateTable struct {
+	text
+	Table TableName
+}
+
+// Ignored is a statement colink accepts and does nothing for: ALTER TABLE … DISABLE KEYS
+// and ENABLE KEYS, which dumps put around their INSERTs (colink keeps no indexes).
+type Ignored struct {
+	text
+}
+
 // Insert is INSERT INTO t … (a refresh function).
 type Insert struct {
 	text
@@ -269,9 +295,27 @@ func classify(n ast.StmtNode) (Statement, error) {
 		return &Kill{text: t, ConnectionID: s.ConnectionID, QueryOnly: s.Query}, nil
 	case *ast.CreateViewStmt:
 		return &CreateView{text: t, Stmt: s}, nil
+	case *ast.CreateTableStmt:
+		return &CreateTable{text: t, Stmt: s}, nil
+	case *ast.TruncateTableStmt:
+		return &TruncateTable{text: t, Table: TableName{DB: s.Table.Schema.O, Name: s.Table.Name.O}}, nil
+	case *ast.AlterTableStmt:
+		for _, spec := range s.Specs {
+			if spec.Tp != ast.AlterTableDisableKeys && spec.Tp != ast.AlterTableEnableKeys {
+				return nil, sqlerr.Unsupported("ALTER TABLE other than DISABLE KEYS and ENABLE KEYS")
+			}
+		}
+		return &Ignored{text: t}, nil
 	case *ast.DropTableStmt:
 		if !s.IsView {
-			return nil, sqlerr.Unsupported("DROP TABLE")
+			if s.TemporaryKeyword != ast.TemporaryNone {
+				return nil, sqlerr.Unsupported("DROP TEMPORARY TABLE")
+			}
+			d := &DropTable{text: t, IfExists: s.IfExists}
+			for _, tn := range s.Tables {
+				d.Tables = append(d.Tables, TableName{DB: tn.Schema.O, Name: tn.Name.O})
+			}
+			return d, nil
 		}
 		d := &DropView{text: t, IfExists: s.IfExists}
 		for _, tn := range s.Tables {

@@ -48,6 +48,7 @@ func commands() []command {
 		{"gen", "generate TPC-H tables and refresh sets, byte-identical to dbgen 2.14", runGen},
 		{"qgen", "write the 22 queries of a stream with qgen's parameters", runQgen},
 		{"load", "load TPC-H tables (generated or from files) into primprocs over the link", runLoad},
+		{"import", "import Parquet or CSV files into a new table, with a progress bar", runImport},
 		{"query", "run a query script through exemgr and print its result (psv or table)", runQuery},
 		{"power", "DBT3's power test against a running exemgr, with the power metric", runPower},
 		{"throughput", "DBT3's throughput test: concurrent query streams, with the throughput metric", runThroughput},
@@ -73,15 +74,23 @@ func newFlagSet(name string, out dbt3.Output, synopsis, text string) *pflag.Flag
 // parseFlags parses args with fs and turns its failures into usage errors. It returns
 // errHelp after printing the usage for -h/--help.
 func parseFlags(fs *pflag.FlagSet, out dbt3.Output, args []string) error {
+	if err := parseFlagsAndArgs(fs, out, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return dbt3.Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// parseFlagsAndArgs is parseFlags for a command that takes arguments after its flags.
+func parseFlagsAndArgs(fs *pflag.FlagSet, out dbt3.Output, args []string) error {
 	fs.SetOutput(out.Stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
 		}
 		return &dbt3.UsageError{Err: err}
-	}
-	if fs.NArg() > 0 {
-		return dbt3.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
 }

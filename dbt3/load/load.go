@@ -75,12 +75,6 @@ func Run(ctx context.Context, cfg Config, out dbt3.Output) error {
 	if len(cfg.Primprocs) == 0 {
 		return dbt3.Usagef("--primproc is required")
 	}
-	tr := ipc.Transport(cfg.Transport)
-	switch tr {
-	case ipc.TransportTCP, ipc.TransportUnix, ipc.TransportShm, ipc.TransportAuto:
-	default:
-		return dbt3.Usagef("--transport %q: want tcp, unix, shm or auto", cfg.Transport)
-	}
 	if cfg.ChunkRows < 0 {
 		return dbt3.Usagef("--chunk-rows %d: must be positive", cfg.ChunkRows)
 	}
@@ -96,14 +90,6 @@ func Run(ctx context.Context, cfg Config, out dbt3.Output) error {
 	} else if st, err := os.Stat(cfg.From); err != nil || !st.IsDir() {
 		return dbt3.Usagef("--from %s: not a directory", cfg.From)
 	}
-	ccfg := ipc.ClientConfig{Transport: tr, Name: "dbt3 load",
-		Logger: out.Logger(false),
-		Limits: ipc.Limits{HeartbeatTimeout: cfg.HeartbeatTimeout}}
-	if cfg.AuthTokenFile != "" {
-		if ccfg.AuthToken, err = ipc.ReadTokenFile(cfg.AuthTokenFile); err != nil {
-			return dbt3.Usagef("--auth-token-file: %v", err)
-		}
-	}
 	// Generated rows draw their comments from dbgen's text pool, 300 MiB of sentences built
 	// once per process: about 1 s of CPU whatever the scale factor, the whole of a small
 	// load's fixed cost. It is built before any upload opens, so that no table's load time
@@ -118,28 +104,87 @@ func Run(ctx context.Context, cfg Config, out dbt3.Output) error {
 		g.Close()
 		poolTime = time.Since(start)
 	}
-	var cl link.Cluster
-	defer func() {
-		for _, c := range cl {
-			c.Close()
+	s, err := connect(ctx, cfg, "dbt3 load", out)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+
+	var loads []link.TableLoad
+	if cfg.SF != "" {
+		if names == nil {
+			names = tpch.TableNames()
 		}
-	}()
+		for _, name := range names {
+			loads = append(loads, s.plan.generated(scale, name))
+		}
+	} else {
+		if loads, err = s.plan.files(cfg.From, names); err != nil {
+			return err
+		}
+	}
+	if cfg.Cluster {
+		for i := range loads {
+			loads[i].ClusterBy = clusterKeys[loads[i].Table]
+		}
+	}
+	if err := s.run(ctx, loads, cfg, "dbt3 load", out); err != nil {
+		return err
+	}
+	if poolTime > 0 && (cfg.Stats || out.StderrTerminal) {
+		fmt.Fprintf(out.Stderr, "dbt3 load: the generator's text pool took %.2fs before that\n", poolTime.Seconds())
+	}
+	return nil
+}
+
+// session is a load's (or an import's) connection to the primprocs and the chunking their
+// layout sets.
+type session struct {
+	cl   link.Cluster
+	plan loadPlan
+}
+
+// connect dials cfg's primprocs; name is the command, for the primprocs' logs.
+func connect(ctx context.Context, cfg Config, name string, out dbt3.Output) (*session, error) {
+	if len(cfg.Primprocs) == 0 {
+		return nil, dbt3.Usagef("--primproc is required")
+	}
+	tr := ipc.Transport(cfg.Transport)
+	switch tr {
+	case ipc.TransportTCP, ipc.TransportUnix, ipc.TransportShm, ipc.TransportAuto:
+	default:
+		return nil, dbt3.Usagef("--transport %q: want tcp, unix, shm or auto", cfg.Transport)
+	}
+	if cfg.ChunkRows < 0 {
+		return nil, dbt3.Usagef("--chunk-rows %d: must be positive", cfg.ChunkRows)
+	}
+	ccfg := ipc.ClientConfig{Transport: tr, Name: name,
+		Logger: out.Logger(false),
+		Limits: ipc.Limits{HeartbeatTimeout: cfg.HeartbeatTimeout}}
+	if cfg.AuthTokenFile != "" {
+		var err error
+		if ccfg.AuthToken, err = ipc.ReadTokenFile(cfg.AuthTokenFile); err != nil {
+			return nil, dbt3.Usagef("--auth-token-file: %v", err)
+		}
+	}
+	s := &session{}
 	for _, ep := range cfg.Primprocs {
 		c, err := link.Dial(ep, ccfg)
 		if err != nil {
-			return dbt3.Usagef("--primproc %s: %v", ep, err)
+			s.close()
+			return nil, dbt3.Usagef("--primproc %s: %v", ep, err)
 		}
-		cl = append(cl, c)
+		s.cl = append(s.cl, c)
 	}
-
 	// The primprocs' layout sets the default chunk size.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var layout struct{ segRows, groupRows int64 }
-	for _, c := range cl {
+	for _, c := range s.cl {
 		cat, err := c.Catalog(cctx)
 		if err != nil {
-			return err
+			s.close()
+			return nil, err
 		}
 		if layout.segRows == 0 || int64(cat.Layout.SegmentRows) < layout.segRows {
 			layout.segRows, layout.groupRows = int64(cat.Layout.SegmentRows), int64(cat.Layout.RowGroupRows)
@@ -149,27 +194,20 @@ func Run(ctx context.Context, cfg Config, out dbt3.Output) error {
 	if chunkRows == 0 {
 		chunkRows = layout.segRows
 	}
-	plan := loadPlan{chunkRows: chunkRows, minShare: layout.groupRows, primprocs: len(cl)}
+	s.plan = loadPlan{chunkRows: chunkRows, minShare: layout.groupRows, primprocs: len(s.cl)}
+	return s, nil
+}
 
-	var loads []link.TableLoad
-	if cfg.SF != "" {
-		if names == nil {
-			names = tpch.TableNames()
-		}
-		for _, name := range names {
-			loads = append(loads, plan.generated(scale, name))
-		}
-	} else {
-		if loads, err = plan.files(cfg.From, names); err != nil {
-			return err
-		}
+func (s *session) close() {
+	for _, c := range s.cl {
+		c.Close()
 	}
-	if cfg.Cluster {
-		for i := range loads {
-			loads[i].ClusterBy = clusterKeys[loads[i].Table]
-		}
-	}
+}
 
+// run loads the tables with a progress bar on a terminal, prints a line per table on
+// Stdout and, with cfg.Stats or on a terminal, the resource use on Stderr.
+func (s *session) run(ctx context.Context, loads []link.TableLoad, cfg Config, name string, out dbt3.Output) error {
+	cl := s.cl
 	var total int64
 	for _, l := range loads {
 		total += l.EstimatedRows
@@ -179,6 +217,8 @@ func Run(ctx context.Context, cfg Config, out dbt3.Output) error {
 	if bar != nil {
 		opts.Progress = func(n int64) { _ = bar.Add64(n) }
 	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	pm0, _ := cl.Stats(cctx)
 	start := time.Now()
 	results, err := cl.Load(ctx, loads, opts)
@@ -196,10 +236,7 @@ func Run(ctx context.Context, cfg Config, out dbt3.Output) error {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		pm1, _ := cl.Stats(sctx)
-		fmt.Fprintf(out.Stderr, "dbt3 load: %s\n", dbt3.UsageLine(wall))
-		if poolTime > 0 {
-			fmt.Fprintf(out.Stderr, "dbt3 load: the generator's text pool took %.2fs before that\n", poolTime.Seconds())
-		}
+		fmt.Fprintf(out.Stderr, "%s: %s\n", name, dbt3.UsageLine(wall))
 		for i := range pm1 {
 			if i >= len(pm0) || pm0[i] == nil || pm1[i] == nil {
 				continue

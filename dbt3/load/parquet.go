@@ -97,6 +97,11 @@ func (p *parquetReader) Next() (arrow.RecordBatch, error) {
 		}
 		return nil, nil
 	}
+	if p.schema == nil { // the file's own types: the caller converts them
+		rec := p.rr.RecordBatch()
+		rec.Retain()
+		return rec, nil
+	}
 	rec, err := conformRecord(p.schema, p.rr.RecordBatch())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.path, err)

@@ -21,7 +21,7 @@ const (
 // commands lists what the reference covers: each command, and dbt3's subcommands.
 var commands = []struct{ cmd, sub string }{
 	{"primproc", ""}, {"exemgr", ""}, {"ipcbench", ""},
-	{"dbt3", "gen"}, {"dbt3", "qgen"}, {"dbt3", "load"}, {"dbt3", "query"}, {"dbt3", "power"}, {"dbt3", "throughput"},
+	{"dbt3", "gen"}, {"dbt3", "qgen"}, {"dbt3", "load"}, {"dbt3", "import"}, {"dbt3", "query"}, {"dbt3", "power"}, {"dbt3", "throughput"},
 	{"dbt3", "compare"}, {"dbt3", "bench"}, {"dbt3", "report"}, {"dbt3", "faults"},
 }
 

@@ -159,7 +159,7 @@ func (b *Binder) Insert(s *ast.InsertStmt) (*plan.Query, error) {
 				if err != nil {
 					return nil, sqlerr.New(1366, "Incorrect %s value: '%s' for column '%s' at row %d", c.Type, val.Text(), c.Name, r+1)
 				}
-				if c.Type.IsString() && c.Type.Length > 0 && len([]rune(val.Text())) > c.Type.Length {
+				if !val.Null && c.Type.IsString() && c.Type.Length > 0 && len([]rune(val.Text())) > c.Type.Length {
 					return nil, sqlerr.New(1406, "Data too long for column '%s' at row %d", c.Name, r+1)
 				}
 				row[i] = plan.Lit(conv)

@@ -497,6 +497,9 @@ func (b *Binder) aggCall(x *ast.AggregateFuncExpr, ctx *exprCtx) (plan.Expr, err
 	}
 	fns := map[string]plan.AggFunc{"sum": plan.AggSum, "avg": plan.AggAvg, "min": plan.AggMin,
 		"max": plan.AggMax, "count": plan.AggCount}
+	if strings.EqualFold(x.F, ast.AggFuncGroupConcat) {
+		return b.groupConcat(x, ctx)
+	}
 	fn, ok := fns[strings.ToLower(x.F)]
 	if !ok {
 		return nil, sqlerr.Unsupported("the aggregate function " + strings.ToUpper(x.F))
@@ -550,6 +553,60 @@ func (b *Binder) aggCall(x *ast.AggregateFuncExpr, ctx *exprCtx) (plan.Expr, err
 		a.Arg = b.castExpr(a.Arg, types.Int64Type)
 	}
 	_ = text
+	return a, nil
+}
+
+// defaultGroupConcatMaxLen is MySQL's @@group_concat_max_len.
+const defaultGroupConcatMaxLen = 1024
+
+// groupConcat binds GROUP_CONCAT([DISTINCT] expr [, expr ...] [ORDER BY ...] [SEPARATOR
+// str]). The parser passes the separator as the last argument. Several expressions are
+// bound as their CONCAT, which is NULL, and so skipped, when any of them is, as MySQL
+// skips such rows; ORDER BY's ordinals name the arguments.
+func (b *Binder) groupConcat(x *ast.AggregateFuncExpr, ctx *exprCtx) (plan.Expr, error) {
+	if len(x.Args) < 2 {
+		return nil, sqlerr.New(sqlerr.ErWrongParamcountToFunc, "Incorrect parameter count in the call to native function 'GROUP_CONCAT'")
+	}
+	args, sepArg := x.Args[:len(x.Args)-1], x.Args[len(x.Args)-1]
+	sv, ok := sepArg.(ast.ValueExpr)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to GROUP_CONCAT: the SEPARATOR must be a string literal")
+	}
+	inner := *ctx
+	inner.inAgg = true
+	// CONCAT of a single argument too: it gives numbers and dates their text.
+	e, err := b.expr(&ast.FuncCallExpr{FnName: ast.NewCIStr("concat"), Args: args}, &inner)
+	if err != nil {
+		return nil, err
+	}
+	maxLen := int64(defaultGroupConcatMaxLen)
+	if v, ok := b.env.SystemVariable("group_concat_max_len", false); ok && !v.Null {
+		n := v.Int
+		if v.Type.IsString() {
+			n, _ = strconv.ParseInt(v.Str, 10, 64)
+		}
+		if n > 0 {
+			maxLen = n
+		}
+	}
+	a := &plan.AggCall{Fn: plan.AggGroupConcat, Arg: e, Distinct: x.Distinct, Sep: sv.GetString(),
+		MaxLen: maxLen, T: types.VarcharType(int(min(maxLen, 1<<24)))}
+	if x.Order != nil {
+		for _, o := range x.Order.Items {
+			var k ast.ExprNode = o.Expr
+			if n, ok := ordinal(o.Expr); ok {
+				if n < 1 || n > len(args) {
+					return nil, sqlerr.UnknownColumn(strconv.Itoa(n), "order clause")
+				}
+				k = args[n-1]
+			}
+			ke, err := b.expr(k, &inner)
+			if err != nil {
+				return nil, err
+			}
+			a.Order = append(a.Order, plan.SortKey{Expr: ke, Desc: o.Desc})
+		}
+	}
 	return a, nil
 }
 

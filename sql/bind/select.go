@@ -256,6 +256,9 @@ func (b *Binder) aggregate(input plan.Node, groups []plan.Expr, items []selectIt
 			collect(o.expr)
 		}
 	}
+	if err := sortForGroupConcat(agg); err != nil {
+		return nil, nil, err
+	}
 
 	rw := func(e plan.Expr) plan.Expr {
 		return plan.RewriteExpr(e, func(x plan.Expr) (plan.Expr, bool) {
@@ -316,7 +319,45 @@ func (b *Binder) aggregate(input plan.Node, groups []plan.Expr, items []selectIt
 		}
 		out.order = append(out.order, e)
 	}
+	for _, a := range agg.Aggs {
+		a.Order = nil // the Sort below holds it now; the calls are rewritten away above
+	}
 	return agg, out, nil
+}
+
+// sortForGroupConcat puts a Sort by GROUP_CONCAT's ORDER BY under the aggregation, which
+// keeps each group's rows in the order they arrive. Every GROUP_CONCAT with an ORDER BY in
+// one SELECT must then have the same one.
+func sortForGroupConcat(agg *plan.Aggregate) error {
+	var keys []plan.SortKey
+	var first string
+	for _, a := range agg.Aggs {
+		if len(a.Order) == 0 {
+			continue
+		}
+		k := sortKeysKey(a.Order)
+		if keys == nil {
+			keys, first = a.Order, k
+		} else if k != first {
+			return sqlerr.Unsupported("GROUP_CONCAT calls with different ORDER BY clauses in one SELECT")
+		}
+	}
+	if keys != nil {
+		agg.Input = &plan.Sort{Input: agg.Input, Keys: keys}
+	}
+	return nil
+}
+
+func sortKeysKey(keys []plan.SortKey) string {
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(plan.Key(k.Expr))
+		if k.Desc {
+			b.WriteString(" desc")
+		}
+		b.WriteByte(',')
+	}
+	return b.String()
 }
 
 // fullName names a column as MySQL's messages do: db.table.column for a stored column.

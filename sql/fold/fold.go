@@ -79,7 +79,9 @@ func Expr(e plan.Expr) plan.Expr {
 			if x.Arg == nil {
 				return x, true
 			}
-			return &plan.AggCall{Fn: x.Fn, Arg: Expr(x.Arg), Distinct: x.Distinct, T: x.T}, true
+			c := *x
+			c.Arg = Expr(x.Arg)
+			return &c, true
 		}
 		return x, true
 	})

@@ -570,6 +570,7 @@ func (b *builder) gatherAll(r *rel) *rel {
 var aggFuncs = map[plan.AggFunc]exec.AggFunc{
 	plan.AggSum: exec.AggSum, plan.AggAvg: exec.AggAvg, plan.AggMin: exec.AggMin,
 	plan.AggMax: exec.AggMax, plan.AggCount: exec.AggCount, plan.AggCountStar: exec.AggCountStar,
+	plan.AggGroupConcat: exec.AggGroupConcat,
 }
 
 func (b *builder) aggregate(a *plan.Aggregate) (*rel, error) {
@@ -595,7 +596,9 @@ func (b *builder) aggregate(a *plan.Aggregate) (*rel, error) {
 	}
 	spec := exec.AggSpec{GroupBy: pos[:len(a.Groups)]}
 	next := len(a.Groups)
-	distinct := false
+	// GROUP_CONCAT has no partial state: it aggregates in exemgr, in one phase, after the
+	// primprocs have at most dropped duplicate values for it.
+	distinct, exemgrOnly := false, false
 	var aggText []string
 	for i, c := range a.Aggs {
 		f, ok := aggFuncs[c.Fn]
@@ -603,6 +606,10 @@ func (b *builder) aggregate(a *plan.Aggregate) (*rel, error) {
 			return nil, sqlerr.Unsupported("aggregate " + c.Fn.String())
 		}
 		ag := exec.Aggregate{Func: f, Distinct: c.Distinct}
+		if c.Fn == plan.AggGroupConcat {
+			ag.Sep, ag.MaxLen = c.Sep, c.MaxLen
+			exemgrOnly = true
+		}
 		if c.Arg != nil {
 			ag.Col = pos[next]
 			next++
@@ -633,7 +640,7 @@ func (b *builder) aggregate(a *plan.Aggregate) (*rel, error) {
 	if err != nil {
 		return nil, b.errorf("aggregate %s: %w", label, err)
 	}
-	if r.frag != nil && b.opts.Primprocs == 1 {
+	if r.frag != nil && b.opts.Primprocs == 1 && !exemgrOnly {
 		// The one primproc holds every group's rows: it aggregates completely.
 		if err := b.addStep(r, exec.Step{Aggregate: &exec.AggStep{Spec: spec, Final: true}},
 			stepInfo{label: "Aggregate final " + label, build: -1}, out); err != nil {
@@ -641,7 +648,7 @@ func (b *builder) aggregate(a *plan.Aggregate) (*rel, error) {
 		}
 		return r, nil
 	}
-	if r.frag != nil && !distinct {
+	if r.frag != nil && !distinct && !exemgrOnly {
 		// Partial aggregation on every primproc, final in exemgr.
 		partial, err := spec.PartialTypes(raw)
 		if err != nil {

@@ -72,10 +72,13 @@ const (
 	AggMax
 	AggCount     // COUNT(expr): non-NULL values
 	AggCountStar // COUNT(*): rows
+	// AggGroupConcat is GROUP_CONCAT: the group's non-NULL values of one string argument
+	// (several arguments are bound as their CONCAT), joined by Sep, cut at MaxLen bytes.
+	AggGroupConcat
 )
 
 var aggNames = map[AggFunc]string{AggSum: "sum", AggAvg: "avg", AggMin: "min", AggMax: "max",
-	AggCount: "count", AggCountStar: "count"}
+	AggCount: "count", AggCountStar: "count", AggGroupConcat: "group_concat"}
 
 func (f AggFunc) String() string { return aggNames[f] }
 
@@ -86,6 +89,12 @@ type AggCall struct {
 	Arg      Expr // nil for COUNT(*)
 	Distinct bool
 	T        types.Type
+	// GROUP_CONCAT's separator and length bound (@@group_concat_max_len when bound), and,
+	// while its SELECT is bound, its ORDER BY: the binder then sorts the aggregation's
+	// input by it (the aggregation keeps each group's rows in input order) and clears it.
+	Sep    string
+	MaxLen int64
+	Order  []SortKey
 }
 
 // SubqueryKind says how a subquery is used.

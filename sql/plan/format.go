@@ -331,6 +331,16 @@ func (p *printer) exprPrec(e Expr) (string, int) {
 		switch {
 		case x.Fn == AggCountStar:
 			return "count(*)", 9
+		case x.Fn == AggGroupConcat:
+			d := ""
+			if x.Distinct {
+				d = "DISTINCT "
+			}
+			sep := ""
+			if x.Sep != "," {
+				sep = " SEPARATOR " + types.StringValue(x.Sep).String()
+			}
+			return "group_concat(" + d + p.expr(x.Arg, 0) + sep + ")", 9
 		case x.Distinct:
 			return x.Fn.String() + "(DISTINCT " + p.expr(x.Arg, 0) + ")", 9
 		}

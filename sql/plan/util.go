@@ -88,7 +88,9 @@ func RewriteExpr(e Expr, fn func(Expr) (Expr, bool)) Expr {
 	case *AggCall:
 		if x.Arg != nil {
 			if a := RewriteExpr(x.Arg, fn); a != x.Arg {
-				return &AggCall{Fn: x.Fn, Arg: a, Distinct: x.Distinct, T: x.T}
+				c := *x
+				c.Arg = a
+				return &c
 			}
 		}
 	case *Subquery:
@@ -226,6 +228,16 @@ func writeKey(b *strings.Builder, e Expr) {
 		}
 		if x.Arg != nil {
 			writeKey(b, x.Arg)
+		}
+		if x.Fn == AggGroupConcat {
+			for _, k := range x.Order {
+				b.WriteString(" order ")
+				writeKey(b, k.Expr)
+				if k.Desc {
+					b.WriteString(" desc")
+				}
+			}
+			fmt.Fprintf(b, " separator %q max %d", x.Sep, x.MaxLen)
 		}
 		b.WriteByte(')')
 	case *Subquery:

@@ -360,3 +360,19 @@ select o_orderkey, o_totalprice - (select min(o_totalprice) from orders where o_
 select -0.0, 0.0 = -0.0, -0e0 = 0e0, 0 * -1.5
 select 1.0 / 3.0, 1.00 / 3.00, 5 / 2.0, 10.5 / 3
 select o_orderkey / 2.0, o_totalprice / 3.00, o_totalprice / o_totalprice from orders where o_orderkey <= 3 order by o_orderkey
+
+# --- GROUP_CONCAT (with ORDER BY inside, so that the values' order is defined)
+select l_orderkey, group_concat(l_linenumber order by l_linenumber) from lineitem where l_orderkey <= 7 group by l_orderkey order by l_orderkey
+select l_orderkey, group_concat(distinct l_returnflag order by l_returnflag separator '') from lineitem where l_orderkey <= 7 group by l_orderkey order by l_orderkey
+select group_concat(n_name order by n_nationkey desc separator '; ') from nation where n_regionkey = 1
+select n_regionkey, group_concat(n_nationkey, '-', n_name order by n_name separator ', ') from nation group by n_regionkey order by n_regionkey
+select group_concat(l_quantity order by l_quantity, l_linenumber), group_concat(l_extendedprice order by l_quantity, l_linenumber separator '/') from lineitem where l_orderkey = 1
+select group_concat(o_orderdate order by o_orderdate desc), group_concat(o_totalprice order by o_orderdate desc) from orders where o_orderkey <= 7
+select group_concat(n_name order by n_name) from nation where n_nationkey > 100
+select r_name, group_concat(case when n_nationkey > 10 then n_name end order by n_name) from region join nation on n_regionkey = r_regionkey group by r_name order by r_name
+select count(*), group_concat(c_custkey order by c_custkey desc), group_concat(distinct c_mktsegment) from customer where c_custkey <= 1
+known concatorder
+select count(*), group_concat(c_custkey order by c_custkey desc), group_concat(distinct c_mktsegment order by c_mktsegment desc) from customer where c_custkey <= 5
+select group_concat(n_name order by 1 desc) from nation where n_regionkey = 2
+select group_concat(distinct n_regionkey order by n_regionkey desc separator '') from nation
+select length(group_concat(n_name order by n_name separator '')) from nation
