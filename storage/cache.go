@@ -25,11 +25,20 @@ type cacheEntry struct {
 	err        error
 	prev, next *cacheEntry // LRU list; nil while in flight
 	listed     bool
+	waiters    bool // other readers wait for this load: it is cached whatever admission says
 }
 
 // columnCache keeps decoded columns, least recently used evicted first, within a byte budget.
 // A column handed to a reader carries its own reference (Retain), so eviction only drops the
 // cache's reference and never frees an array that a running scan still uses.
+//
+// When a loaded column would evict, it is admitted only if it has been read more often
+// lately than the column it would evict first (TinyLFU's admission, with exact counts:
+// the cache holds thousands of columns, not millions). A plain LRU keeps nothing when the
+// queries' columns cycle through more than the budget (SF 10's 22 queries read ~11 GiB of
+// decoded columns): each load evicts the column needed soonest. With admission a cycle
+// leaves the cache as it is, and the columns in it hit on every round; a column read more
+// often than the cycle's, or the cache's least recent ones as they age, get in.
 type columnCache struct {
 	capacity int64
 
@@ -39,12 +48,17 @@ type columnCache struct {
 	used    int64
 	gen     uint64 // bumped by drop: loads started before it are not cached
 
+	// freq counts each key's reads, cached or not, halved every agePeriod reads so that
+	// the counts follow the recent past.
+	freq  map[cacheKey]uint32
+	reads int
+
 	hits, misses, evictions          atomic.Int64
 	bytesHit, bytesLoaded, bytesDisk atomic.Int64
 }
 
 func newColumnCache(capacity int64) *columnCache {
-	c := &columnCache{capacity: capacity, entries: make(map[cacheKey]*cacheEntry)}
+	c := &columnCache{capacity: capacity, entries: make(map[cacheKey]*cacheEntry), freq: make(map[cacheKey]uint32)}
 	c.head.next, c.head.prev = &c.head, &c.head
 	return c
 }
@@ -61,6 +75,35 @@ func (c *columnCache) pushFront(e *cacheEntry) {
 	e.listed = true
 }
 
+// agePeriod is the reads after which the counts are halved: several times the columns a
+// cache holds, so that a column's count spans a few rounds of a query mix.
+func (c *columnCache) agePeriod() int { return max(4096, 8*len(c.entries)) }
+
+// count records a read of key.
+func (c *columnCache) count(key cacheKey) {
+	c.freq[key]++
+	if c.reads++; c.reads >= c.agePeriod() {
+		c.reads = 0
+		for k, n := range c.freq {
+			if n /= 2; n == 0 {
+				delete(c.freq, k)
+			} else {
+				c.freq[k] = n
+			}
+		}
+	}
+}
+
+// admits reports whether a column of size bytes under key may be cached: it fits, or it
+// has been read more often than the least recently used column it would evict.
+func (c *columnCache) admits(key cacheKey, size int64) bool {
+	if c.used+size <= c.capacity {
+		return true
+	}
+	victim := c.head.prev
+	return victim != &c.head && c.freq[key] > c.freq[victim.key]
+}
+
 // loadFunc decodes a column from disk, returning the array (one reference, passed to the
 // caller) and the file bytes read.
 type loadFunc func() (arrow.Array, int64, error)
@@ -68,8 +111,13 @@ type loadFunc func() (arrow.Array, int64, error)
 // get returns the column for key with a reference the caller must Release, from the cache or
 // by calling load. hit tells which; diskBytes is the file bytes read when it was loaded.
 func (c *columnCache) get(ctx context.Context, key cacheKey, load loadFunc) (arr arrow.Array, hit bool, diskBytes int64, err error) {
+	counted := false
 	for {
 		c.mu.Lock()
+		if !counted {
+			c.count(key)
+			counted = true
+		}
 		e := c.entries[key]
 		if e == nil {
 			break // load it ourselves, below, still holding the lock
@@ -83,6 +131,7 @@ func (c *columnCache) get(ctx context.Context, key cacheKey, load loadFunc) (arr
 			c.bytesHit.Add(e.size)
 			return e.arr, true, 0, nil
 		}
+		e.waiters = true
 		c.mu.Unlock()
 		select { // another reader is loading it
 		case <-e.ready:
@@ -113,8 +162,9 @@ func (c *columnCache) get(ctx context.Context, key cacheKey, load loadFunc) (arr
 	size := arraySize(arr)
 	c.bytesLoaded.Add(size)
 	c.bytesDisk.Add(diskBytes)
-	if c.entries[key] != e || e.gen != c.gen || size > c.capacity {
-		// Dropped meanwhile, or cannot be cached: the caller gets the only reference.
+	if c.entries[key] != e || e.gen != c.gen || size > c.capacity || !e.waiters && !c.admits(key, size) {
+		// Dropped meanwhile, cannot be cached, or not admitted: the caller gets the only
+		// reference.
 		if c.entries[key] == e {
 			delete(c.entries, key)
 		}
@@ -143,6 +193,8 @@ func (c *columnCache) drop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
+	clear(c.freq)
+	c.reads = 0
 	for e := c.head.next; e != &c.head; {
 		next := e.next
 		c.unlink(e)

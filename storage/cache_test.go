@@ -20,8 +20,9 @@ func int64Array(mem memory.Allocator, n int) arrow.Array {
 	return b.NewArray()
 }
 
-// TestCacheLRU drives the cache directly: byte accounting, LRU order, eviction while a
-// reader holds the column, in-flight deduplication, errors not cached, drop.
+// TestCacheLRU drives the cache directly: byte accounting, LRU order, admission (a column
+// that would evict gets in only when read more often than the one it evicts), eviction
+// while a reader holds the column, in-flight deduplication, errors not cached, drop.
 func TestCacheLRU(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	ctx := context.Background()
@@ -49,8 +50,9 @@ func TestCacheLRU(t *testing.T) {
 		{2, false, []uint64{2, 1}},
 		{3, false, []uint64{3, 2, 1}},
 		{1, true, []uint64{1, 3, 2}},
-		{4, false, []uint64{4, 1, 3}}, // evicts 2, the least recently used
-		{2, false, []uint64{2, 4, 1}},
+		{4, false, []uint64{1, 3, 2}}, // read once, as often as 2, which it would evict: not admitted
+		{4, false, []uint64{4, 1, 3}}, // read twice: evicts 2, the least recently used
+		{2, false, []uint64{2, 4, 1}}, // read twice, 3 once: evicts 3
 		{1, true, []uint64{1, 2, 4}},
 	}
 	var held arrow.Array
@@ -86,7 +88,7 @@ func TestCacheLRU(t *testing.T) {
 	}
 	held.Release()
 	st := c.stats()
-	if st.Hits != 2 || st.Misses != 5 || st.Evictions != 2 || st.Entries != 3 || st.BytesFromCache != 2*colBytes || st.BytesFromDisk != 5*4096 {
+	if st.Hits != 2 || st.Misses != 6 || st.Evictions != 2 || st.Entries != 3 || st.BytesFromCache != 2*colBytes || st.BytesFromDisk != 6*4096 {
 		t.Fatalf("stats %+v", st)
 	}
 
@@ -142,6 +144,51 @@ func TestCacheLRU(t *testing.T) {
 		t.Fatalf("after drop: %+v", st)
 	}
 	mem.AssertSize(t, 0) // every reference was released exactly once
+}
+
+// TestCacheCycle reads 12 columns round after round through a cache that holds 10, as the
+// queries of a mix cycle through more columns than the budget: a plain LRU misses every
+// read after the first round; with admission the cache keeps 10 and they hit. A column read
+// more often than the cycle's then gets in.
+func TestCacheCycle(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	sample := int64Array(mem, 100)
+	colBytes := arraySize(sample)
+	sample.Release()
+	c := newColumnCache(10 * colBytes)
+	read := func(seg uint64) bool {
+		arr, hit, _, err := c.get(context.Background(), cacheKey{seg: seg}, func() (arrow.Array, int64, error) {
+			return int64Array(mem, 100), 0, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		arr.Release()
+		return hit
+	}
+	hits, reads := 0, 0
+	for round := range 6 {
+		for seg := range uint64(12) {
+			if read(seg) && round > 0 {
+				hits++
+			}
+			if round > 0 {
+				reads++
+			}
+		}
+	}
+	if hits*12 < reads*10 {
+		t.Errorf("after the first round %d of %d reads hit; want 10 in 12", hits, reads)
+	}
+	// A column read more often than the cycle's (six times each) displaces one of them.
+	for range 7 {
+		read(99)
+	}
+	if !read(99) {
+		t.Error("a column read more often than any other was not admitted")
+	}
+	c.drop()
+	mem.AssertSize(t, 0)
 }
 
 // TestConcurrentScansWithDropCache runs scans on several goroutines, each checking the data it
