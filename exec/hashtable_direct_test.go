@@ -216,8 +216,8 @@ func TestKeyFilter(t *testing.T) {
 		for k := int64(0); k < 100_000; k += 3 { // a third of a span of 100,000: direct
 			dense = append(dense, k)
 		}
-		for k := int64(0); k < 1000; k++ { // 1,000 keys over 2^24: past maxFilterSpan
-			wide = append(wide, k<<14)
+		for k := int64(0); k < 1000; k++ { // 1,000 keys over 2^27: past maxFilterSpan
+			wide = append(wide, k<<17)
 		}
 		for name, keys := range map[string][]int64{"dense": dense, "wide": wide} {
 			if ht := build(t, &vec.Vec{Type: vec.Int64Type, I64: keys}, len(keys)); ht.filter != nil {
