@@ -670,22 +670,28 @@ func (f *minMaxStrFn) partial(out []*vec.Vec, start, end int) error {
 }
 
 func (f *minMaxStrFn) final(o *vec.Vec, start, end int) error {
+	finalStrings(o, f.vals, f.seen, start, end)
+	return nil
+}
+
+// finalStrings writes groups [start, end) of per-group strings into o, NULL where a group
+// saw no value.
+func finalStrings(o *vec.Vec, vals [][]byte, seen []bool, start, end int) {
 	n := end - start
 	o.Prepare(vec.StringType, n)
 	for k := 0; k < n; k++ {
 		g := start + k
-		if !f.seen[g] {
+		if !seen[g] {
 			if o.Nulls == nil {
 				o.PrepareNulls(n)
 			}
 			o.Nulls[k] = true
 		} else {
-			o.Bytes = append(o.Bytes, f.vals[g]...)
+			o.Bytes = append(o.Bytes, vals[g]...)
 		}
 		o.Offsets[k+1] = int32(len(o.Bytes))
 	}
 	o.FinishString()
-	return nil
 }
 
 func (f *minMaxStrFn) memSize() int64 { return int64(cap(f.vals))*24 + int64(cap(f.seen)) + f.bytes }
@@ -747,20 +753,6 @@ func (f *groupConcatFn) merge([]*vec.Vec, []int32, []int32) error { return errGr
 func (f *groupConcatFn) partial([]*vec.Vec, int, int) error       { return errGroupConcatPartial }
 func (f *groupConcatFn) memSize() int64                           { return int64(cap(f.vals))*24 + int64(cap(f.seen)) + f.bytes }
 func (f *groupConcatFn) final(o *vec.Vec, start, end int) error {
-	n := end - start
-	o.Prepare(vec.StringType, n)
-	for k := 0; k < n; k++ {
-		g := start + k
-		if !f.seen[g] {
-			if o.Nulls == nil {
-				o.PrepareNulls(n)
-			}
-			o.Nulls[k] = true
-		} else {
-			o.Bytes = append(o.Bytes, f.vals[g]...)
-		}
-		o.Offsets[k+1] = int32(len(o.Bytes))
-	}
-	o.FinishString()
+	finalStrings(o, f.vals, f.seen, start, end)
 	return nil
 }

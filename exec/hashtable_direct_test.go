@@ -7,6 +7,25 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 )
 
+// readyTable is a complete table of kv's first n keys, readied for probes (its direct
+// index or key filter built).
+func readyTable(t *testing.T, kv *vec.Vec, n int) *hashTable {
+	t.Helper()
+	ht := newHashTable([]vec.Type{kv.Type}, nil, nil)
+	rows := make([]int32, n)
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	var s probeScratch
+	s.prepare(n)
+	hashRows([]*vec.Vec{kv}, rows, s.h, ht.seed)
+	if err := ht.findOrInsert([]*vec.Vec{kv}, rows, make([]int32, n), &s, nil); err != nil {
+		t.Fatal(err)
+	}
+	ht.sizeForProbes()
+	return ht
+}
+
 // TestDirectIndex checks the direct index against the hashed one: for dense keys of each
 // integer width (negative ones and the int64 extremes' neighbours included) every probe,
 // present, absent or outside the span, gets the id the hashed lookup gives; sparse keys get
@@ -33,22 +52,7 @@ func TestDirectIndex(t *testing.T) {
 			}
 		}
 	}
-	build := func(t *testing.T, kv *vec.Vec, n int) *hashTable {
-		t.Helper()
-		ht := newHashTable([]vec.Type{kv.Type}, nil, nil)
-		rows := make([]int32, n)
-		for i := range rows {
-			rows[i] = int32(i)
-		}
-		var s probeScratch
-		s.prepare(n)
-		hashRows([]*vec.Vec{kv}, rows, s.h, ht.seed)
-		if err := ht.findOrInsert([]*vec.Vec{kv}, rows, make([]int32, n), &s, nil); err != nil {
-			t.Fatal(err)
-		}
-		ht.sizeForProbes()
-		return ht
-	}
+	build := readyTable
 
 	for _, base := range []int64{-5000, 0, 1 << 40, math.MaxInt64 - 20000} {
 		// Every third key of a span of 3,000 from base, built in descending order.
@@ -135,22 +139,7 @@ func TestDirectIndex(t *testing.T) {
 // and the types' extremes included; dense keys, a span past maxFilterSpan and an insert
 // leave no filter.
 func TestKeyFilter(t *testing.T) {
-	build := func(t *testing.T, kv *vec.Vec, n int) *hashTable {
-		t.Helper()
-		ht := newHashTable([]vec.Type{kv.Type}, nil, nil)
-		rows := make([]int32, n)
-		for i := range rows {
-			rows[i] = int32(i)
-		}
-		var s probeScratch
-		s.prepare(n)
-		hashRows([]*vec.Vec{kv}, rows, s.h, ht.seed)
-		if err := ht.findOrInsert([]*vec.Vec{kv}, rows, make([]int32, n), &s, nil); err != nil {
-			t.Fatal(err)
-		}
-		ht.sizeForProbes()
-		return ht
-	}
+	build := readyTable
 	// check probes every key of [lo-50, hi+50] and the type's extremes: the filter must
 	// pass exactly the present keys.
 	check := func(t *testing.T, ht *hashTable, probes *vec.Vec, present func(i int) bool) {

@@ -69,14 +69,7 @@ func (e *Engine) dropTables(ctx context.Context, ev env, view *catView, x *sql.D
 		}
 		e.log.Info("exemgr: table dropped", "table", tab.Name)
 	}
-	if len(missing) == 0 {
-		return nil, nil
-	}
-	msg := fmt.Sprintf("Unknown table '%s'", strings.Join(missing, ","))
-	if x.IfExists {
-		return &frontend.Result{Warnings: []frontend.Warning{{Level: "Note", Code: uint16(sqlerr.ErBadTable), Message: msg}}}, nil
-	}
-	return nil, sqlerr.New(sqlerr.ErBadTable, "%s", msg)
+	return unknownTables(missing, x.IfExists)
 }
 
 // truncateTable empties a table on every primproc, keeping its columns.

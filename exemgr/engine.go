@@ -656,11 +656,17 @@ func (e *Engine) dropView(ev env, view *catView, x *sql.DropView) (*frontend.Res
 			absent = absent[1:]
 		}
 	}
+	return unknownTables(missing, x.IfExists)
+}
+
+// unknownTables is how a DROP ends that named tables or views that do not exist: nothing
+// when none is missing, else MySQL's 1051 naming them, a note with IF EXISTS.
+func unknownTables(missing []string, ifExists bool) (*frontend.Result, error) {
 	if len(missing) == 0 {
 		return nil, nil
 	}
 	msg := fmt.Sprintf("Unknown table '%s'", strings.Join(missing, ","))
-	if x.IfExists {
+	if ifExists {
 		return &frontend.Result{Warnings: []frontend.Warning{{Level: "Note", Code: uint16(sqlerr.ErBadTable), Message: msg}}}, nil
 	}
 	return nil, sqlerr.New(sqlerr.ErBadTable, "%s", msg)

@@ -179,29 +179,9 @@ func (p loadPlan) parquetImport(spec ImportSpec, schema *arrow.Schema) (link.Tab
 			return link.TableLoad{}, fmt.Errorf("%s: %w", spec.Files[0], err)
 		}
 	}
-	var chunks []parquetChunk
-	var rows int64
-	for _, path := range spec.Files {
-		pf, err := file.OpenParquetFile(path, false)
-		if err != nil {
-			return link.TableLoad{}, fmt.Errorf("%s: %w", path, err)
-		}
-		cur := parquetChunk{path: path}
-		var inChunk int64
-		for g := 0; g < pf.NumRowGroups(); g++ {
-			n := pf.MetaData().RowGroup(g).NumRows()
-			cur.groups = append(cur.groups, g)
-			inChunk += n
-			rows += n
-			if inChunk >= p.chunkRows {
-				chunks = append(chunks, cur)
-				cur, inChunk = parquetChunk{path: path}, 0
-			}
-		}
-		if len(cur.groups) > 0 {
-			chunks = append(chunks, cur)
-		}
-		pf.Close()
+	chunks, rows, err := p.parquetChunks(spec.Files)
+	if err != nil {
+		return link.TableLoad{}, err
 	}
 	return link.TableLoad{Schema: schema, Chunks: len(chunks), EstimatedRows: rows,
 		Open: func(k int) (link.ChunkReader, error) {

@@ -29,12 +29,25 @@ type parquetChunk struct {
 func (p loadPlan) parquetTable(name string, paths []string) (link.TableLoad, error) {
 	def, _ := tpch.LookupTable(name)
 	schema := def.ArrowSchema()
+	chunks, rows, err := p.parquetChunks(paths)
+	if err != nil {
+		return link.TableLoad{}, err
+	}
+	return link.TableLoad{Table: name, Schema: schema, Chunks: len(chunks), EstimatedRows: rows,
+		Open: func(k int) (link.ChunkReader, error) {
+			return openParquetChunk(schema, chunks[k])
+		}}, nil
+}
+
+// parquetChunks cuts Parquet files into chunks of whole row groups of about chunkRows rows
+// each, and counts their rows.
+func (p loadPlan) parquetChunks(paths []string) ([]parquetChunk, int64, error) {
 	var chunks []parquetChunk
 	var rows int64
 	for _, path := range paths {
 		pf, err := file.OpenParquetFile(path, false)
 		if err != nil {
-			return link.TableLoad{}, fmt.Errorf("%s: %w", path, err)
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
 		}
 		cur := parquetChunk{path: path}
 		var inChunk int64
@@ -53,10 +66,7 @@ func (p loadPlan) parquetTable(name string, paths []string) (link.TableLoad, err
 		}
 		pf.Close()
 	}
-	return link.TableLoad{Table: name, Schema: schema, Chunks: len(chunks), EstimatedRows: rows,
-		Open: func(k int) (link.ChunkReader, error) {
-			return openParquetChunk(schema, chunks[k])
-		}}, nil
+	return chunks, rows, nil
 }
 
 // parquetReader reads a chunk's row groups and converts them to the table's schema.
