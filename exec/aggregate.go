@@ -125,8 +125,8 @@ type HashAggregate struct {
 	heads      []int32
 
 	// A partial aggregation whose table has stopped reducing its input (nearly every
-	// lookup a new group, as when the input is clustered on the key: Q18's lineitem by
-	// l_orderkey) flushes: from then on it emits its groups whenever it holds flushGroups
+	// lookup a new group, as when the input comes in key order: lineitem in dbgen's order,
+	// grouped by l_orderkey) flushes: from then on it emits its groups whenever it holds flushGroups
 	// and starts again with an empty table small enough to stay in cache, instead of
 	// growing one table the size of the input. Its output may then hold a group more than
 	// once, which the merge after it takes as it takes the workers' overlapping groups.
