@@ -45,6 +45,21 @@ public class ColinkJDBC {
             try (ResultSet rs = md.getColumns("tpch", null, "region", null)) {
                 while (rs.next()) System.out.println(rs.getString("COLUMN_NAME") + " " + rs.getString("TYPE_NAME") + " " + rs.getInt("COLUMN_SIZE"));
             }
+            try (ResultSet rs = md.getTables("tpch", null, "%", new String[] {"TABLE"})) {
+                StringBuilder b = new StringBuilder("tables");
+                while (rs.next()) b.append(' ').append(rs.getString("TABLE_NAME"));
+                System.out.println(b);
+            }
+            try (ResultSet rs = md.getPrimaryKeys("tpch", null, "region")) {
+                int n = 0;
+                while (rs.next()) n++;
+                System.out.println("primary key columns " + n);
+            }
+            try (ResultSet rs = md.getIndexInfo("tpch", null, "region", false, false)) {
+                int n = 0;
+                while (rs.next()) n++;
+                System.out.println("indexes " + n);
+            }
             System.out.println("# error");
             try (Statement s = c.createStatement()) {
                 s.executeQuery("select * from nosuch");
