@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -284,36 +282,9 @@ func (c *castingReader) Next() (arrow.RecordBatch, error) {
 		return nil, err
 	}
 	defer rec.Release()
-	if int(rec.NumCols()) != c.schema.NumFields() {
-		return nil, fmt.Errorf("%s: %d columns, the table has %d", c.what, rec.NumCols(), c.schema.NumFields())
+	out, err := conformColumns(c.schema, rec, true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.what, err)
 	}
-	cols := make([]arrow.Array, c.schema.NumFields())
-	defer func() {
-		for _, a := range cols {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
-	for i, f := range c.schema.Fields() {
-		a := rec.Column(i)
-		switch {
-		case arrow.TypeEqual(a.DataType(), f.Type):
-			a.Retain()
-			cols[i] = a
-		case a.DataType().ID() == arrow.DECIMAL128 && f.Type.ID() == arrow.DECIMAL64:
-			d, err := decimal128To64(a.(*array.Decimal128), f.Type.(*arrow.Decimal64Type))
-			if err != nil {
-				return nil, fmt.Errorf("%s: column %s: %w", c.what, f.Name, err)
-			}
-			cols[i] = d
-		default:
-			out, err := compute.CastArray(context.Background(), a, compute.SafeCastOptions(f.Type))
-			if err != nil {
-				return nil, fmt.Errorf("%s: column %s: %s to %s: %w", c.what, f.Name, a.DataType(), vec.SQLTypeOf(f), err)
-			}
-			cols[i] = out
-		}
-	}
-	return array.NewRecordBatch(c.schema, cols, rec.NumRows()), nil
+	return out, nil
 }

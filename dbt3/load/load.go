@@ -72,11 +72,8 @@ func Run(ctx context.Context, cfg Config, out dbt3.Output) error {
 	if (cfg.SF == "") == (cfg.From == "") {
 		return dbt3.Usagef("give exactly one of --sf and --from")
 	}
-	if len(cfg.Primprocs) == 0 {
-		return dbt3.Usagef("--primproc is required")
-	}
-	if cfg.ChunkRows < 0 {
-		return dbt3.Usagef("--chunk-rows %d: must be positive", cfg.ChunkRows)
+	if err := checkConnection(cfg); err != nil {
+		return err
 	}
 	names, err := tableNames(cfg.Tables)
 	if err != nil {
@@ -146,19 +143,10 @@ type session struct {
 
 // connect dials cfg's primprocs; name is the command, for the primprocs' logs.
 func connect(ctx context.Context, cfg Config, name string, out dbt3.Output) (*session, error) {
-	if len(cfg.Primprocs) == 0 {
-		return nil, dbt3.Usagef("--primproc is required")
+	if err := checkConnection(cfg); err != nil {
+		return nil, err
 	}
-	tr := ipc.Transport(cfg.Transport)
-	switch tr {
-	case ipc.TransportTCP, ipc.TransportUnix, ipc.TransportShm, ipc.TransportAuto:
-	default:
-		return nil, dbt3.Usagef("--transport %q: want tcp, unix, shm or auto", cfg.Transport)
-	}
-	if cfg.ChunkRows < 0 {
-		return nil, dbt3.Usagef("--chunk-rows %d: must be positive", cfg.ChunkRows)
-	}
-	ccfg := ipc.ClientConfig{Transport: tr, Name: name,
+	ccfg := ipc.ClientConfig{Transport: ipc.Transport(cfg.Transport), Name: name,
 		Logger: out.Logger(false),
 		Limits: ipc.Limits{HeartbeatTimeout: cfg.HeartbeatTimeout}}
 	if cfg.AuthTokenFile != "" {
@@ -196,6 +184,23 @@ func connect(ctx context.Context, cfg Config, name string, out dbt3.Output) (*se
 	}
 	s.plan = loadPlan{chunkRows: chunkRows, minShare: layout.groupRows, primprocs: len(s.cl)}
 	return s, nil
+}
+
+// checkConnection checks the settings connect uses, so that a load refuses bad ones before
+// it generates anything.
+func checkConnection(cfg Config) error {
+	if len(cfg.Primprocs) == 0 {
+		return dbt3.Usagef("--primproc is required")
+	}
+	switch ipc.Transport(cfg.Transport) {
+	case ipc.TransportTCP, ipc.TransportUnix, ipc.TransportShm, ipc.TransportAuto:
+	default:
+		return dbt3.Usagef("--transport %q: want tcp, unix, shm or auto", cfg.Transport)
+	}
+	if cfg.ChunkRows < 0 {
+		return dbt3.Usagef("--chunk-rows %d: must be positive", cfg.ChunkRows)
+	}
+	return nil
 }
 
 func (s *session) close() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -120,10 +121,26 @@ func (p *parquetReader) Next() (arrow.RecordBatch, error) {
 }
 
 // conformRecord returns rec's columns in schema's types: equal types pass through,
-// decimal128 columns (pqarrow's reading of Parquet decimals) become decimal64.
+// decimal128 columns (pqarrow's reading of Parquet decimals) become decimal64. The columns'
+// names must be schema's.
 func conformRecord(schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if int(rec.NumCols()) != schema.NumFields() {
 		return nil, fmt.Errorf("%d columns, table has %d", rec.NumCols(), schema.NumFields())
+	}
+	for i, f := range schema.Fields() {
+		if got := rec.Schema().Field(i); got.Name != f.Name {
+			return nil, fmt.Errorf("column %d is %s, want %s", i+1, got.Name, f.Name)
+		}
+	}
+	return conformColumns(schema, rec, false)
+}
+
+// conformColumns returns rec's columns, by position, in schema's types: equal types pass
+// through, decimal128 becomes decimal64, and, with cast, any other type is cast by Arrow's
+// safe casts (a user's file's int16 or float32); without, it is an error.
+func conformColumns(schema *arrow.Schema, rec arrow.RecordBatch, cast bool) (arrow.RecordBatch, error) {
+	if int(rec.NumCols()) != schema.NumFields() {
+		return nil, fmt.Errorf("%d columns, the table has %d", rec.NumCols(), schema.NumFields())
 	}
 	cols := make([]arrow.Array, schema.NumFields())
 	defer func() {
@@ -134,11 +151,7 @@ func conformRecord(schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBat
 		}
 	}()
 	for i, f := range schema.Fields() {
-		got := rec.Schema().Field(i)
 		a := rec.Column(i)
-		if got.Name != f.Name {
-			return nil, fmt.Errorf("column %d is %s, want %s", i+1, got.Name, f.Name)
-		}
 		switch {
 		case arrow.TypeEqual(a.DataType(), f.Type):
 			a.Retain()
@@ -149,6 +162,12 @@ func conformRecord(schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBat
 				return nil, fmt.Errorf("column %s: %w", f.Name, err)
 			}
 			cols[i] = d
+		case cast:
+			out, err := compute.CastArray(context.Background(), a, compute.SafeCastOptions(f.Type))
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %s to %s: %w", f.Name, a.DataType(), vec.SQLTypeOf(f), err)
+			}
+			cols[i] = out
 		default:
 			return nil, fmt.Errorf("column %s is %s, want %s", f.Name, a.DataType(), f.Type)
 		}
