@@ -336,6 +336,14 @@ func NewHashAggregate(input Operator, spec AggSpec, phase AggPhase, budget *Budg
 // Types implements Operator.
 func (a *HashAggregate) Types() []vec.Type { return a.outTypes }
 
+// expect sizes the table for up to rows groups before the first batch, sparing the
+// regrowths of a table whose size is known (a partition of a radix aggregation).
+func (a *HashAggregate) expect(rows int) {
+	if a.ht != nil && a.ht.len() == 0 {
+		a.ht.reserve(rows)
+	}
+}
+
 // Init implements Operator.
 func (a *HashAggregate) Init(ctx context.Context) error { return a.input.Init(ctx) }
 

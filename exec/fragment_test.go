@@ -394,9 +394,9 @@ func TestFragmentDistinct(t *testing.T) {
 }
 
 // TestFragmentManyGroupsMerged: a final aggregation by l_orderkey (Q18's inner one) over
-// enough rows that the workers' partial groups, merged after them, pass the size from which
-// the merge is dealt over several goroutines (parallelAggMinRows): the sums are exact and
-// every group comes out once, with 1, 2 and 3 workers.
+// enough rows that the workers' partial groups, which they deal into partitions merged
+// after them (Partitioner), fill every partition: the sums are exact and every group
+// comes out once, with 1, 2 and 3 workers.
 func TestFragmentManyGroupsMerged(t *testing.T) {
 	recs := lineitem.Generate(600_000, 4096, 11)
 	want := map[int64]int64{}
@@ -515,14 +515,26 @@ func TestFragmentMemoryLimit(t *testing.T) {
 	f := &Fragment{Scan: lineitemScan(), Steps: []Step{
 		{Aggregate: &AggStep{Spec: AggSpec{GroupBy: []int{lineitem.OrderKey}, Aggs: []Aggregate{{Func: AggCountStar}}}}},
 	}}
-	budget := NewBudget(256 << 10)
-	_, _, err := runFragment(t, f, recs, nil, Options{Threads: 2, Budget: budget})
-	var ve *vec.Error
-	if !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &ve) || ve.Code != vec.CodeOutOfResources {
-		t.Fatalf("error %v", err)
-	}
-	if budget.Used() != 0 {
-		t.Fatalf("%d bytes still charged", budget.Used())
+	final := &Fragment{Scan: lineitemScan(), Steps: []Step{
+		{Aggregate: &AggStep{Final: true, Spec: f.Steps[0].Aggregate.Spec}},
+	}}
+	// The partial one over its workers' tables; the final one also over the partitions its
+	// workers deal their groups into (a budget the tables alone fit in).
+	for _, c := range []struct {
+		f     *Fragment
+		limit int64
+		what  string
+	}{{f, 256 << 10, "hash aggregate"}, {final, 256 << 10, "hash aggregate"}, {final, 1 << 20, "aggregate partitions"}} {
+		budget := NewBudget(c.limit)
+		_, _, err := runFragment(t, c.f, recs, nil, Options{Threads: 2, Budget: budget})
+		var ve *vec.Error
+		if !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &ve) || ve.Code != vec.CodeOutOfResources ||
+			!strings.Contains(err.Error(), c.what) {
+			t.Fatalf("limit %d: error %v, want the limit exceeded by the %s", c.limit, err, c.what)
+		}
+		if budget.Used() != 0 {
+			t.Fatalf("limit %d: %d bytes still charged", c.limit, budget.Used())
+		}
 	}
 }
 

@@ -147,7 +147,8 @@ func TestParallelAggregateWorkerPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := op.(*ParallelAggregate)
-	a.minRows = 1 // deal out even this small input
+	a.minRows = 1    // deal out even this small input
+	a.radixShare = 2 // to workers that aggregate as their input comes
 	// Worker 1 aggregates an input that panics.
 	if a.workers[1].agg, err = NewHashAggregate(panicOp{types: tab.Types}, spec, AggComplete, nil); err != nil {
 		t.Fatal(err)

@@ -13,9 +13,10 @@ import (
 // ParallelAggregate is a hash aggregation split by group over several workers: the calling
 // goroutine hashes each input row's group key and deals the rows into per-worker batches;
 // every worker aggregates its share of the groups in a HashAggregate of its own, on its
-// own goroutine. Each group lives in exactly one worker, so the workers' outputs together
-// are the aggregation's output: worker 0's groups first, then worker 1's, and so on (each
-// in the order its worker first saw them).
+// own goroutine, or, when the input's first rows show about as many groups as rows, by
+// partitions of its share once the input has ended (radixagg.go). Each group lives in
+// exactly one worker, so the workers' outputs together are the aggregation's output:
+// worker 0's groups first, then worker 1's, and so on.
 //
 // It serves exemgr's final (and one-phase) aggregations, whose inputs have left the
 // primprocs' parallelism behind: Q18's final phase merges 1.9 M partial groups. An input
@@ -31,9 +32,10 @@ type ParallelAggregate struct {
 	spec    AggSpec
 	phase   AggPhase
 
-	minRows  int            // the input size from which rows are dealt out
-	headAcct *Account       // the copied head of the input
-	small    *HashAggregate // the aggregation of a small input, done here
+	minRows    int            // the input size from which rows are dealt out
+	radixShare float64        // the share of distinct keys in the head from which workers partition (manyGroups)
+	headAcct   *Account       // the copied head of the input
+	small      *HashAggregate // the aggregation of a small input, done here
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -41,7 +43,9 @@ type ParallelAggregate struct {
 	errMu   sync.Mutex
 	err     error // the first worker failure: the cause, where the others see cancellation
 	started bool
-	cur     int // the worker whose output Next is reading
+	radix   bool        // the workers aggregate by partitions (radixagg.go)
+	sets    []*radixSet // rows producers dealt into partitions (NewPartitionedAggregate)
+	cur     int         // the worker whose output Next is reading
 
 	h     []uint64
 	ident []int32
@@ -51,13 +55,14 @@ type ParallelAggregate struct {
 // aggWorker is one share of a ParallelAggregate: batches in, the aggregation's batches out.
 type aggWorker struct {
 	agg    *HashAggregate
-	in     chan *vec.Batch // dealt rows (owned batches)
-	free   chan *vec.Batch // batches the worker has consumed, for reuse
-	out    chan *vec.Batch // output copies
-	done   chan *vec.Batch // output copies Next has passed on, for reuse
-	failed bool            // set before out is closed when the worker failed (see p.err)
-	fill   *vec.Batch      // the batch being dealt into
-	last   *vec.Batch      // the output batch Next returned last
+	in     chan *vec.Batch   // dealt rows (owned batches); nil once closed
+	recv   <-chan *vec.Batch // in, for the worker (in is cleared when closed)
+	free   chan *vec.Batch   // batches the worker has consumed, for reuse
+	out    chan *vec.Batch   // output copies
+	done   chan *vec.Batch   // output copies Next has passed on, for reuse
+	failed bool              // set before out is closed when the worker failed (see p.err)
+	fill   *vec.Batch        // the batch being dealt into
+	last   *vec.Batch        // the output batch Next returned last
 }
 
 // parallelAggMinRows is the input size from which the aggregation is dealt out to the
@@ -83,7 +88,7 @@ func NewParallelAggregate(input Operator, spec AggSpec, phase AggPhase, workers 
 	}
 	in := input.Types()
 	p := &ParallelAggregate{input: input, seed: maphash.MakeSeed(), budget: budget, spec: spec, phase: phase,
-		minRows: parallelAggMinRows, headAcct: budget.NewAccount("aggregate input")}
+		minRows: parallelAggMinRows, radixShare: manyGroupsShare, headAcct: budget.NewAccount("aggregate input")}
 	if phase.rawInput() {
 		p.keyCols = spec.GroupBy
 	} else {
@@ -95,6 +100,7 @@ func NewParallelAggregate(input Operator, spec AggSpec, phase AggPhase, workers 
 	for w := 0; w < workers; w++ {
 		aw := &aggWorker{in: make(chan *vec.Batch, parallelAggBatches), free: make(chan *vec.Batch, parallelAggBatches+2),
 			out: make(chan *vec.Batch, parallelAggBatches), done: make(chan *vec.Batch, parallelAggBatches+2)}
+		aw.recv = aw.in
 		agg, err := NewHashAggregate(&chanSource{types: in, in: aw.in, free: aw.free}, spec, phase, budget)
 		if err != nil {
 			return nil, err
@@ -104,6 +110,23 @@ func NewParallelAggregate(input Operator, spec AggSpec, phase AggPhase, workers 
 	}
 	p.types = p.workers[0].agg.Types()
 	p.parts = make([][]int32, workers)
+	return p, nil
+}
+
+// NewPartitionedAggregate aggregates, over workers goroutines, the rows that producers
+// have dealt into sets (one a producer, made by Partitioner.Set): input is read to its end
+// first, which must say the producers are done, and yields no rows. The caller keeps
+// ownership of the sets.
+func NewPartitionedAggregate(input Operator, spec AggSpec, phase AggPhase, workers int, budget *Budget, part *Partitioner) (Operator, error) {
+	op, err := NewParallelAggregate(input, spec, phase, max(workers, 2), budget)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := op.(*ParallelAggregate)
+	if !ok {
+		return nil, errors.New("aggregate: a partitioned aggregation needs GROUP BY and no DISTINCT")
+	}
+	p.sets = part.sets
 	return p, nil
 }
 
@@ -118,6 +141,12 @@ func (p *ParallelAggregate) Init(ctx context.Context) error {
 
 // Next implements Operator.
 func (p *ParallelAggregate) Next(ctx context.Context) (*vec.Batch, error) {
+	if !p.started && p.sets != nil {
+		p.started = true
+		if err := p.startPartitioned(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if !p.started {
 		p.started = true
 		head, more, err := p.readHead(ctx)
@@ -133,10 +162,8 @@ func (p *ParallelAggregate) Next(ctx context.Context) (*vec.Batch, error) {
 				return nil, err
 			}
 		} else {
-			for _, w := range p.workers {
-				p.wg.Add(1)
-				go p.runWorker(w)
-			}
+			p.radix = p.manyGroups(head)
+			p.startWorkers()
 			if err := p.deal(ctx, head); err != nil {
 				return nil, err
 			}
@@ -167,6 +194,34 @@ func (p *ParallelAggregate) Next(ctx context.Context) (*vec.Batch, error) {
 		}
 	}
 	return nil, nil
+}
+
+func (p *ParallelAggregate) startWorkers() {
+	for i, w := range p.workers {
+		p.wg.Add(1)
+		go p.runWorker(w, i)
+	}
+}
+
+// startPartitioned waits for the producers of p.sets to finish (the input's end) and
+// starts the workers on their partitions.
+func (p *ParallelAggregate) startPartitioned(ctx context.Context) error {
+	for {
+		b, err := p.input.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			break
+		}
+		if b.Len() > 0 {
+			return errors.New("aggregate: a partitioned aggregation's input produced rows")
+		}
+	}
+	p.radix = true
+	p.stopInputs()
+	p.startWorkers()
+	return nil
 }
 
 // readHead reads and copies the input's first minRows rows (charged to the budget) and
@@ -319,10 +374,10 @@ func (p *ParallelAggregate) stopInputs() {
 	}
 }
 
-func (p *ParallelAggregate) runWorker(w *aggWorker) {
+func (p *ParallelAggregate) runWorker(w *aggWorker, i int) {
 	defer p.wg.Done()
 	defer close(w.out) // after w.err is set
-	if err := p.work(w); err != nil {
+	if err := p.work(w, i); err != nil {
 		w.failed = true
 		p.errMu.Lock()
 		if p.err == nil {
@@ -342,8 +397,11 @@ func (p *ParallelAggregate) failure() error {
 
 // work runs worker w's aggregation, sending its output batches to w.out. A panic becomes
 // its error, which fails only this query.
-func (p *ParallelAggregate) work(w *aggWorker) (err error) {
+func (p *ParallelAggregate) work(w *aggWorker, i int) (err error) {
 	defer RecoverTo(p.ctx, "parallel aggregate worker", &err)
+	if p.radix {
+		return p.workRadix(w, i)
+	}
 	if err := w.agg.Init(p.ctx); err != nil {
 		return err
 	}
@@ -352,27 +410,32 @@ func (p *ParallelAggregate) work(w *aggWorker) (err error) {
 		if err != nil {
 			return fmt.Errorf("aggregate worker: %w", err)
 		}
-		if b == nil {
+		if b == nil || !p.emit(w, b) {
 			return nil
 		}
-		var c *vec.Batch
-		select {
-		case c = <-w.done:
-		default:
-			c = &vec.Batch{}
-			for range b.Cols {
-				c.Cols = append(c.Cols, &vec.Vec{})
-			}
+	}
+}
+
+// emit sends a copy of b to w.out; false: the query was cancelled.
+func (p *ParallelAggregate) emit(w *aggWorker, b *vec.Batch) bool {
+	var c *vec.Batch
+	select {
+	case c = <-w.done:
+	default:
+		c = &vec.Batch{}
+		for range b.Cols {
+			c.Cols = append(c.Cols, &vec.Vec{})
 		}
-		for k, v := range c.Cols {
-			v.Copy(b.Cols[k], b.Sel, b.N)
-		}
-		c.N, c.Sel = b.N, nil
-		select {
-		case w.out <- c:
-		case <-p.ctx.Done():
-			return nil
-		}
+	}
+	for k, v := range c.Cols {
+		v.Copy(b.Cols[k], b.Sel, b.N)
+	}
+	c.N, c.Sel = b.N, nil
+	select {
+	case w.out <- c:
+		return true
+	case <-p.ctx.Done():
+		return false
 	}
 }
 

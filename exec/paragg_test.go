@@ -92,3 +92,67 @@ func (c *cancelAfter) Next(ctx context.Context) (*vec.Batch, error) {
 	}
 	return c.Operator.Next(ctx)
 }
+
+// TestRadixAggregate: a parallel aggregation whose first rows are mostly distinct keys
+// chooses workers that aggregate by partitions (manyGroups), one whose keys repeat keeps
+// streaming workers, and either gives every group once with exact sums, at 2 and 3
+// workers; over its budget the partitioned one fails with ErrMemoryLimit and leaves
+// nothing charged.
+func TestRadixAggregate(t *testing.T) {
+	spec := AggSpec{GroupBy: []int{0}, Aggs: []Aggregate{{Func: AggSum, Col: 1}, {Func: AggCountStar}}}
+	for _, c := range []struct {
+		rows, groups int
+		radix        bool
+	}{{300_000, 200_000, true}, {300_000, 20_000, false}} {
+		tab := groupsTable(c.rows, c.groups)
+		for _, workers := range []int{2, 3} {
+			op, err := NewParallelAggregate(tableSource(tab, 0, len(tab.Rows), 1024), spec, AggComplete, workers, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Collect(context.Background(), op, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := op.(*ParallelAggregate).radix; r != c.radix {
+				t.Errorf("%d groups in %d rows: radix %v, want %v", c.groups, c.rows, r, c.radix)
+			}
+			if err := op.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Rows) != c.groups {
+				t.Fatalf("%d workers: %d groups, want %d", workers, len(got.Rows), c.groups)
+			}
+			seen := make([]bool, c.groups)
+			for _, r := range got.Rows {
+				k := r[0].Int
+				if seen[k] {
+					t.Fatalf("%d workers: group %d twice", workers, k)
+				}
+				seen[k] = true
+				// Rows k, k+groups, k+2·groups, … have values equal to their index.
+				var sum, n int64
+				for i := k; i < int64(c.rows); i += int64(c.groups) {
+					sum, n = sum+i, n+1
+				}
+				if r[1].Int != sum || r[2].Int != n {
+					t.Fatalf("%d workers: group %d: sum %d count %d, want %d %d", workers, k, r[1].Int, r[2].Int, sum, n)
+				}
+			}
+		}
+	}
+
+	budget := NewBudget(2 << 20)
+	tab := groupsTable(300_000, 200_000)
+	op, err := NewParallelAggregate(tableSource(tab, 0, len(tab.Rows), 1024), spec, AggComplete, 2, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Collect(context.Background(), op, nil); !errors.Is(err, ErrMemoryLimit) || !op.(*ParallelAggregate).radix {
+		t.Errorf("over the budget: %v, want %v from partitions", err, ErrMemoryLimit)
+	}
+	op.Close()
+	if budget.Used() != 0 {
+		t.Errorf("%d bytes still charged", budget.Used())
+	}
+}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -122,6 +123,9 @@ type Pipeline struct {
 	tables  map[int]*JoinTable // per join step
 	split   int                // steps[:split] run on every worker
 	combine bool               // steps[split-1] is combined across workers after the gather
+	// part, for a combined aggregation with GROUP BY, holds the workers' partial groups,
+	// which they deal into partitions themselves instead of streaming them to one dealer.
+	part *Partitioner
 
 	started bool
 	start   time.Time
@@ -183,6 +187,13 @@ func BuildPipeline(v *Valid, scan RecordStream, builds [][]arrow.RecordBatch, op
 		}
 		break
 	}
+	if a := p.combinedAggregate(); a != nil && len(a.Spec.GroupBy) > 0 {
+		keys := make([]int, len(a.Spec.GroupBy))
+		for k := range keys {
+			keys[k] = k // partial states: the group keys first
+		}
+		p.part = NewPartitioner(opts.Threads, p.stepTypes(p.split, true), keys, opts.Budget)
+	}
 	for i := range f.Steps {
 		j := f.Steps[i].Join
 		if j == nil {
@@ -200,6 +211,14 @@ func BuildPipeline(v *Valid, scan RecordStream, builds [][]arrow.RecordBatch, op
 		}
 	}
 	return p, nil
+}
+
+// combinedAggregate is the aggregation combined across workers, if there is one.
+func (p *Pipeline) combinedAggregate() *AggStep {
+	if !p.combine {
+		return nil
+	}
+	return p.f.Steps[p.split-1].Aggregate
 }
 
 func hasDistinct(s AggSpec) bool {
@@ -304,7 +323,12 @@ func (p *Pipeline) combineStep(op Operator) (Operator, error) {
 		// The workers' partial groups overlap (each pulls row groups from anywhere in the
 		// table), so the merge sees up to Threads partial rows a group: Q18's inner
 		// aggregation merges 2 × 1.5 M at SF 1. Dealt by group over the workers' cores, the
-		// merge no longer runs on one core while the others idle.
+		// merge no longer runs on one core while the others idle; dealt into partitions by
+		// the workers themselves (p.part), it neither waits on one dealer nor works in
+		// tables larger than a cache.
+		if p.part != nil {
+			return NewPartitionedAggregate(op, s.Aggregate.Spec, phase, p.opts.Threads, p.opts.Budget, p.part)
+		}
 		return NewParallelAggregate(op, s.Aggregate.Spec, phase, p.opts.Threads, p.opts.Budget)
 	case s.TopN != nil:
 		return NewTopN(op, s.TopN.Keys, s.TopN.Limit, s.TopN.Offset, p.opts.Budget)
@@ -348,6 +372,14 @@ func (p *Pipeline) work(ctx context.Context, w int, emit func(arrow.RecordBatch)
 	if err != nil {
 		src.Close()
 		return err
+	}
+	if p.part != nil {
+		if err := op.Init(ctx); err != nil {
+			op.Close()
+			return err
+		}
+		err := p.part.Drain(ctx, w, op)
+		return errors.Join(err, op.Close())
 	}
 	schema := p.schema
 	if p.split < len(p.f.Steps) || p.combine {
@@ -459,6 +491,7 @@ func (p *Pipeline) Close() error {
 		if p.par != nil {
 			p.par.Close()
 		}
+		p.part.Release()
 		for _, t := range p.tables {
 			t.Release()
 		}
