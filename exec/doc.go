@@ -33,7 +33,10 @@
 //	NewHashAggregate(op, spec, phase)    GROUP BY + aggregates; phases complete, partial,
 //	                                     merge, final (see AggPhase for the partial layout)
 //	NewParallelAggregate(op, spec, phase, workers)  the same, its groups dealt by key hash
-//	                                     over workers (exemgr's final phases)
+//	                                     over workers (exemgr's final phases); with about
+//	                                     as many groups as rows, by partitions of each share
+//	NewPartitionedAggregate(op, ..., part)  the same over rows producers dealt into a
+//	                                     Partitioner (a fragment's combined aggregation)
 //	NewSort(op, keys) NewTopN(op, keys, limit, offset) NewLimit(op, limit, offset)
 //	NewDistinct(op) NewConcat(ops...)    DISTINCT, UNION ALL
 //	ScalarSubquery(ctx, op) SingleRow(ctx, op)   one-row results (error 1242 beyond)

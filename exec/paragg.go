@@ -218,8 +218,27 @@ func (p *ParallelAggregate) startPartitioned(ctx context.Context) error {
 			return errors.New("aggregate: a partitioned aggregation's input produced rows")
 		}
 	}
-	p.radix = true
 	p.stopInputs()
+	var rows int
+	for _, s := range p.sets {
+		rows += s.rows()
+	}
+	if rows < p.minRows {
+		// Few groups (Q1's four, Q3's thousands): one aggregation here is cheaper than a
+		// table a partition.
+		var all []*vec.Batch
+		for _, s := range p.sets {
+			for q := range s.parts {
+				all = append(all, s.parts[q].batches...)
+			}
+		}
+		var err error
+		if p.small, err = NewHashAggregate(NewBatchSource(p.input.Types(), all...), p.spec, p.phase, p.budget); err != nil {
+			return err
+		}
+		return p.small.Init(ctx)
+	}
+	p.radix = true
 	p.startWorkers()
 	return nil
 }

@@ -201,6 +201,15 @@ func (s *radixSet) add(b *vec.Batch) error {
 	return nil
 }
 
+// rows is the number of rows the set holds.
+func (s *radixSet) rows() int {
+	n := 0
+	for q := range s.parts {
+		n += s.parts[q].rows
+	}
+	return n
+}
+
 // account charges the rows held to the budget.
 func (s *radixSet) account() error {
 	return s.acct.Resize(s.sealed + openBytes(s.parts))
