@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/colinkdb/colink/exec/vec"
@@ -93,20 +94,42 @@ func (c *cancelAfter) Next(ctx context.Context) (*vec.Batch, error) {
 	return c.Operator.Next(ctx)
 }
 
-// TestRadixAggregate: a parallel aggregation whose first rows are mostly distinct keys
-// chooses workers that aggregate by partitions (manyGroups), one whose keys repeat keeps
-// streaming workers, and either gives every group once with exact sums, at 2 and 3
-// workers; over its budget the partitioned one fails with ErrMemoryLimit and leaves
-// nothing charged.
+// TestRadixAggregate: a parallel aggregation of partial states whose first rows are
+// mostly distinct keys chooses workers that aggregate by partitions (manyGroups), one
+// whose keys repeat keeps streaming workers, as does one of raw rows, and each gives every
+// group once with exact sums, at 2 and 3 workers; over its budget the partitioned one
+// fails with ErrMemoryLimit and leaves nothing charged.
 func TestRadixAggregate(t *testing.T) {
 	spec := AggSpec{GroupBy: []int{0}, Aggs: []Aggregate{{Func: AggSum, Col: 1}, {Func: AggCountStar}}}
+	// input is tab's rows (AggComplete), or the partial states of its two halves, each
+	// aggregated on its own (AggFinal).
+	input := func(tab *vec.Table, phase AggPhase) Operator {
+		if phase == AggComplete {
+			return tableSource(tab, 0, len(tab.Rows), 1024)
+		}
+		var halves []Operator
+		for h := range 2 {
+			n := len(tab.Rows) / 2
+			p, err := NewHashAggregate(tableSource(tab, h*n, (h+1)*n, 1024), spec, AggPartial, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			halves = append(halves, p)
+		}
+		cat, err := NewConcat(halves...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cat
+	}
 	for _, c := range []struct {
 		rows, groups int
+		phase        AggPhase
 		radix        bool
-	}{{300_000, 200_000, true}, {300_000, 20_000, false}} {
+	}{{300_000, 200_000, AggFinal, true}, {300_000, 200_000, AggComplete, false}, {300_000, 20_000, AggComplete, false}} {
 		tab := groupsTable(c.rows, c.groups)
 		for _, workers := range []int{2, 3} {
-			op, err := NewParallelAggregate(tableSource(tab, 0, len(tab.Rows), 1024), spec, AggComplete, workers, nil)
+			op, err := NewParallelAggregate(input(tab, c.phase), spec, c.phase, workers, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +138,7 @@ func TestRadixAggregate(t *testing.T) {
 				t.Fatal(err)
 			}
 			if r := op.(*ParallelAggregate).radix; r != c.radix {
-				t.Errorf("%d groups in %d rows: radix %v, want %v", c.groups, c.rows, r, c.radix)
+				t.Errorf("%d groups in %d rows, %v: radix %v, want %v", c.groups, c.rows, c.phase, r, c.radix)
 			}
 			if err := op.Close(); err != nil {
 				t.Fatal(err)
@@ -142,13 +165,13 @@ func TestRadixAggregate(t *testing.T) {
 		}
 	}
 
-	budget := NewBudget(2 << 20)
-	tab := groupsTable(300_000, 200_000)
-	op, err := NewParallelAggregate(tableSource(tab, 0, len(tab.Rows), 1024), spec, AggComplete, 2, budget)
+	budget := NewBudget(8 << 20) // the head's copy fits, the partitions do not
+	op, err := NewParallelAggregate(input(groupsTable(300_000, 200_000), AggFinal), spec, AggFinal, 2, budget)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Collect(context.Background(), op, nil); !errors.Is(err, ErrMemoryLimit) || !op.(*ParallelAggregate).radix {
+	if _, err := Collect(context.Background(), op, nil); !errors.Is(err, ErrMemoryLimit) || !op.(*ParallelAggregate).radix ||
+		!strings.Contains(err.Error(), "aggregate partitions") {
 		t.Errorf("over the budget: %v, want %v from partitions", err, ErrMemoryLimit)
 	}
 	op.Close()
