@@ -13,8 +13,10 @@ import (
 // ParallelAggregate is a hash aggregation split by group over several workers: the calling
 // goroutine hashes each input row's group key and deals the rows into per-worker batches;
 // every worker aggregates its share of the groups in a HashAggregate of its own, on its
-// own goroutine, or, when the input's first rows show about as many groups as rows, by
-// partitions of its share once the input has ended (radixagg.go). Each group lives in
+// own goroutine, or, when the input is partial states whose first rows show about as many
+// groups as rows, by partitions of its share once the input has ended (radixagg.go). Over
+// a Partitioner (NewPartitionedAggregate) there is no dealer: the producers have dealt the
+// rows into partitions, which the workers share out. Each group lives in
 // exactly one worker, so the workers' outputs together are the aggregation's output:
 // worker 0's groups first, then worker 1's, and so on.
 //
@@ -113,10 +115,10 @@ func NewParallelAggregate(input Operator, spec AggSpec, phase AggPhase, workers 
 	return p, nil
 }
 
-// NewPartitionedAggregate aggregates, over workers goroutines, the rows that producers
-// have dealt into sets (one a producer, made by Partitioner.Set): input is read to its end
-// first, which must say the producers are done, and yields no rows. The caller keeps
-// ownership of the sets.
+// NewPartitionedAggregate aggregates, over workers goroutines, the partial states that
+// producers have dealt into part (Partitioner.Drain): input is read to its end first,
+// which must say the producers are done, and yields no rows. The caller keeps ownership
+// of part and releases it after closing the aggregation.
 func NewPartitionedAggregate(input Operator, spec AggSpec, phase AggPhase, workers int, budget *Budget, part *Partitioner) (Operator, error) {
 	op, err := NewParallelAggregate(input, spec, phase, max(workers, 2), budget)
 	if err != nil {

@@ -10,19 +10,25 @@ import (
 	"github.com/colinkdb/colink/exec/vec"
 )
 
-// Radix-partitioned aggregation: a ParallelAggregate whose input has about as many groups
-// as rows (Q18's l_orderkey: 6 M rows into 1.5 M groups at SF 1, 60 M into 15 M at SF 10)
-// would make every worker's table far larger than a core's cache, and each row's lookup and
-// update several misses to memory. Instead each worker deals the rows it receives into
-// radixParts partitions by further bits of their key's hash, keeping them, and once the
-// input has ended aggregates one partition at a time in a table sized for it: every table
-// then stays in cache, and the rows were only written and read in order. The price is
-// that the input is held until it ends (charged to the budget), so the mode is chosen only
-// when the first rows show few repeated keys (manyGroups).
+// Radix-partitioned aggregation: merging partial states with about as many groups as rows
+// (Q18's inner l_orderkey: two workers' 1.5 M partial groups each at SF 1, 15 M at SF 10)
+// in tables of all the groups makes every lookup and update several misses to memory.
+// Instead the rows are dealt into radixParts partitions by bits of their key's hash and
+// kept, and once the input has ended each partition is aggregated on its own in a table
+// sized for it, which stays in cache; the rows were only written and read in order.
+//
+// Two producers of partitions: a fragment's scanning workers, each dealing its partial
+// groups into its own radixSet of a Partitioner (no dealer, no Arrow records between
+// them), which NewPartitionedAggregate's workers then share out partition by partition;
+// and a ParallelAggregate's workers, each partitioning the share the dealer sends it,
+// chosen when its input is partial states whose first rows are mostly distinct keys
+// (manyGroups: exemgr merging several primprocs' groups). The price is that the input is
+// held until it ends, charged to the budget.
 
 const (
-	// radixParts is each worker's number of partitions: SF 1's Q18 gives a partition about
-	// 6 K groups, SF 10's about 60 K (a table of a few MiB, within the shared cache).
+	// radixParts is the number of partitions of a set: Q18's inner aggregation gives a
+	// partition about 12 K groups at SF 1 (a table within a core's 1 MiB cache) and 120 K
+	// at SF 10 (a few MiB, within the shared cache).
 	radixPartBits = 7
 	radixParts    = 1 << radixPartBits
 	// radixPartRows is the rows of each batch a partition is kept in, and radixFirstRows
@@ -38,7 +44,8 @@ const (
 	// which need not hold it.
 	manyGroupsShare = 0.75
 	// distinctBits sizes the bitmap that estimates the first rows' distinct keys.
-	distinctBits = 1 << 20
+	distinctLog  = 20
+	distinctBits = 1 << distinctLog
 )
 
 // manyGroups reports whether head's keys are mostly distinct, by linear counting over
@@ -56,7 +63,7 @@ func (p *ParallelAggregate) manyGroups(head []*vec.Batch) bool {
 		}
 		hashRows(keys, r, p.h, p.seed)
 		for _, i := range r {
-			x := mix64(p.h[i]^radixSalt) >> (64 - 20)
+			x := mix64(p.h[i]^radixSalt) >> (64 - distinctLog)
 			bits[x>>6] |= 1 << (x & 63)
 		}
 		rows += b.N
