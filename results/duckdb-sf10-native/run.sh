@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One SF 10 run against DuckDB native: restart colink's daemons from BIN (a directory with
+# primproc and exemgr) over the loaded store, run bench/duckdb against them (4 rounds, the
+# first cold after dropping the page cache), then record the daemons' peak RSS.
+# Usage: run.sh BIN NAME (writes NAME.json, NAME.md and NAME.log here).
+set -euo pipefail
+bin=$1 name=$2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+run=/tmp/colink-sf10
+pkill -f "$run/" || true
+sleep 5
+mkdir -p "$run"
+"$bin/primproc" --data-dir "$root/data/colink-sf10-pp1/pm0" --listen "unix://$run/pp.sock" --cache-size 9GiB >"$run/pp.log" 2>&1 &
+pp=$!
+sleep 3
+"$bin/exemgr" --primproc "unix://$run/pp.sock" --transport unix --mysql-listen tcp://127.0.0.1:13310 --mysql-socket "$run/em.sock" >"$run/em.log" 2>&1 &
+em=$!
+sleep 2
+cd "$root/bench/duckdb"
+go build -o "$run/duckbench" .
+/usr/bin/time -v "$run/duckbench" --data "$root/data/sf10-parquet" --threads 2 --runs 4 --drop-caches \
+	--colink "$run/em.sock" --out "$here/$name.json" --markdown "$here/$name.md" --quiet 2>"$here/$name.log"
+{
+	echo "primproc $(grep VmHWM /proc/$pp/status)"
+	echo "exemgr $(grep VmHWM /proc/$em/status)"
+} >>"$here/$name.log"
+pkill -f "$run/" || true
