@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One SF 10 run against DuckDB native: restart colink's daemons from BIN (a directory with
 # primproc and exemgr) over the loaded store, run bench/duckdb against them (4 rounds, the
-# first cold after dropping the page cache), then record the daemons' peak RSS.
+# first cold after dropping the page cache; RUNS=N for N), then record the daemons' peak RSS.
 # Usage: run.sh BIN NAME (writes NAME.json, NAME.md and NAME.log here).
 set -euo pipefail
 bin=$1 name=$2
@@ -19,7 +19,7 @@ em=$!
 sleep 2
 cd "$root/bench/duckdb"
 go build -o "$run/duckbench" .
-/usr/bin/time -v "$run/duckbench" --data "$root/data/sf10-parquet" --threads 2 --runs 4 --drop-caches \
+/usr/bin/time -v "$run/duckbench" --data "$root/data/sf10-parquet" --threads 2 --runs "${RUNS:-4}" --drop-caches \
 	--colink "$run/em.sock" --out "$here/$name.json" --markdown "$here/$name.md" --quiet 2>"$here/$name.log"
 {
 	echo "primproc $(grep VmHWM /proc/$pp/status)"
