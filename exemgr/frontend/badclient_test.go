@@ -55,7 +55,7 @@ func TestBadClientsAreLogged(t *testing.T) {
 		t.Fatalf("a packet out of sequence: still open after %v", after)
 	}
 	waitLine(`msg="client protocol error: connection closed"`, true)
-	if !strings.Contains(logs.String(), "invalid sequence 7 != 0") {
+	if !strings.Contains(logs.String(), "sequence number 7, want 0") {
 		t.Errorf("the log does not say which sequence number was wrong:\n%s", logs.String())
 	}
 }

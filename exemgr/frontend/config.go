@@ -25,6 +25,14 @@ type Config struct {
 	UsersFile string
 	// Users, if non-nil, is used instead of UsersFile.
 	Users Users
+	// DefaultAuthPlugin is the authentication plugin of accounts that name none, and the
+	// one the server's greeting offers: PluginCachingSHA2 (empty means that) or
+	// PluginNativePassword.
+	DefaultAuthPlugin string
+	// TLSCert and TLSKey are the PEM files of the certificate (its chain) and private key
+	// the server offers MySQL clients TLS with; both empty means no TLS. An RSA key also
+	// serves caching_sha2_password's public-key exchange (a generated key does otherwise).
+	TLSCert, TLSKey string
 	// ShutdownTimeout is how long, once Serve's context ends, the running statements may
 	// finish before they are cancelled; idle connections close at once. 0: cancel at once.
 	ShutdownTimeout time.Duration
@@ -98,29 +106,34 @@ func VersionCommentFor(in buildinfo.Info) string { return in.Line(DefaultVersion
 // DefaultConfig returns the configuration the flags default to.
 func DefaultConfig() Config {
 	return Config{
-		Listen:           []string{DefaultListen},
-		ServerVersion:    DefaultServerVersion,
-		VersionComment:   DefaultVersionComment,
-		MaxConnections:   1000,
-		MaxAllowedPacket: DefaultMaxAllowedPacket,
-		HandshakeTimeout: 10 * time.Second,
-		NetReadTimeout:   DefaultNetReadTimeout,
-		NetWriteTimeout:  DefaultNetWriteTimeout,
-		WaitTimeout:      DefaultWaitTimeout,
-		ShutdownTimeout:  DefaultShutdownTimeout,
+		Listen:            []string{DefaultListen},
+		ServerVersion:     DefaultServerVersion,
+		VersionComment:    DefaultVersionComment,
+		MaxConnections:    1000,
+		MaxAllowedPacket:  DefaultMaxAllowedPacket,
+		HandshakeTimeout:  10 * time.Second,
+		NetReadTimeout:    DefaultNetReadTimeout,
+		NetWriteTimeout:   DefaultNetWriteTimeout,
+		WaitTimeout:       DefaultWaitTimeout,
+		ShutdownTimeout:   DefaultShutdownTimeout,
+		DefaultAuthPlugin: PluginCachingSHA2,
 	}
 }
 
 // RegisterFlags adds the front end's flags to fs, defaulting to c's current values:
-// --mysql-listen, --mysql-socket, --users-file, --mysql-max-connections,
-// --max-allowed-packet, --net-read-timeout, --net-write-timeout, --wait-timeout and
-// --shutdown-timeout.
+// --mysql-listen, --mysql-socket, --users-file, --default-authentication-plugin,
+// --tls-cert, --tls-key, --mysql-max-connections, --max-allowed-packet, --net-read-timeout,
+// --net-write-timeout, --wait-timeout and --shutdown-timeout.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Listen, "mysql-listen", c.Listen,
 		"addresses for MySQL clients, comma-separated: host:port, tcp://host:port, unix:///path or /path (a unix socket)")
 	fs.StringVar(&c.Socket, "mysql-socket", c.Socket, "also listen on this unix socket, like mysqld --socket")
 	fs.StringVar(&c.UsersFile, "users-file", c.UsersFile,
-		"file of user:password lines (mode 0600); default: root with no password, from loopback and the unix socket only")
+		"file of user:password lines (mode 0600), each optionally after its plugin (\"mysql_native_password legacy:secret\"); default: root with no password, from loopback and the unix socket only")
+	fs.StringVar(&c.DefaultAuthPlugin, "default-authentication-plugin", c.DefaultAuthPlugin,
+		"authentication plugin of accounts that name none: caching_sha2_password (whose first login after a start needs TLS, the unix socket or the client asking for the server's RSA key) or mysql_native_password, like mysqld's")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) to offer MySQL clients TLS with; needs --tls-key")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert")
 	fs.IntVar(&c.MaxConnections, "mysql-max-connections", c.MaxConnections, "maximum concurrent client connections")
 	daemon.ByteSizeVar(fs, &c.MaxAllowedPacket, "max-allowed-packet", c.MaxAllowedPacket, "",
 		"largest statement (or LOCAL file chunk) a client may send, like mysqld's max_allowed_packet (1KiB to 1GiB); a larger one gets error 1153 and its connection closes")

@@ -7,28 +7,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/server"
 )
 
 // conn is one client connection in the command phase. The front end runs this phase itself
 // rather than through go-mysql's Conn.HandleCommand because that API takes a result set as a
 // fully built in-memory Resultset (the whole of "select * from lineitem" before the first
 // byte is sent), writes each packet with its own syscall, and has no context for cancelling
-// a query, no multi-statement results and no ERR packet after rows. go-mysql still does the
-// connection phase (handshake, authentication) and reads command packets.
+// a query, no multi-statement results and no ERR packet after rows.
 type conn struct {
 	srv  *Server
-	mc   *server.Conn // go-mysql's connection: reads packets, holds the handshake's outcome
-	nc   net.Conn
-	pc   *capabilityPatchConn // nc as go-mysql reads it: read budget and deadlines
-	sess *Session
-	out  *deadlineWriter // nc, each write bounded by net_write_timeout
-	w    *packetWriter   // frames packets into out
+	wire *wire // reads the client's packets
+	// capability is the capabilities the connection phase agreed.
+	capability uint32
+	sess       *Session
+	out        *deadlineWriter // nc, each write bounded by net_write_timeout
+	w          *packetWriter   // frames packets into out
 	// lastErrCode is the code of the last error sent to the client, for the statement
 	// observer.
 	lastErrCode uint16
@@ -39,8 +36,6 @@ type conn struct {
 	// reading a LOCAL file from it); local is the statement's LOCAL file, if it opened one.
 	unwatch   func()
 	localFile *localFile
-	// in receives each packet the client sends in the command phase.
-	in packetBuffer
 	// stmts are the session's prepared statements by id (stmt.go), nextStmt the last id
 	// given; binaryRows is set while a COM_STMT_EXECUTE's statement runs, whose result set
 	// goes in the binary row format.
@@ -58,12 +53,12 @@ var errQuit = errors.New("client quit")
 // server closes it.
 func (c *conn) serve(ctx context.Context) {
 	for {
-		c.mc.ResetSequence()
+		c.wire.seq = 0
 		data, err := c.readPacket(false)
 		if err != nil || len(data) == 0 {
 			return
 		}
-		c.w.reset(c.mc.Sequence)
+		c.w.reset(c.wire.seq)
 		c.out.timeout = c.sessionTimeout("net_write_timeout", c.srv.cfg.NetWriteTimeout)
 		if !c.sess.startCommand() {
 			// The server is shutting down and closed this connection as the command came.
@@ -251,7 +246,7 @@ func (c *conn) statement(ctx context.Context, st statement, more bool) (ok bool,
 	}
 	c.sess.beginQuery(st.text, cancel)
 	defer c.sess.endQuery()
-	c.unwatch = sync.OnceFunc(watchPeer(c.nc, func() { cancel(ErrClientGone) }))
+	c.unwatch = sync.OnceFunc(watchPeer(c.wire.sock, func() { cancel(ErrClientGone) }))
 	defer c.unwatch()
 	c.localFile = nil
 	c.sess.setLocalOpener(c.openLocalFile)

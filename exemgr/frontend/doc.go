@@ -1,6 +1,9 @@
 // Package frontend owns exemgr's MySQL front end: the listeners (TCP and unix socket), the
-// connection phase (handshake and mysql_native_password authentication against a users file,
-// done by go-mysql's server package), the command phase (COM_QUERY, COM_INIT_DB, COM_PING,
+// packet layer of both phases (wire.go: bounded reads, sequence numbers, MySQL's read and
+// write timeouts), the connection phase (handshake.go: the greeting, TLS from
+// --tls-cert/--tls-key, and authentication against a users file by each account's plugin,
+// caching_sha2_password by default or mysql_native_password), the command phase (COM_QUERY,
+// COM_INIT_DB, COM_PING,
 // COM_FIELD_LIST, COM_STATISTICS, COM_PROCESS_KILL, …), sessions and their registry (KILL,
 // SHOW PROCESSLIST), and the encoding of Arrow record batches as MySQL text-protocol rows,
 // streamed batch by batch so that a result's size never bounds the server's memory.

@@ -23,6 +23,7 @@ const (
 	ErrConCount            uint16 = 1040 // too many connections
 	ErrServerShutdown      uint16 = 1053 // the server is shutting down (ER_SERVER_SHUTDOWN)
 	ErrAccessDenied        uint16 = 1045 // wrong user or password
+	ErrHandshake           uint16 = 1043 // a malformed connection phase (ER_HANDSHAKE_ERROR)
 	ErrNoDB                uint16 = 1046 // no database selected
 	ErrUnknownCommand      uint16 = 1047 // unknown protocol command
 	ErrBadDB               uint16 = 1049 // unknown database

@@ -31,7 +31,7 @@ type localFile struct {
 // openLocalFile asks the client for name. It is called on the statement's goroutine while
 // the engine runs the statement.
 func (c *conn) openLocalFile(name string) (io.ReadCloser, error) {
-	if c.mc.Capability()&capLocalFiles == 0 {
+	if c.capability&capLocalFiles == 0 {
 		return nil, Errorf(ErrNotAllowedCommand, "The used command is not allowed with this MySQL version: the client did not enable LOAD DATA LOCAL (mariadb --local-infile, go-sql-driver allowAllFiles=true)")
 	}
 	if c.localFile != nil && !c.localFile.closed {
@@ -49,7 +49,7 @@ func (c *conn) openLocalFile(name string) (io.ReadCloser, error) {
 	if err := c.w.flush(); err != nil {
 		return nil, err
 	}
-	c.mc.Sequence = c.w.seq
+	c.wire.seq = c.w.seq
 	c.localFile = &localFile{c: c}
 	return c.localFile, nil
 }
@@ -93,7 +93,7 @@ func (l *localFile) Close() error {
 			l.next()
 		}
 		l.buf, l.closed = nil, true
-		l.c.w.reset(l.c.mc.Sequence)
+		l.c.w.reset(l.c.wire.seq)
 	})
 	return l.err
 }

@@ -11,9 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/server"
 )
 
 // Server accepts MySQL clients and runs their sessions. Make one with Listen, run it with
@@ -23,7 +20,9 @@ type Server struct {
 	engine    Engine
 	users     Users
 	log       *slog.Logger
-	proto     *server.Server // go-mysql's connection phase: handshake and authentication
+	tls       *tlsConfig // nil: no TLS for clients
+	auth      *authState
+	lastID    atomic.Uint32 // the last connection id given (firstConnectionID - 1 at first)
 	listeners []net.Listener
 	vars      map[string]sysVar // server-wide system variables, read-only after Listen
 	versionID int               // ServerVersion as MySQL's number, for versioned comments
@@ -60,6 +59,16 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 	if err := CheckMaxAllowedPacket(cfg.MaxAllowedPacket); err != nil {
 		return nil, err
 	}
+	if cfg.DefaultAuthPlugin == "" {
+		cfg.DefaultAuthPlugin = def.DefaultAuthPlugin
+	}
+	if err := CheckAuthPlugin(cfg.DefaultAuthPlugin); err != nil {
+		return nil, fmt.Errorf("--default-authentication-plugin: %w", err)
+	}
+	tlsCfg, err := loadTLS(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = def.HandshakeTimeout
 	}
@@ -85,12 +94,16 @@ func Listen(cfg Config, engine Engine) (*Server, error) {
 		engine:    engine,
 		users:     users,
 		log:       log,
-		proto:     server.NewServer(cfg.ServerVersion, defaultCollation, mysql.AUTH_NATIVE_PASSWORD, nil, nil),
+		tls:       tlsCfg,
+		auth:      newAuthState(tlsCfg),
 		versionID: VersionID(cfg.ServerVersion),
 		started:   time.Now(),
 		sessions:  make(map[uint32]*Session),
 		conns:     make(map[net.Conn]*Session),
 	}
+	// Connection ids start after 10000, as they did when go-mysql numbered them, so that an
+	// id in a log or a KILL reads as before.
+	s.lastID.Store(firstConnectionID - 1)
 	for _, a := range addrs {
 		l, err := listen(a)
 		if err != nil {
@@ -291,7 +304,7 @@ func (s *Server) admit(nc net.Conn) bool {
 	return true
 }
 
-// handleConn runs one connection: the connection phase through go-mysql, then the command
+// handleConn runs one connection: the connection phase (handshake.go), then the command
 // loop.
 func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	defer s.wg.Done()
@@ -303,29 +316,30 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 	}()
 	remote := nc.RemoteAddr()
 	_ = nc.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	hs := &handshakeHandler{ctx: ctx, engine: s.engine}
-	pc := newCapabilityPatchConn(nc)
-	mc, err := s.proto.NewCustomizedConn(pc, credentialProvider{users: s.users, remote: remote}, hs)
+	w := newWire(nc)
+	out := &deadlineWriter{wire: w}
+	id := s.connectionID()
+	lg, err := s.handshake(ctx, w, out, id)
 	if err != nil {
 		switch {
-		case errors.Is(err, server.ErrAccessDenied):
-			s.log.Info("login refused", "remote", remote.String(), "user", pc.login.user, "using_password", pc.login.password)
-		case pc.hungUp():
+		case errors.Is(err, errLoginRefused):
+			s.log.Info("login refused", "remote", remote.String(), "user", lg.user, "using_password", lg.password, "err", err)
+		case w.hungUp():
 			// A client that went away (a port probe, one that gave up) did nothing wrong.
 			s.log.Debug("handshake failed", "remote", remote.String(), "err", err)
 		default:
-			// Garbage, a packet over the connection phase's budget, a silent client past the
+			// Garbage, a packet over the connection phase's bound, a silent client past the
 			// handshake timeout: mysqld counts these as aborted connects.
 			s.log.Info("client handshake failed: connection closed", "remote", remote.String(), "err", err)
 		}
 		return
 	}
 	_ = nc.SetDeadline(time.Time{})
-	pc.authenticated()
+	out.commandPhase = true
 
-	sess := NewSession(mc.ConnectionID(), mc.GetUser(), hostOf(remote))
+	sess := NewSession(id, lg.user, hostOf(remote))
 	sess.server = s.vars
-	sess.database = hs.database
+	sess.database = lg.database
 	sess.closeConn = func() { nc.Close() }
 	s.mu.Lock()
 	s.sessions[sess.id] = sess
@@ -339,20 +353,32 @@ func (s *Server) handleConn(ctx context.Context, nc net.Conn) {
 			ender.EndSession(sess)
 		}
 	}()
-	s.log.Debug("session start", "id", sess.id, "user", sess.user, "remote", remote.String())
-	out := &deadlineWriter{conn: nc, timeout: s.cfg.NetWriteTimeout}
+	s.log.Debug("session start", "id", sess.id, "user", sess.user, "remote", remote.String(), "tls", w.tls,
+		"plugin", lg.plugin, "proof", lg.proof)
 	c := &conn{
 		srv:             s,
-		mc:              mc,
-		nc:              nc,
-		pc:              pc,
+		wire:            w,
+		capability:      lg.capability,
 		sess:            sess,
 		out:             out,
 		w:               newPacketWriter(out),
-		multiStatements: mc.Capability()&mysql.CLIENT_MULTI_STATEMENTS != 0,
+		multiStatements: lg.capability&capMultiStatements != 0,
 	}
 	c.serve(ctx)
 	s.log.Debug("session end", "id", sess.id)
+}
+
+// firstConnectionID is the first connection's id.
+const firstConnectionID = 10001
+
+// connectionID gives a new connection its id, never 0 (which KILL and CONNECTION_ID() do
+// not name).
+func (s *Server) connectionID() uint32 {
+	for {
+		if id := s.lastID.Add(1); id != 0 {
+			return id
+		}
+	}
 }
 
 // session returns the live session with connection id id.
@@ -380,24 +406,4 @@ func hostOf(a net.Addr) string {
 		return "localhost"
 	}
 	return a.String()
-}
-
-// handshakeHandler is the go-mysql Handler used during the connection phase, where only
-// UseDB (a database named in the handshake response) is ever called; the command phase is
-// the front end's own. UseDB runs before the password is checked, so an unauthenticated
-// client can learn whether a database exists; go-mysql offers no later hook.
-type handshakeHandler struct {
-	server.EmptyHandler
-	ctx      context.Context
-	engine   Engine
-	database string
-}
-
-func (h *handshakeHandler) UseDB(name string) error {
-	if err := h.engine.CheckDatabase(h.ctx, name); err != nil {
-		code, state, msg := AsMySQL(err)
-		return &mysql.MyError{Code: code, State: state, Message: msg}
-	}
-	h.database = name
-	return nil
 }

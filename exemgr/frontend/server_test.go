@@ -348,7 +348,7 @@ func TestMultiStatements(t *testing.T) {
 func TestAuthentication(t *testing.T) {
 	eng := newFakeEngine()
 	ts := startServer(t, eng, func(c *Config) {
-		c.Users = Users{"alice": "s3cret:with colon", "root": ""}
+		c.Users = Users{"alice": {Password: "s3cret:with colon"}, "root": {}}
 	})
 	if err := open(t, ts, "tcp", "alice", "s3cret:with colon", "").Ping(); err != nil {
 		t.Errorf("right password: %v", err)

@@ -17,7 +17,7 @@ import (
 // everything else to the engine.
 func TestSessionStatements(t *testing.T) {
 	eng := newFakeEngine()
-	ts := startServer(t, eng, func(c *Config) { c.Users = Users{"root": "", "alice": "pw"} })
+	ts := startServer(t, eng, func(c *Config) { c.Users = Users{"root": {}, "alice": {Password: "pw"}} })
 	ctx := context.Background()
 	conns := map[string]*sql.Conn{}
 	conn := func(user string) *sql.Conn {

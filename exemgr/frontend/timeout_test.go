@@ -102,7 +102,7 @@ func TestReadTimeouts(t *testing.T) {
 		const caps = 0x0200 | 0x8000 | 0x80000 // CLIENT_PROTOCOL_41, CLIENT_SECURE_CONNECTION, CLIENT_PLUGIN_AUTH
 		resp := []byte{caps & 0xff, caps >> 8 & 0xff, caps >> 16, 0, 0, 0, 0, 1, 45}
 		resp = append(resp, make([]byte, 23)...)
-		resp = append(resp, "root\x00\x00mysql_native_password\x00"...) // empty auth data
+		resp = append(resp, "root\x00\x00caching_sha2_password\x00"...) // empty auth data
 		login := append([]byte{byte(len(resp)), 0, 0, 1}, resp...)
 		if _, err := nc.Write(append(login, comPing...)); err != nil {
 			t.Fatal(err)
