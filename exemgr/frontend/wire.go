@@ -30,8 +30,9 @@ type wire struct {
 	seq uint8
 	// buf receives packets; it is reused from one to the next.
 	buf []byte
-	// writeErr is the last write error (deadlineWriter's), for hungUp.
-	writeErr error
+	// readErr and writeErr are the last read and write errors of the transport, for hungUp
+	// (over TLS a client's close_notify ends the stream with no socket error).
+	readErr, writeErr error
 }
 
 // wireBufSize is each connection's read buffer: a command packet usually fits.
@@ -82,6 +83,7 @@ func (w *wire) readPacket(limit int) ([]byte, error) {
 	for {
 		var hdr [4]byte
 		if _, err := io.ReadFull(w.in, hdr[:]); err != nil {
+			w.readErr = err
 			return nil, fmt.Errorf("read packet header: %w", err)
 		}
 		n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
@@ -98,6 +100,7 @@ func (w *wire) readPacket(limit int) ([]byte, error) {
 			start := len(w.buf)
 			w.buf = slices.Grow(w.buf, chunk)[:start+chunk]
 			if _, err := io.ReadFull(w.in, w.buf[start:]); err != nil {
+				w.readErr = err
 				return nil, fmt.Errorf("read packet of %d bytes: %w", n, err)
 			}
 			left -= chunk
@@ -121,6 +124,7 @@ func (w *wire) readCommandPacket(limit int, command bool, wait, netRead time.Dur
 		// Idle until the first byte: a partial packet in hand means the packet has begun.
 		r.timeout, r.name = wait, "wait_timeout"
 		if _, err := w.in.Peek(1); err != nil {
+			w.readErr = err
 			return nil, w.timedOut(err)
 		}
 	}
@@ -158,7 +162,7 @@ func (w *wire) timedOut(err error) error {
 // the client sent that the protocol does not allow: only the second is worth a line in the
 // log.
 func (w *wire) hungUp() bool {
-	for _, err := range []error{w.sockIn.err, w.writeErr} {
+	for _, err := range []error{w.sockIn.err, w.readErr, w.writeErr} {
 		if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
 			errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)) {
 			return true
