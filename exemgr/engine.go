@@ -277,7 +277,10 @@ func (e *Engine) Query(ctx context.Context, s *frontend.Session, text string) (_
 	var stmt sql.Statement
 	if !flushCache.MatchString(text) {
 		var stmts []sql.Statement
-		stmts, err = st.parser.Parse(text)
+		mode, _ := s.Var("sql_mode") // unset: the server's, which changes no parsing
+		if err = st.parser.SetSQLMode(mode); err == nil {
+			stmts, err = st.parser.Parse(text)
+		}
 		if err == nil && len(stmts) != 1 {
 			err = sqlerr.New(sqlerr.ErParse, "colink runs one statement at a time; got %d", len(stmts))
 		}

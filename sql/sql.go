@@ -20,6 +20,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // the parser's value types
 
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -183,11 +184,30 @@ type LoadData struct {
 
 // Parser parses SQL text. It is not safe for concurrent use; use one per session.
 type Parser struct {
-	p *parser.Parser
+	p    *parser.Parser
+	mode string // the sql_mode p reads by (SetSQLMode)
 }
 
 // NewParser returns a parser.
 func NewParser() *Parser { return &Parser{p: parser.New()} }
+
+// SetSQLMode makes the parser read statements as MySQL does under sql_mode mode (a
+// comma-separated list of MySQL's mode names, as @@sql_mode holds it): ANSI_QUOTES makes
+// "x" an identifier, PIPES_AS_CONCAT makes || concatenation, HIGH_NOT_PRECEDENCE,
+// IGNORE_SPACE and NO_BACKSLASH_ESCAPES change the lexer as theirs. The other modes do not
+// change how a statement parses.
+func (p *Parser) SetSQLMode(mode string) error {
+	if mode == p.mode {
+		return nil
+	}
+	m, err := mysql.GetSQLMode(mysql.FormatSQLModeStr(mode))
+	if err != nil {
+		return sqlerr.New(1231, "Variable 'sql_mode' can't be set to the value of '%s'", mode)
+	}
+	p.p.SetSQLMode(m)
+	p.mode = mode
+	return nil
+}
 
 var showQueryStats = regexp.MustCompile(`(?is)^\s*show\s+query\s+stats\s*;?\s*$`)
 

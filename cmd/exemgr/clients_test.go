@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	dsql "database/sql"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -228,4 +229,50 @@ func TestUnsupportedNamed(t *testing.T) {
 			t.Errorf("mariadb printed %q, want it to end in %q", stderr, want)
 		}
 	})
+}
+
+// TestSQLMode: a session's sql_mode changes how its statements parse, as in MySQL:
+// ANSI_QUOTES makes "x" an identifier and PIPES_AS_CONCAT makes || concatenation (ANSI sets
+// both); back at the default, "x" is a string and || is OR. SET to an expression is
+// checked the same. A mode MySQL does not know is
+// error 1231, and the session's mode stays as it was.
+func TestSQLMode(t *testing.T) {
+	em, _ := exemgrWithoutPrimproc(t)
+	conn := em.conn(t)
+	ctx := context.Background()
+	one := func(q string) (string, error) {
+		var v dsql.NullString
+		err := conn.QueryRowContext(ctx, q).Scan(&v)
+		return v.String, err
+	}
+	for _, c := range []struct{ stmt, query, want, wantErr string }{
+		{"", `select "x"`, "x", ""},
+		{"", `select 1 || 0`, "1", ""},
+		{"SET sql_mode = 'ANSI'", `select 1 || 0`, "10", ""},
+		{"", `select "x"`, "", "1054"},
+		{"SET SESSION sql_mode = 'pipes_as_concat'", `select "x" || 'y'`, "xy", ""},
+		{"SET sql_mode = 'ANSI_QUOTES,NOT_A_MODE'", `select "x" || 'y'`, "xy", ""},
+		{"SET sql_mode = DEFAULT", `select 1 || 0`, "1", ""},
+		{"SET @@sql_mode = concat('ANSI_QUOTES', '')", `select "x"`, "", "1054"},
+	} {
+		if c.stmt != "" {
+			_, err := conn.ExecContext(ctx, c.stmt)
+			if strings.Contains(c.stmt, "NOT_A_MODE") {
+				if got := errorText(err); !strings.Contains(got, "1231") || !strings.Contains(got, "NOT_A_MODE") {
+					t.Errorf("%s: %s, want error 1231 naming the value", c.stmt, got)
+				}
+			} else if err != nil {
+				t.Fatalf("%s: %s", c.stmt, errorText(err))
+			}
+		}
+		got, err := one(c.query)
+		switch {
+		case c.wantErr != "":
+			if !strings.Contains(errorText(err), c.wantErr) {
+				t.Errorf("after %q, %s: %q, %s; want error %s", c.stmt, c.query, got, errorText(err), c.wantErr)
+			}
+		case err != nil || got != c.want:
+			t.Errorf("after %q, %s: %q, %s; want %q", c.stmt, c.query, got, errorText(err), c.want)
+		}
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 // This file answers the statements that belong to the front end rather than the engine:
@@ -428,8 +430,8 @@ func (c *conn) set(p *parser) (*textResult, error, bool) {
 		}
 		null := !p.done() && p.peek().kind == tokWord && strings.EqualFold(p.peek().text, "null")
 		value, isDefault, ok := literalValue(p)
-		if !ok {
-			return nil, nil, false
+		if !ok || !p.done() && !p.peek().is(",") {
+			return nil, nil, false // an expression (concat(@@sql_mode, …)): the engine's
 		}
 		if _, known := c.srv.vars[name]; !known {
 			return nil, nil, false // perhaps the engine's
@@ -495,6 +497,14 @@ func (s *Session) checkSet(scope, name, value string, isDefault, null bool) (str
 		// mysqld's range; whole seconds, which readPacket reads back.
 		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n < 1 || n > 31536000 {
 			return "", nil, Errorf(ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s' (seconds, 1 to 31536000)", name, value)
+		}
+	}
+	if name == "sql_mode" && !isDefault {
+		// The engine parses the session's statements in its mode (ANSI_QUOTES,
+		// PIPES_AS_CONCAT, …), so only MySQL's mode names are taken.
+		value = tidbmysql.FormatSQLModeStr(value)
+		if _, err := tidbmysql.GetSQLMode(value); err != nil {
+			return "", nil, Errorf(ErrWrongValueForVar, "Variable 'sql_mode' can't be set to the value of '%s'", value)
 		}
 	}
 	if strings.HasPrefix(name, "character_set_") && !isDefault {
