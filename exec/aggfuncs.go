@@ -121,7 +121,7 @@ func newAggFn(a Aggregate, in vec.Type) (aggFn, error) {
 		case vec.Int32, vec.Date32:
 			return &minMaxFn[int32]{isMax: isMax, t: in, get: func(v *vec.Vec) []int32 { return v.I32 },
 				put: func(v *vec.Vec) []int32 { return v.I32 }}, nil
-		case vec.Int64, vec.Decimal64:
+		case vec.Int64, vec.Decimal64, vec.Datetime:
 			return &minMaxFn[int64]{isMax: isMax, t: in, get: func(v *vec.Vec) []int64 { return v.I64 },
 				put: func(v *vec.Vec) []int64 { return v.I64 }}, nil
 		case vec.Float64:

@@ -47,7 +47,7 @@ func hashColumn(v *vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
 		for _, i := range rows {
 			h[i] = mix64(h[i] ^ uint64(int64(x[i])))
 		}
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		x := v.I64
 		for _, i := range rows {
 			h[i] = mix64(h[i] ^ uint64(x[i]))
@@ -87,7 +87,7 @@ func hashColumnNulls(v *vec.Vec, rows []int32, h []uint64, seed maphash.Seed) {
 		switch v.Type.ID {
 		case vec.Int32, vec.Date32:
 			h[i] = mix64(h[i] ^ uint64(int64(v.I32[i])))
-		case vec.Int64, vec.Decimal64:
+		case vec.Int64, vec.Decimal64, vec.Datetime:
 			h[i] = mix64(h[i] ^ uint64(v.I64[i]))
 		case vec.Decimal128:
 			h[i] = mix64(mix64(h[i]^v.D128[i].Lo) ^ uint64(v.D128[i].Hi))

@@ -210,7 +210,7 @@ const maxFilterSpan = 1 << 26
 // without NULLs, spans [lo, hi], when the span is within maxFilterSpan and at least four
 // times the keys (denser, most probes find a key and the bit read is wasted).
 func (t *hashTable) buildFilter(k *vec.Vec, lo, hi int64) {
-	isInt := k.Type.ID == vec.Int64 || k.Type.ID == vec.Decimal64 || k.Type.ID == vec.Int32 || k.Type.ID == vec.Date32
+	isInt := k.Type.ID == vec.Int64 || k.Type.ID == vec.Decimal64 || k.Type.ID == vec.Datetime || k.Type.ID == vec.Int32 || k.Type.ID == vec.Date32
 	span := uint64(hi-lo) + 1
 	if !isInt || span > maxFilterSpan || span < 4*uint64(t.n) {
 		return
@@ -240,7 +240,7 @@ func (t *hashTable) filterRows(keys []*vec.Vec, rows, out []int32) ([]int32, boo
 	f, lo := t.filter, t.filterLo
 	n := uint64(len(f)) * 64
 	switch k := keys[0]; k.Type.ID {
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		x := k.I64
 		for _, i := range rows {
 			if o := uint64(x[i] - lo); o < n && f[o>>6]&(1<<(o&63)) != 0 {
@@ -268,7 +268,7 @@ func keySpan(k *vec.Vec, rows []int32, n int) (lo, hi int64, ok bool) {
 		return 0, 0, false
 	}
 	switch k.Type.ID {
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		x := k.I64
 		lo, hi = x[rows[0]], x[rows[0]]
 		for _, r := range rows {
@@ -301,7 +301,7 @@ func (t *hashTable) buildKeysDirect(k *vec.Vec, rows []int32, lo, hi int64, ids 
 		t.growKeys(len(rows))
 	}
 	switch k.Type.ID {
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		x := k.I64
 		for n, r := range rows {
 			o := x[r] - lo
@@ -383,7 +383,7 @@ func (t *hashTable) findDirect(keys []*vec.Vec, rows []int32, ids []int32) bool 
 	d, lo := t.direct, t.directLo
 	n := uint64(len(d))
 	switch k := keys[0]; k.Type.ID {
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		x := k.I64
 		for _, i := range rows {
 			ids[i] = -1
@@ -541,7 +541,7 @@ func (t *hashTable) compareColumn(c int, k *vec.Vec, rows []int32, ids []int32, 
 		for _, i := range rows {
 			diff[i] |= b2u8(a[i] != b[ids[i]])
 		}
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		a, b := k.I64, st.I64
 		for _, i := range rows {
 			diff[i] |= b2u8(a[i] != b[ids[i]])
@@ -660,7 +660,7 @@ func (t *hashTable) appendKey(keys []*vec.Vec, i int32) int32 {
 	if t.pool != nil && t.n == t.keyRoom {
 		t.growKeys(max(t.n, 256))
 	}
-	if k := keys[0]; len(keys) == 1 && k.Nulls == nil && t.keys[0].Nulls == nil && (k.Type.ID == vec.Int64 || k.Type.ID == vec.Decimal64) {
+	if k := keys[0]; len(keys) == 1 && k.Nulls == nil && t.keys[0].Nulls == nil && (k.Type.ID == vec.Int64 || k.Type.ID == vec.Decimal64 || k.Type.ID == vec.Datetime) {
 		t.keys[0].I64 = append(t.keys[0].I64, k.I64[i])
 	} else {
 		for c, k := range keys {
@@ -677,7 +677,7 @@ func (t *hashTable) keyEqual(keys []*vec.Vec, i, g int32, single bool) bool {
 	if single {
 		k, st := keys[0], t.keys[0]
 		switch k.Type.ID {
-		case vec.Int64, vec.Decimal64:
+		case vec.Int64, vec.Decimal64, vec.Datetime:
 			return k.I64[i] == st.I64[g]
 		case vec.Int32, vec.Date32:
 			return k.I32[i] == st.I32[g]
@@ -726,7 +726,7 @@ func (t *hashTable) memSize() int64 {
 // key (lineitem by l_orderkey) then looks up each run of equal keys once. Afterwards
 // fillRuns copies each run head's id to the rest of its run.
 func runHeads(k *vec.Vec, rows []int32, heads []int32) ([]int32, bool) {
-	if len(rows) == 0 || k.Nulls != nil || (k.Type.ID != vec.Int64 && k.Type.ID != vec.Decimal64) {
+	if len(rows) == 0 || k.Nulls != nil || (k.Type.ID != vec.Int64 && k.Type.ID != vec.Decimal64 && k.Type.ID != vec.Datetime) {
 		return heads, false
 	}
 	x := k.I64

@@ -35,7 +35,7 @@ func comparatorFor(t vec.Type) (valueCmp, error) {
 	switch t.ID {
 	case vec.Int32, vec.Date32:
 		cmp = func(a *vec.Vec, i int, b *vec.Vec, j int) int { return cmpOrdered(a.I32[i], b.I32[j]) }
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		cmp = func(a *vec.Vec, i int, b *vec.Vec, j int) int { return cmpOrdered(a.I64[i], b.I64[j]) }
 	case vec.Float64:
 		cmp = func(a *vec.Vec, i int, b *vec.Vec, j int) int { return cmpOrdered(a.F64[i], b.F64[j]) }
@@ -122,7 +122,7 @@ func (o *rowOrder) rowsCmp(cols []*vec.Vec) func(a, b int32) int {
 		rest = func(a, b int32) int { return o.compareFrom(1, cols, int(a), cols, int(b)) }
 	}
 	switch col.Type.ID {
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		return typedCmp(col.I64, key.Desc, rest)
 	case vec.Int32, vec.Date32:
 		return typedCmp(col.I32, key.Desc, rest)
@@ -175,7 +175,7 @@ func (o *rowOrder) sortRows(perm []int32, cols []*vec.Vec) {
 	}
 	if col.Nulls == nil {
 		switch col.Type.ID {
-		case vec.Int64, vec.Decimal64:
+		case vec.Int64, vec.Decimal64, vec.Datetime:
 			sortPairs(perm, col.I64, key.Desc, rest)
 			return
 		case vec.Int32, vec.Date32:
@@ -219,7 +219,7 @@ func (o *rowOrder) sortScratch(cols []*vec.Vec, rows int) int64 {
 	}
 	var per uintptr
 	switch col.Type.ID {
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		per = unsafe.Sizeof(keyedRow[int64]{})
 	case vec.Int32, vec.Date32:
 		per = unsafe.Sizeof(keyedRow[int32]{})
@@ -517,7 +517,7 @@ func (t *TopN) prefilter(b *vec.Batch, rows []int32) []int32 {
 		sign = -1
 	}
 	switch col.Type.ID {
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		cand = prefilterTyped(col.I64, cut.I64[t.cutRow], sign, rows, cand, full)
 	case vec.Int32, vec.Date32:
 		cand = prefilterTyped(col.I32, cut.I32[t.cutRow], sign, rows, cand, full)

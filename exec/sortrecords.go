@@ -138,7 +138,7 @@ func intKeys(recs []arrow.RecordBatch, col, n int) ([]int64, bool) {
 			return nil, false
 		}
 		switch t.ID {
-		case vec.Int32, vec.Date32, vec.Int64, vec.Decimal64:
+		case vec.Int32, vec.Date32, vec.Int64, vec.Decimal64, vec.Datetime:
 		default:
 			return nil, false
 		}

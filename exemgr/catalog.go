@@ -152,6 +152,8 @@ func sqlType(c link.Column) (types.Type, error) {
 		return types.Float64Type, nil
 	case vec.Date32:
 		return types.DateType, nil
+	case vec.Datetime:
+		return types.DatetimeType(6), nil
 	case vec.Decimal64, vec.Decimal128:
 		return types.Dec(int(c.Type.Precision), int(c.Type.Scale)), nil
 	case vec.String:
@@ -161,7 +163,8 @@ func sqlType(c link.Column) (types.Type, error) {
 }
 
 // parseSQLType parses the SQL types tables declare: int, integer, bigint, decimal(p,s),
-// date, char(n), varchar(n), text, double, boolean.
+// date, datetime(fsp) (and timestamp(fsp), stored as one), char(n), varchar(n), text,
+// double, boolean.
 func parseSQLType(s string) (types.Type, bool) {
 	s = strings.ToLower(strings.Join(strings.Fields(s), ""))
 	name, params, _ := strings.Cut(s, "(")
@@ -179,6 +182,15 @@ func parseSQLType(s string) (types.Type, bool) {
 		return types.Float64Type, true
 	case "date":
 		return types.DateType, true
+	case "datetime", "timestamp":
+		fsp := 0
+		if params != "" {
+			var ok bool
+			if fsp, ok = num(params); !ok || fsp > 6 {
+				return types.Type{}, false
+			}
+		}
+		return types.DatetimeType(fsp), true
 	case "boolean", "bool":
 		return types.BoolType, true
 	case "text":
@@ -221,7 +233,7 @@ func columnStats(t link.Table, c link.Column, typ types.Type) catalog.ColumnStat
 	var out catalog.ColumnStats
 	if c.Min != nil && c.Max != nil && !c.Min.Null && !c.Max.Null {
 		switch typ.Kind {
-		case types.Int32, types.Int64, types.Decimal, types.Float64, types.Date:
+		case types.Int32, types.Int64, types.Decimal, types.Float64, types.Date, types.Datetime:
 			out.Min, out.Max, out.HasRange = c.Min.ToFloat64(), c.Max.ToFloat64(), true
 		}
 	}

@@ -71,6 +71,8 @@ func Place(rec arrow.RecordBatch, n int, mem memory.Allocator) ([]arrow.RecordBa
 			who[i] = MemberOfInt(k.Value(i), n)
 		case *array.Date32:
 			who[i] = MemberOfInt(int64(k.Value(i)), n)
+		case *array.Timestamp:
+			who[i] = MemberOfInt(int64(k.Value(i)), n)
 		case *array.Decimal64:
 			who[i] = MemberOfInt(int64(k.Value(i)), n)
 		case *array.String:
@@ -137,6 +139,8 @@ func takeRows(rec arrow.RecordBatch, idx []int, mem memory.Allocator) (arrow.Rec
 				b.(*array.Int64Builder).Append(a.Value(i))
 			case *array.Date32:
 				b.(*array.Date32Builder).Append(a.Value(i))
+			case *array.Timestamp:
+				b.(*array.TimestampBuilder).Append(a.Value(i))
 			case *array.Decimal64:
 				b.(*array.Decimal64Builder).Append(a.Value(i))
 			case *array.Float64:

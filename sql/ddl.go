@@ -69,6 +69,9 @@ func (p *Planner) CreateTable(env Env, ct *CreateTable) (*TableDef, error) {
 		}
 		seen[strings.ToLower(col)] = true
 		typ, err := storedType(c.Tp)
+		if tb, ok := err.(tooBigPrecision); ok {
+			return nil, sqlerr.New(sqlerr.ErTooBigPrecision, "Too-big precision %d specified for '%s'. Maximum is 6.", tb.fsp, col)
+		}
 		if err != nil {
 			return nil, sqlerr.Unsupported(fmt.Sprintf("%s for column '%s'", err.Error(), col))
 		}
@@ -118,6 +121,11 @@ func (p *Planner) CreateTable(env Env, ct *CreateTable) (*TableDef, error) {
 // storedType maps a declared column type to the SQL type the primprocs store, or says
 // which type colink does not compute on. Integers narrower than INT are stored as INT, and
 // INT UNSIGNED as BIGINT (its range); FLOAT and REAL as DOUBLE.
+// tooBigPrecision is a DATETIME's fsp beyond 6 (MySQL's error 1426, not an unsupported type).
+type tooBigPrecision struct{ fsp int }
+
+func (e tooBigPrecision) Error() string { return fmt.Sprintf("fsp %d beyond 6", e.fsp) }
+
 func storedType(ft *ptypes.FieldType) (string, error) {
 	unsigned := mysql.HasUnsignedFlag(ft.GetFlag())
 	switch ft.GetType() {
@@ -149,6 +157,21 @@ func storedType(ft *ptypes.FieldType) (string, error) {
 		return "double", nil
 	case mysql.TypeDate:
 		return "date", nil
+	case mysql.TypeDatetime, mysql.TypeTimestamp:
+		// A TIMESTAMP is stored as a DATETIME: colink keeps no time zones, and MySQL's
+		// TIMESTAMP differs from DATETIME only by converting from and to the session's
+		// zone, which colink's sessions do not change (time_zone is SYSTEM).
+		fsp := ft.GetDecimal()
+		if fsp == ptypes.UnspecifiedLength || fsp < 0 {
+			fsp = 0
+		}
+		if fsp > 6 {
+			return "", tooBigPrecision{fsp}
+		}
+		if fsp == 0 {
+			return "datetime", nil
+		}
+		return fmt.Sprintf("datetime(%d)", fsp), nil
 	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString:
 		if ft.GetCharset() == "binary" {
 			return "", fmt.Errorf("the type %s", strings.ToUpper(ft.CompactStr()))

@@ -24,6 +24,7 @@ const (
 	kindDecimal64 // arrow Decimal64(p,s), p <= 18: Parquet INT64 with DECIMAL(p,s)
 	kindString
 	kindBinary
+	kindTimestamp // arrow Timestamp(µs) without a zone (DATETIME): Parquet INT64 TIMESTAMP(MICROS, local)
 )
 
 // zoneClass tells how a kind's zone-map bounds are held and compared.
@@ -67,8 +68,12 @@ func kindOf(dt arrow.DataType) (colKind, error) {
 		return kindString, nil
 	case *arrow.BinaryType:
 		return kindBinary, nil
+	case *arrow.TimestampType:
+		if t.Unit == arrow.Microsecond && t.TimeZone == "" {
+			return kindTimestamp, nil
+		}
 	}
-	return 0, fmt.Errorf("arrow type %s cannot be stored (supported: bool, int32, int64, float64, date32, decimal64(p<=18,s), utf8, binary)", dt)
+	return 0, fmt.Errorf("arrow type %s cannot be stored (supported: bool, int32, int64, float64, date32, timestamp[us], decimal64(p<=18,s), utf8, binary)", dt)
 }
 
 // typeName spells a storable Arrow type for the catalog; parseTypeName inverts it.
@@ -97,6 +102,8 @@ func parseTypeName(s string) (arrow.DataType, error) {
 		return arrow.BinaryTypes.String, nil
 	case "binary":
 		return arrow.BinaryTypes.Binary, nil
+	case "timestamp[us]":
+		return &arrow.TimestampType{Unit: arrow.Microsecond}, nil
 	}
 	if m := decimalTypeName.FindStringSubmatch(s); m != nil {
 		p, _ := strconv.Atoi(m[1])
@@ -226,6 +233,8 @@ func parquetSchema(sc *arrow.Schema, kinds []colKind) (*schema.GroupNode, error)
 			logical, phys = schema.StringLogicalType{}, parquet.Types.ByteArray
 		case kindBinary:
 			phys = parquet.Types.ByteArray
+		case kindTimestamp:
+			logical, phys = schema.NewTimestampLogicalType(false, schema.TimeUnitMicros), parquet.Types.Int64
 		}
 		n, err := schema.NewPrimitiveNodeLogical(f.Name, rep, logical, phys, -1, -1)
 		if err != nil {

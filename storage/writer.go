@@ -790,7 +790,7 @@ func addToSketch(sk *ndv.Sketch, arr arrow.Array) {
 		sk.AddInt32s(arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[off:off+n], valid, off)
 	case *array.Int64:
 		sk.AddInt64s(a.Int64Values(), valid, off)
-	case *array.Decimal64:
+	case *array.Decimal64, *array.Timestamp:
 		sk.AddInt64s(arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[off:off+n], valid, off)
 	case *array.Float64:
 		sk.AddFloat64s(a.Float64Values(), valid, off)

@@ -142,7 +142,7 @@ func TestHealthChecksWithoutPrimproc(t *testing.T) {
 
 // TestDateAndSessionFunctions: NOW() and its spellings, CURDATE(), UNIX_TIMESTAMP(),
 // DATABASE(), VERSION() and CONNECTION_ID() through a real exemgr, with their MySQL result
-// types (NOW() as a DATETIME's text: colink has no DATETIME). The statement's time is one
+// types (NOW() is a DATETIME). The statement's time is one
 // value for the whole statement, a SLEEP inside it notwithstanding, and the next statement
 // reads its own.
 func TestDateAndSessionFunctions(t *testing.T) {
@@ -162,7 +162,7 @@ func TestDateAndSessionFunctions(t *testing.T) {
 	for _, ct := range types {
 		got = append(got, ct.DatabaseTypeName())
 	}
-	if want := "VARCHAR VARCHAR VARCHAR DATE DATE BIGINT BIGINT VARCHAR VARCHAR BIGINT BIGINT BIGINT VARCHAR"; strings.Join(got, " ") != want {
+	if want := "DATETIME DATETIME DATETIME DATE DATE BIGINT BIGINT VARCHAR VARCHAR BIGINT BIGINT BIGINT DATETIME"; strings.Join(got, " ") != want {
 		t.Errorf("column types %s, want %s", strings.Join(got, " "), want)
 	}
 	tb, err := result(rows, "NULL")

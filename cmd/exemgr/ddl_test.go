@@ -95,7 +95,7 @@ func TestUserTables(t *testing.T) {
 	run("drop table if exists items")
 	fails("truncate table items", "1146", "items")
 
-	fails("create table bad (a int, b datetime)", "1235", "DATETIME for column 'b'")
+	fails("create table bad (a int, b time)", "1235", "TIME for column 'b'")
 	fails("create table bad (a decimal(30,2))", "1235", "DECIMAL(30,2)")
 	fails("create table bad (a bigint unsigned)", "1235", "BIGINT UNSIGNED for column 'a'")
 	fails("create table bad (a int auto_increment)", "1235", "AUTO_INCREMENT")

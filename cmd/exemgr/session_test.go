@@ -44,7 +44,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown function", "select json_extract(n_name, '$.a') from nation", 1305, "json_extract does not exist"},
 		{"unsupported union", "select n_name from nation union select r_name from region", 1235, "UNION"},
 		{"unsupported statement", "alter table nation add column x int", 1235, "ALTER TABLE"},
-		{"unsupported column type", "create table t (a int, b datetime)", 1235, "DATETIME for column 'b'"},
+		{"unsupported column type", "create table t (a int, b time)", 1235, "TIME for column 'b'"},
 		{"subquery returns more than one row", "select n_name from nation where n_nationkey = (select n_nationkey from nation where n_regionkey = 1)", 1242, "more than 1 row"},
 		{"unknown view", "drop view nosuchview", 1051, "Unknown table 'tpch.nosuchview'"},
 		{"drop view of a table", "drop view nation", 1347, "is not VIEW"},

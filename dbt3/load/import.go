@@ -144,12 +144,21 @@ func sqlTypeOfArrow(f arrow.Field) (string, error) {
 		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale), nil
 	case *arrow.Date32Type:
 		return "date", nil
+	case *arrow.TimestampType:
+		// Read as the wall-clock time it holds (a zone's instant in UTC), its unit's digits.
+		switch t.Unit {
+		case arrow.Second:
+			return "datetime", nil
+		case arrow.Millisecond:
+			return "datetime(3)", nil
+		}
+		return "datetime(6)", nil
 	case *arrow.StringType, *arrow.LargeStringType:
 		return "text", nil
 	case *arrow.BooleanType:
 		return "boolean", nil
 	}
-	return "", fmt.Errorf("column %s is %s, which colink does not store (int, bigint, decimal, double, date, string, boolean)", f.Name, f.Type)
+	return "", fmt.Errorf("column %s is %s, which colink does not store (int, bigint, decimal, double, date, timestamp, string, boolean)", f.Name, f.Type)
 }
 
 // parquetImport plans the import of Parquet files: one chunk per about chunkRows rows of
@@ -236,17 +245,25 @@ func (p loadPlan) csvImport(spec ImportSpec, schema *arrow.Schema) (link.TableLo
 			r := csv.NewReader(io.NewSectionReader(f, c.start, c.end-c.start), readSchema,
 				csv.WithComma(comma), csv.WithHeader(c.header), csv.WithNullReader(true, ""), csv.WithChunk(8192))
 			what := fmt.Sprintf("%s (from line %d)", c.path, c.firstLine)
-			return &castingReader{in: &csvChunkReader{r: r, f: f}, schema: schema, what: what}, nil
+			return &castingReader{in: &csvChunkReader{r: r, f: f, columns: schema.NumFields()}, schema: schema, what: what}, nil
 		}}, nil
 }
 
 // csvChunkReader reads one chunk's records.
 type csvChunkReader struct {
-	r *csv.Reader
-	f *os.File
+	r       *csv.Reader
+	f       *os.File
+	columns int
 }
 
-func (c *csvChunkReader) Next() (arrow.RecordBatch, error) {
+func (c *csvChunkReader) Next() (rec arrow.RecordBatch, err error) {
+	// arrow-go's reader (v18.8) converts a row's fields before it reports a row with more
+	// fields than the schema, and indexes past its converters: a panic, here an error.
+	defer func() {
+		if p := recover(); p != nil {
+			rec, err = nil, fmt.Errorf("a row has more fields than the %d columns", c.columns)
+		}
+	}()
 	if c.r.Next() {
 		rec := c.r.RecordBatch()
 		rec.Retain()

@@ -134,7 +134,8 @@ func TestImport(t *testing.T) {
 		want string
 	}{
 		{"csv without columns", ImportSpec{Table: "x", Files: []string{csvPath}}, "--columns is required"},
-		{"bad type", ImportSpec{Table: "x", Files: []string{csvPath}, Columns: "id datetime"}, "datetime"},
+		{"bad type", ImportSpec{Table: "x", Files: []string{csvPath}, Columns: "id time"}, "time"},
+		{"too many fields", ImportSpec{Table: "x", Files: []string{csvPath}, Columns: "id int"}, "more fields than the 1 columns"},
 		{"not a number", ImportSpec{Table: "x", Files: []string{csvPath}, Columns: "id int, name int, price decimal(15,2), day date, flag boolean", Header: true}, "sales.csv"},
 		{"other file", ImportSpec{Table: "x", Files: []string{filepath.Join(dir, "x.json")}}, "want a .parquet or .csv file"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/civil"
 	"github.com/colinkdb/colink/internal/textparse"
 )
 
@@ -188,6 +189,16 @@ func numberAt(a *vec.Vec, from vec.Type, i int32, scale int32) (vec.Int128, bool
 	case vec.Date32:
 		y, m, d := vec.CivilFromDays(a.I32[i])
 		v = vec.I128(int64(y)*10000 + int64(m)*100 + int64(d))
+	case vec.Datetime:
+		// YYYYMMDDhhmmss.ffffff, as MySQL reads a DATETIME as a number.
+		days, us := civil.SplitMicros(a.I64[i])
+		y, m, d := civil.Date(days)
+		hh, mm, ss, f := civil.Clock(us)
+		whole := ((((int64(y)*100+int64(m))*100+int64(d))*100+int64(hh))*100+int64(mm))*100 + int64(ss)
+		// 9999-12-31 23:59:59.999999 is 20 digits at scale 6: beyond int64.
+		v, _ = vec.I128(whole).Mul(vec.I128(civil.MicrosPerSecond))
+		v, _ = v.Add(vec.I128(int64(f)))
+		sf = 6
 	case vec.Float64:
 		f := a.F64[i]
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -337,6 +348,26 @@ func castSlow(a *vec.Vec, from, to vec.Type, out *vec.Vec, rows []int32, n int) 
 					continue
 				}
 				out.I32[i] = d
+			case vec.Datetime:
+				days, _ := civil.SplitMicros(a.I64[i])
+				out.I32[i] = int32(days)
+			}
+		}
+	case vec.Datetime:
+		for _, i := range rows {
+			switch from.ID {
+			case vec.Datetime:
+				out.I64[i] = a.I64[i]
+			case vec.Date32:
+				out.I64[i] = int64(a.I32[i]) * civil.MicrosPerDay
+			case vec.String:
+				us, err := vec.ParseDatetime(a.String(int(i)))
+				if err != nil {
+					// MySQL's CAST of an invalid datetime string is NULL.
+					out.SetNull(n, i)
+					continue
+				}
+				out.I64[i] = us
 			}
 		}
 	default:
@@ -389,6 +420,8 @@ func castToString(a *vec.Vec, from vec.Type, out *vec.Vec, rows []int32, n int) 
 			b = vec.AppendFloat(b, a.F64[i])
 		case vec.Date32:
 			b = vec.AppendDate(b, a.I32[i])
+		case vec.Datetime:
+			b = vec.AppendDatetime(b, a.I64[i], -1)
 		case vec.String:
 			b = append(b, a.String(int(i))...)
 		}

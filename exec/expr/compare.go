@@ -20,7 +20,7 @@ func payloadOf(t vec.Type) payload {
 	switch t.ID {
 	case vec.Int32, vec.Date32:
 		return pI32
-	case vec.Int64, vec.Decimal64:
+	case vec.Int64, vec.Decimal64, vec.Datetime:
 		return pI64
 	case vec.Float64:
 		return pF64

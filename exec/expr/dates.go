@@ -2,22 +2,26 @@ package expr
 
 import (
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/civil"
 )
 
-// dateAddNode is DATE_ADD / DATE_SUB with a DAY, MONTH or YEAR interval.
+// dateAddNode is DATE_ADD / DATE_SUB of an interval of one unit. A DATE plus years,
+// months or days stays a DATE; anything else is computed, and returned, as a DATETIME.
 type dateAddNode struct {
 	d, n node
 	unit string
 	sub  bool
+	to   vec.Type
 	out  vec.Vec
 	live []int32
 }
 
-func (n *dateAddNode) typ() vec.Type    { return vec.DateType }
+func (n *dateAddNode) typ() vec.Type    { return n.to }
 func (n *dateAddNode) children() []node { return []node{n.d, n.n} }
 
 func (c *compiler) compileDateAdd(e *Expr) (node, error) {
-	if _, err := TypeOf(e, c.input); err != nil {
+	to, err := TypeOf(e, c.input)
+	if err != nil {
 		return nil, err
 	}
 	d, err := c.compile(e.Args[0])
@@ -28,7 +32,22 @@ func (c *compiler) compileDateAdd(e *Expr) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dateAddNode{d: d, n: convert(k, vec.Int64Type), unit: e.Unit, sub: e.Op == OpDateSub}, nil
+	return &dateAddNode{d: convert(d, to), n: convert(k, vec.Int64Type), unit: e.Unit, sub: e.Op == OpDateSub, to: to}, nil
+}
+
+// microsPer is the length of a unit of fixed length in microseconds.
+func microsPer(unit string) int64 {
+	switch unit {
+	case UnitDay:
+		return civil.MicrosPerDay
+	case UnitHour:
+		return 3600 * civil.MicrosPerSecond
+	case UnitMinute:
+		return 60 * civil.MicrosPerSecond
+	case UnitSecond:
+		return civil.MicrosPerSecond
+	}
+	return 1
 }
 
 func (n *dateAddNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
@@ -41,8 +60,12 @@ func (n *dateAddNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 		return nil, err
 	}
 	out := &n.out
-	out.Prepare(vec.DateType, b.N)
+	out.Prepare(n.to, b.N)
 	live := nullRows(out, rows, b.N, &n.live, d, k)
+	if n.to.ID == vec.Datetime {
+		n.addToDatetimes(d, k, out, live, b.N)
+		return out, nil
+	}
 	for _, i := range live {
 		cnt := k.I64[i]
 		if n.sub {
@@ -71,4 +94,49 @@ func (n *dateAddNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 		out.I32[i] = r
 	}
 	return out, nil
+}
+
+// addToDatetimes adds the intervals to datetimes: months and years move the day (clamped
+// to the month's length) and keep the time of day; the units of fixed length add
+// microseconds. A result outside 0001 … 9999 is NULL, as in MySQL.
+func (n *dateAddNode) addToDatetimes(d, k, out *vec.Vec, live []int32, rows int) {
+	for _, i := range live {
+		cnt := k.I64[i]
+		if n.sub {
+			cnt = -cnt
+		}
+		us := d.I64[i]
+		var r int64
+		ok := true
+		switch n.unit {
+		case UnitMonth, UnitYear:
+			if n.unit == UnitYear {
+				if cnt > 10000 || cnt < -10000 {
+					ok = false
+				}
+				cnt *= 12
+			}
+			days, tod := civil.SplitMicros(us)
+			var nd int64
+			if ok {
+				nd, ok = civil.AddMonths(days, cnt)
+			}
+			r = nd*civil.MicrosPerDay + tod
+		default:
+			per := microsPer(n.unit)
+			// |cnt| beyond the range's span in this unit always leaves it; below that
+			// the product cannot overflow.
+			span := (civil.MaxMicros - civil.MinMicros) / per
+			if cnt > span || cnt < -span {
+				ok = false
+			} else {
+				r = us + cnt*per
+			}
+		}
+		if !ok || !civil.MicrosInRange(r) {
+			out.SetNull(rows, i)
+			continue
+		}
+		out.I64[i] = r
+	}
 }

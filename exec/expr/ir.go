@@ -23,8 +23,10 @@
 //	case          Args = when1, then1, when2, then2, ..., [else]   searched CASE
 //	case_simple   Args = operand, value1, result1, ..., [else]     CASE x WHEN v THEN r
 //	coalesce      Args (1 or more)
-//	date_add date_sub  Args = date, n (integer); Unit day|month|year   → date; the day is
-//	                   clamped to the month's length (MySQL); out of 0001..9999 → NULL
+//	date_add date_sub  Args = date or datetime, n (integer); Unit year|month|day|hour|
+//	                   minute|second|microsecond → a date for a date and year, month or
+//	                   day, else a datetime; the day is clamped to the month's length
+//	                   (MySQL); out of 0001..9999 → NULL
 //	cast          Args[0], Type        CAST to Type
 //	div           Args[0] DIV Args[1]  integer division truncated toward zero, BIGINT;
 //	                                   decimals divide exactly first; x DIV 0 is NULL
@@ -128,6 +130,11 @@ const (
 	UnitYear  = "year"
 	UnitMonth = "month"
 	UnitDay   = "day"
+	// The units of time make a date its midnight's datetime.
+	UnitHour        = "hour"
+	UnitMinute      = "minute"
+	UnitSecond      = "second"
+	UnitMicrosecond = "microsecond"
 )
 
 // Expr is one node of an expression tree. See the package documentation for which fields
@@ -224,7 +231,7 @@ func (e *Expr) format(sb *strings.Builder) {
 }
 
 // FormatLiteral prints a datum as an s-expression literal: 12 (int64), 1.50 (a decimal whose
-// type is implied by its digits), 'text', date'1995-03-15', true, null:int64, and
+// type is implied by its digits), 'text', date'1995-03-15', datetime'1995-03-15 10:30:00', true, null:int64, and
 // value:type otherwise (7:int32, 1.5:double, 1.50:decimal(15,2)).
 func FormatLiteral(d vec.Datum) string {
 	if d.Null {
@@ -235,6 +242,8 @@ func FormatLiteral(d vec.Datum) string {
 		return "'" + strings.ReplaceAll(d.Str, "'", "''") + "'"
 	case vec.Date32:
 		return "date'" + d.String() + "'"
+	case vec.Datetime:
+		return "datetime'" + d.String() + "'"
 	case vec.Bool:
 		if d.Bool() {
 			return "true"

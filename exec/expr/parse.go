@@ -184,6 +184,16 @@ func (p *parser) leaf(tok string) (*Expr, error) {
 			return nil, err
 		}
 		return Const(vec.DateDatum(d)), nil
+	case strings.HasPrefix(low, "datetime'"):
+		s, rest, err := unquote(tok[8:])
+		if err != nil || rest != "" {
+			return nil, fmt.Errorf("expr: bad datetime literal %q", tok)
+		}
+		us, err := vec.ParseDatetime([]byte(s))
+		if err != nil {
+			return nil, err
+		}
+		return Const(vec.DatetimeDatum(us)), nil
 	}
 	if val, typ, ok := strings.Cut(tok, ":"); ok {
 		t, err := vec.ParseType(typ)

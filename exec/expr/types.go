@@ -203,17 +203,19 @@ func typeOfNode(e *Expr, input []vec.Type) (vec.Type, error) {
 		if err := wantArgs(e, 2, 2); err != nil {
 			return vec.Type{}, err
 		}
-		if ts[0].ID != vec.Date32 {
-			return vec.Type{}, errorf(e, "%s on %s, not a date", e.Op, ts[0])
+		if ts[0].ID != vec.Date32 && ts[0].ID != vec.Datetime {
+			return vec.Type{}, errorf(e, "%s on %s, not a date or datetime", e.Op, ts[0])
 		}
 		if !isIntegral(ts[1]) {
 			return vec.Type{}, errorf(e, "interval count is %s, not an integer", ts[1])
 		}
 		switch e.Unit {
 		case UnitYear, UnitMonth, UnitDay:
-			return vec.DateType, nil
+			return ts[0], nil
+		case UnitHour, UnitMinute, UnitSecond, UnitMicrosecond:
+			return vec.DatetimeType, nil
 		}
-		return vec.Type{}, errorf(e, "interval unit %q is not year, month or day", e.Unit)
+		return vec.Type{}, errorf(e, "interval unit %q is not year, month, day, hour, minute, second or microsecond", e.Unit)
 	case OpIntDiv:
 		if err := wantArgs(e, 2, 2); err != nil {
 			return vec.Type{}, err
@@ -321,6 +323,12 @@ func compareTypeStrict(e *Expr, a, b *Expr, ta, tb vec.Type) (vec.Type, error) {
 		return vec.StringType, nil
 	case ta.ID == vec.Date32 && tb.ID == vec.Date32:
 		return vec.DateType, nil
+	case ta.ID == vec.Datetime && (tb.ID == vec.Datetime || tb.ID == vec.Date32),
+		tb.ID == vec.Datetime && ta.ID == vec.Date32:
+		return vec.DatetimeType, nil // a DATE is its midnight
+	case ta.ID == vec.Datetime && tb.ID == vec.String && b.IsConst(),
+		tb.ID == vec.Datetime && ta.ID == vec.String && a.IsConst():
+		return vec.DatetimeType, nil
 	case ta.ID == vec.Date32 && tb.ID == vec.String && b.IsConst(),
 		tb.ID == vec.Date32 && ta.ID == vec.String && a.IsConst():
 		return vec.DateType, nil
@@ -359,9 +367,9 @@ func castable(from, to vec.Type) bool {
 	case vec.Bool:
 		return from.IsNumeric() || from.ID == vec.Bool
 	case vec.Int32, vec.Int64, vec.Float64, vec.Decimal64, vec.Decimal128:
-		return from.IsNumeric() || from.ID == vec.String || from.ID == vec.Bool || (from.ID == vec.Date32 && to.ID != vec.Float64)
-	case vec.Date32:
-		return from.ID == vec.String || from.ID == vec.Date32
+		return from.IsNumeric() || from.ID == vec.String || from.ID == vec.Bool || ((from.ID == vec.Date32 || from.ID == vec.Datetime) && to.ID != vec.Float64)
+	case vec.Date32, vec.Datetime:
+		return from.ID == vec.String || from.ID == vec.Date32 || from.ID == vec.Datetime
 	case vec.String:
 		return true
 	}

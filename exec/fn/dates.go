@@ -100,22 +100,44 @@ func dateDiffKernel(*Site) Kernel {
 // reports: 2038-01-19 03:14:07 UTC.
 const maxTimestamp = 1<<31 - 1
 
-// unixTimestampKernel is UNIX_TIMESTAMP(d): midnight of d in the local time zone, in seconds
-// since the epoch; 0 for a date whose midnight is outside TIMESTAMP's range, as in MySQL.
+// timePart is the kernel of a part of the time of day: rows writes the part of every live
+// datetime of t (microseconds since the day's midnight) into o.
+func timePart(part func(micros int64) int32) func(*Site) Kernel {
+	return func(*Site) Kernel {
+		return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {
+			t := args[0].I64
+			for _, i := range live {
+				_, us := civil.SplitMicros(t[i])
+				out.I32[i] = part(us)
+			}
+			return nil
+		}
+	}
+}
+
+func hours(us int64) int32        { return int32(us / (3600 * civil.MicrosPerSecond)) }
+func minutes(us int64) int32      { return int32(us / (60 * civil.MicrosPerSecond) % 60) }
+func seconds(us int64) int32      { return int32(us / civil.MicrosPerSecond % 60) }
+func microseconds(us int64) int32 { return int32(us % civil.MicrosPerSecond) }
+
+// unixTimestampKernel is UNIX_TIMESTAMP(t): t read in the local time zone, in seconds
+// since the epoch (the fraction dropped); 0 outside TIMESTAMP's range, as in MySQL.
 func unixTimestampKernel(*Site) Kernel {
 	return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {
-		d := args[0].I32
+		t := args[0].I64
 		for _, i := range live {
-			out.I64[i] = unixMidnight(d[i], time.Local)
+			out.I64[i] = unixSeconds(t[i], time.Local)
 		}
 		return nil
 	}
 }
 
-// unixMidnight is the epoch second of midnight of the date days in loc, 0 out of range.
-func unixMidnight(days int32, loc *time.Location) int64 {
-	y, m, dd := vec.CivilFromDays(days)
-	s := time.Date(int(y), time.Month(m), int(dd), 0, 0, 0, 0, loc).Unix()
+// unixSeconds is the epoch second of the wall-clock datetime us in loc, 0 out of range.
+func unixSeconds(us int64, loc *time.Location) int64 {
+	days, tod := civil.SplitMicros(us)
+	y, m, dd := civil.Date(days)
+	h, mi, sec, _ := civil.Clock(tod)
+	s := time.Date(y, time.Month(m), dd, h, mi, sec, 0, loc).Unix()
 	if s < 0 || s > maxTimestamp {
 		return 0
 	}

@@ -108,6 +108,8 @@ const (
 	// Mode: a mode whose only implemented value is the constant 0, the default; it is
 	// dropped from the call.
 	Mode
+	// Datetime: a DATETIME; a DATE is its midnight, a string is read as one.
+	Datetime
 )
 
 // Nulls says when a function's result is NULL.

@@ -378,7 +378,7 @@ func extremeKernel(greatest bool) func(*Site) Kernel {
 		t := s.Sig.Result.Type
 		return func(args []*vec.Vec, out *vec.Vec, live []int32, nrows int) error {
 			switch t.ID {
-			case vec.Int64, vec.Decimal64:
+			case vec.Int64, vec.Decimal64, vec.Datetime:
 				pickOrdered(out.I64, args, func(v *vec.Vec) []int64 { return v.I64 }, live, greatest)
 			case vec.Int32, vec.Date32:
 				pickOrdered(out.I32, args, func(v *vec.Vec) []int32 { return v.I32 }, live, greatest)

@@ -122,10 +122,20 @@ func table() []Func {
 		// DATEDIFF(a, b): days from b to a, a BIGINT.
 		{Name: "datediff", SQL: []string{"datediff"}, MinArgs: 2, MaxArgs: 2, Args: []Class{Date},
 			Typing: dateDiffSig, Kernel: dateDiffKernel, PlanFold: anyNull},
-		// UNIX_TIMESTAMP(d): the seconds from the epoch to midnight of d in the process's
-		// time zone (MySQL's time_zone SYSTEM), a BIGINT; 0 outside TIMESTAMP's range. The
-		// form without an argument, the statement's time, is the binder's.
-		{Name: "unix_timestamp", SQL: []string{"unix_timestamp"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Date},
+		// The parts of a time of day, of a DATETIME (a DATE's are 0).
+		{Name: "hour", Family: "extract", SQL: []string{"hour"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Datetime},
+			Typing: timePartSig, Kernel: timePart(hours)},
+		{Name: "minute", Family: "extract", SQL: []string{"minute"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Datetime},
+			Typing: timePartSig, Kernel: timePart(minutes)},
+		{Name: "second", Family: "extract", SQL: []string{"second"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Datetime},
+			Typing: timePartSig, Kernel: timePart(seconds)},
+		{Name: "microsecond", Family: "extract", SQL: []string{"microsecond"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Datetime},
+			Typing: timePartSig, Kernel: timePart(microseconds)},
+		// UNIX_TIMESTAMP(t): the seconds from the epoch to t (a DATE's midnight) in the
+		// process's time zone (MySQL's time_zone SYSTEM), a BIGINT, the fraction dropped; 0
+		// outside TIMESTAMP's range. The form without an argument, the statement's time, is
+		// the binder's.
+		{Name: "unix_timestamp", SQL: []string{"unix_timestamp"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Datetime},
 			Typing: unixTimestampSig, Kernel: unixTimestampKernel},
 
 		// SLEEP(seconds) waits, once for every row it is evaluated on, and returns 0. It is

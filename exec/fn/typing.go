@@ -312,12 +312,20 @@ func dateDiffSig(f *Func, args []Arg) (Sig, error) {
 	return sigOf(Type{Type: vec.Int64Type}, 2, vec.DateType), nil
 }
 
-// unixTimestampSig: UNIX_TIMESTAMP of a date is BIGINT.
+// unixTimestampSig: UNIX_TIMESTAMP of a datetime is BIGINT.
 func unixTimestampSig(f *Func, args []Arg) (Sig, error) {
-	if args[0].ID != vec.Date32 {
-		return Sig{}, fmt.Errorf("%s of %s, not a date", f.Op(), args[0].Type)
+	if args[0].ID != vec.Datetime {
+		return Sig{}, fmt.Errorf("%s of %s, not a datetime", f.Op(), args[0].Type)
 	}
-	return sigOf(Type{Type: vec.Int64Type}, 1, vec.DateType), nil
+	return sigOf(Type{Type: vec.Int64Type}, 1, vec.DatetimeType), nil
+}
+
+// timePartSig types the parts of a time of day: a datetime and an INT.
+func timePartSig(f *Func, args []Arg) (Sig, error) {
+	if args[0].ID != vec.Datetime {
+		return Sig{}, fmt.Errorf("%s from %s, not a datetime", f.Op(), args[0].Type)
+	}
+	return sigOf(Type{Type: vec.Int32Type}, 1, vec.DatetimeType), nil
 }
 
 // substringSig: SUBSTRING(s, pos[, len]) is a string no longer than s, nor than a constant

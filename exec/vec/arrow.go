@@ -43,7 +43,7 @@ func (v *Vec) ViewArrow(t Type, arr arrow.Array, start, end int) error {
 	switch t.ID {
 	case Int32, Date32:
 		v.I32 = viewSlice[int32](bufs[1], off, n)
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		v.I64 = viewSlice[int64](bufs[1], off, n)
 	case Float64:
 		v.F64 = viewSlice[float64](bufs[1], off, n)
@@ -231,7 +231,7 @@ func (rb *RecordBuilder) appendCol(cb *colBuilder, v *Vec, sel []int32, bn, n in
 		switch cb.t.ID {
 		case Int32, Date32:
 			copyTyped(cb.values, at, v.I32, sel, n)
-		case Int64, Decimal64:
+		case Int64, Decimal64, Datetime:
 			copyTyped(cb.values, at, v.I64, sel, n)
 		case Float64:
 			copyTyped(cb.values, at, v.F64, sel, n)

@@ -57,3 +57,29 @@ func ParseDate(s []byte) (int32, error) {
 
 // AppendDate appends YYYY-MM-DD.
 func AppendDate(dst []byte, days int32) []byte { return civil.AppendDate(dst, int64(days)) }
+
+// AppendDatetime appends microseconds since 1970-01-01 00:00:00 as YYYY-MM-DD HH:MM:SS
+// with fsp fraction digits; fsp < 0 spells six digits when the fraction is not zero and
+// none when it is (a value whose SQL type is not known).
+func AppendDatetime(dst []byte, us int64, fsp int) []byte {
+	if fsp < 0 {
+		fsp = 0
+		if us%civil.MicrosPerSecond != 0 {
+			fsp = civil.MaxFsp
+		}
+	}
+	return civil.AppendDatetime(dst, us, fsp)
+}
+
+// ParseDatetime parses YYYY-MM-DD[ HH:MM[:SS[.ffffff]]] with spaces around it into
+// microseconds since 1970-01-01 00:00:00.
+func ParseDatetime(s []byte) (int64, error) {
+	us, err := textparse.Datetime(s, textparse.DateForm{Space: textparse.Blanks})
+	switch err {
+	case nil:
+		return us, nil
+	case textparse.ErrRange:
+		return 0, fmt.Errorf("vec: datetime %q out of range", textparse.Trim(s, textparse.Blanks))
+	}
+	return 0, fmt.Errorf("vec: bad datetime %q", textparse.Trim(s, textparse.Blanks))
+}

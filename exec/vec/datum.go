@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/colinkdb/colink/internal/civil"
 	"github.com/colinkdb/colink/internal/textparse"
 )
 
@@ -16,6 +17,7 @@ import (
 //	Bool        Int (0 or 1)
 //	Int32/Int64 Int
 //	Date32      Int (days since 1970-01-01)
+//	Datetime    Int (microseconds since 1970-01-01 00:00:00)
 //	Decimal64   Int (unscaled)
 //	Decimal128  Int (low 64 bits, two's complement) and Hi (high 64 bits)
 //	Float64     Float
@@ -98,6 +100,9 @@ func (d Datum) Decimal() Int128 {
 // Bool returns a boolean Datum's value.
 func (d Datum) Bool() bool { return d.Int != 0 }
 
+// DatetimeDatum makes a DATETIME from microseconds since 1970-01-01 00:00:00.
+func DatetimeDatum(us int64) Datum { return Datum{Type: DatetimeType, Int: us} }
+
 // Validate checks that the payload suits the type.
 func (d Datum) Validate() error {
 	if err := d.Type.Validate(); err != nil {
@@ -118,6 +123,10 @@ func (d Datum) Validate() error {
 	case Date32:
 		if d.Int < int64(MinDate) || d.Int > int64(MaxDate) {
 			return fmt.Errorf("vec: date datum %d out of range", d.Int)
+		}
+	case Datetime:
+		if !civil.MicrosInRange(d.Int) {
+			return fmt.Errorf("vec: datetime datum %d out of range", d.Int)
 		}
 	case Decimal64:
 		if !FitsPrecision64(d.Int, d.Type.Precision) {
@@ -146,6 +155,8 @@ func (d Datum) AppendText(dst []byte) []byte {
 		return d.Decimal().AppendDecimal(dst, d.Type.Scale)
 	case Date32:
 		return AppendDate(dst, int32(d.Int))
+	case Datetime:
+		return AppendDatetime(dst, d.Int, -1)
 	case String:
 		return append(dst, d.Str...)
 	}
@@ -229,6 +240,11 @@ func ParseDatum(t Type, s string) (Datum, error) {
 		if err == nil {
 			return DateDatum(v), nil
 		}
+	case Datetime:
+		v, err := ParseDatetime([]byte(s))
+		if err == nil {
+			return DatetimeDatum(v), nil
+		}
 	case String:
 		return StringDatum(s), nil
 	}
@@ -245,8 +261,12 @@ func CompareDatums(a, b Datum) (int, error) {
 	switch {
 	case at.ID == String && bt.ID == String:
 		return strings.Compare(a.Str, b.Str), nil
-	case at.ID == Date32 && bt.ID == Date32, at.ID == Bool && bt.ID == Bool:
+	case at.ID == Date32 && bt.ID == Date32, at.ID == Bool && bt.ID == Bool, at.ID == Datetime && bt.ID == Datetime:
 		return cmpInt64(a.Int, b.Int), nil
+	case at.ID == Date32 && bt.ID == Datetime: // a DATE is its midnight
+		return cmpInt64(a.Int*civil.MicrosPerDay, b.Int), nil
+	case at.ID == Datetime && bt.ID == Date32:
+		return cmpInt64(a.Int, b.Int*civil.MicrosPerDay), nil
 	case at.ID == Float64 || bt.ID == Float64:
 		if !at.IsNumeric() || !bt.IsNumeric() {
 			break

@@ -7,7 +7,7 @@
 // Invariants every user relies on:
 //
 //   - A Vec holds exactly one payload slice, chosen by Type.ID: I32 (Int32, Date32),
-//     I64 (Int64, Decimal64), F64 (Float64), D128 (Decimal128), Bool (Bool), or
+//     I64 (Int64, Decimal64, Datetime), F64 (Float64), D128 (Decimal128), Bool (Bool), or
 //     Offsets+Bytes (String, Arrow layout: row i is Bytes[Offsets[i]:Offsets[i+1]]).
 //   - Nulls is nil when no row is NULL; otherwise Nulls[i] is true for a NULL row.
 //   - The payload slot of a NULL row is unspecified: a kernel that produces a NULL may leave

@@ -116,7 +116,7 @@ func (v *Vec) ReserveFrom(p *Pool, n int) {
 		v.Bool = reserveFrom(p, v.Bool, n)
 	case Int32, Date32:
 		v.I32 = reserveFrom(p, v.I32, n)
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		v.I64 = reserveFrom(p, v.I64, n)
 	case Decimal128:
 		v.D128 = reserveFrom(p, v.D128, n)

@@ -17,8 +17,8 @@ const SQLTypeKey = "colink.sql_type"
 
 // SQLField returns the Arrow field of a column of SQL type sqlType, recording the type
 // (normalised: lower case, no spaces) under SQLTypeKey. The types a stored column may have
-// are int, bigint, decimal(p,s) with p <= MaxDecimal64Precision, date, char(n), varchar(n),
-// double and boolean.
+// are int, bigint, decimal(p,s) with p <= MaxDecimal64Precision, date, datetime(fsp),
+// char(n), varchar(n), double and boolean.
 func SQLField(name, sqlType string, nullable bool) (arrow.Field, error) {
 	t, err := storedType(sqlType)
 	if err != nil {
@@ -33,9 +33,9 @@ func SQLField(name, sqlType string, nullable bool) (arrow.Field, error) {
 func storedType(s string) (Type, error) {
 	name, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "(")
 	switch strings.TrimSpace(name) {
-	case "int", "integer", "bigint", "date", "char", "varchar", "text", "double", "boolean", "bool", "decimal":
+	case "int", "integer", "bigint", "date", "datetime", "char", "varchar", "text", "double", "boolean", "bool", "decimal":
 	default:
-		return Type{}, fmt.Errorf("unsupported SQL type %q (want int, bigint, decimal(p,s), date, char(n), varchar(n), double or boolean)", s)
+		return Type{}, fmt.Errorf("unsupported SQL type %q (want int, bigint, decimal(p,s), date, datetime(fsp), char(n), varchar(n), double or boolean)", s)
 	}
 	t, err := ParseType(s)
 	if err != nil {
@@ -64,6 +64,8 @@ func SQLTypeOf(f arrow.Field) string {
 		return "decimal(" + strconv.Itoa(int(t.Precision)) + "," + strconv.Itoa(int(t.Scale)) + ")"
 	case *arrow.Date32Type:
 		return "date"
+	case *arrow.TimestampType:
+		return "datetime(6)" // the fraction digits unknown: all of them
 	case *arrow.StringType:
 		return "varchar"
 	case *arrow.Float64Type:

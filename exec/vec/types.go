@@ -23,6 +23,7 @@ const (
 	Decimal128        // DECIMAL(p,s), 18 < p <= 38: Int128 scaled by 10^s
 	Date32            // DATE: days since 1970-01-01
 	String            // CHAR/VARCHAR: UTF-8 bytes
+	Datetime          // DATETIME(fsp): microseconds since 1970-01-01 00:00:00
 )
 
 // MaxDecimal64Precision is the largest precision that Decimal64 holds: 10^18-1 < 2^63.
@@ -34,7 +35,9 @@ const MaxPrecision = 38
 // MaxScale is the largest decimal scale, as in MySQL (DECIMAL_MAX_SCALE).
 const MaxScale = 30
 
-// Type is a column's value type. Precision and Scale are meaningful for decimals only.
+// Type is a column's value type. Precision and Scale are meaningful for decimals only. A
+// DATETIME's fractional-second digits belong to its SQL type (the field's SQLTypeKey), not
+// here: they change how it is spelled, never what is computed.
 type Type struct {
 	ID        TypeID `msgpack:"id"`
 	Precision int32  `msgpack:"p,omitempty"`
@@ -48,7 +51,9 @@ var (
 	Int64Type   = Type{ID: Int64}
 	Float64Type = Type{ID: Float64}
 	DateType    = Type{ID: Date32}
-	StringType  = Type{ID: String}
+	// DatetimeType is DATETIME of any fsp.
+	DatetimeType = Type{ID: Datetime}
+	StringType   = Type{ID: String}
 )
 
 // Decimal returns DECIMAL(p,s): Decimal64 when p <= 18, Decimal128 otherwise. p is capped at
@@ -114,7 +119,7 @@ func (t Type) Width() int {
 		return 1
 	case Int32, Date32:
 		return 4
-	case Int64, Float64, Decimal64:
+	case Int64, Float64, Decimal64, Datetime:
 		return 8
 	case Decimal128:
 		return 16
@@ -137,6 +142,8 @@ func (t Type) String() string {
 		return "decimal(" + strconv.Itoa(int(t.Precision)) + "," + strconv.Itoa(int(t.Scale)) + ")"
 	case Date32:
 		return "date"
+	case Datetime:
+		return "datetime"
 	case String:
 		return "string"
 	}
@@ -147,6 +154,11 @@ func (t Type) String() string {
 func (t Type) Validate() error {
 	switch t.ID {
 	case Bool, Int32, Int64, Float64, Date32, String:
+		return nil
+	case Datetime:
+		if t.Scale != 0 || t.Precision != 0 {
+			return fmt.Errorf("vec: invalid datetime type (precision %d, scale %d)", t.Precision, t.Scale)
+		}
 		return nil
 	case Decimal64, Decimal128:
 		if t.Precision < 1 || t.Precision > MaxPrecision || t.Scale < 0 || t.Scale > t.Precision || t.Scale > MaxScale {
@@ -168,7 +180,8 @@ func (t Type) physicalName() string {
 }
 
 // ParseType parses the spelling String produces, plus the SQL aliases int, bigint, integer,
-// varchar, char, text, boolean, float64 (case-insensitive, parameters of char(n) ignored).
+// varchar, char, text, boolean, float64, timestamp (case-insensitive; the parameters of
+// char(n) and of datetime(fsp) ignored).
 func ParseType(s string) (Type, error) {
 	l := strings.ToLower(strings.TrimSpace(s))
 	name, params, hasParams := strings.Cut(l, "(")
@@ -184,6 +197,14 @@ func ParseType(s string) (Type, error) {
 		return Float64Type, nil
 	case "date":
 		return DateType, nil
+	case "datetime", "timestamp":
+		if hasParams {
+			fsp, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(params, ")")))
+			if err != nil || fsp < 0 || fsp > 6 || !strings.HasSuffix(params, ")") {
+				return Type{}, fmt.Errorf("vec: bad datetime type %q (fsp is 0 to 6)", s)
+			}
+		}
+		return DatetimeType, nil
 	case "string", "varchar", "char", "text":
 		return StringType, nil
 	case "decimal":
@@ -221,6 +242,8 @@ func (t Type) Arrow() arrow.DataType {
 		return &arrow.Decimal128Type{Precision: t.Precision, Scale: t.Scale}
 	case Date32:
 		return arrow.FixedWidthTypes.Date32
+	case Datetime:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
 	case String:
 		return arrow.BinaryTypes.String
 	}
@@ -242,6 +265,10 @@ func FromArrow(dt arrow.DataType) (Type, error) {
 		return Float64Type, nil
 	case *arrow.Date32Type:
 		return DateType, nil
+	case *arrow.TimestampType:
+		if d.Unit == arrow.Microsecond && d.TimeZone == "" {
+			return DatetimeType, nil
+		}
 	case *arrow.StringType:
 		return StringType, nil
 	case *arrow.Decimal64Type:

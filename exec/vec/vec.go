@@ -60,7 +60,7 @@ func (v *Vec) Prepare(t Type, n int) {
 	case Int32, Date32:
 		v.own.i32 = grow(v.own.i32, n)
 		v.I32 = v.own.i32[:n]
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		v.own.i64 = grow(v.own.i64, n)
 		v.I64 = v.own.i64[:n]
 	case Float64:
@@ -113,7 +113,7 @@ func (v *Vec) Len() int {
 	switch v.Type.ID {
 	case Int32, Date32:
 		return len(v.I32)
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		return len(v.I64)
 	case Float64:
 		return len(v.F64)
@@ -160,6 +160,8 @@ func (v *Vec) Datum(i int) Datum {
 		return Int32Datum(v.I32[i])
 	case Date32:
 		return DateDatum(v.I32[i])
+	case Datetime:
+		return DatetimeDatum(v.I64[i])
 	case Int64:
 		return Int64Datum(v.I64[i])
 	case Decimal64:
@@ -199,6 +201,8 @@ func (v *Vec) AppendText(dst []byte, i int) []byte {
 		return AppendFloat(dst, v.F64[i])
 	case Date32:
 		return AppendDate(dst, v.I32[i])
+	case Datetime:
+		return AppendDatetime(dst, v.I64[i], -1)
 	case String:
 		return append(dst, v.String(i)...)
 	}
@@ -227,7 +231,7 @@ func (v *Vec) Fill(d Datum, n int) {
 		for i := range v.I32 {
 			v.I32[i] = int32(d.Int)
 		}
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		for i := range v.I64 {
 			v.I64[i] = d.Int
 		}
@@ -262,7 +266,7 @@ func (v *Vec) AppendDatum(d Datum) {
 		v.Bool = append(v.Bool, d.Int != 0)
 	case Int32, Date32:
 		v.I32 = append(v.I32, int32(d.Int))
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		v.I64 = append(v.I64, d.Int)
 	case Decimal128:
 		v.D128 = append(v.D128, d.Decimal())
@@ -285,7 +289,7 @@ func (v *Vec) AppendNull() {
 		v.Bool = append(v.Bool, false)
 	case Int32, Date32:
 		v.I32 = append(v.I32, 0)
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		v.I64 = append(v.I64, 0)
 	case Decimal128:
 		v.D128 = append(v.D128, Int128{})
@@ -310,7 +314,7 @@ func (v *Vec) AppendFrom(src *Vec, sel []int32, n int) {
 			v.Bool = append(v.Bool, src.Bool[:n]...)
 		case Int32, Date32:
 			v.I32 = append(v.I32, src.I32[:n]...)
-		case Int64, Decimal64:
+		case Int64, Decimal64, Datetime:
 			v.I64 = append(v.I64, src.I64[:n]...)
 		case Decimal128:
 			v.D128 = append(v.D128, src.D128[:n]...)
@@ -333,7 +337,7 @@ func (v *Vec) AppendFrom(src *Vec, sel []int32, n int) {
 			for _, i := range sel {
 				v.I32 = append(v.I32, src.I32[i])
 			}
-		case Int64, Decimal64:
+		case Int64, Decimal64, Datetime:
 			for _, i := range sel {
 				v.I64 = append(v.I64, src.I64[i])
 			}
@@ -389,7 +393,7 @@ func (v *Vec) Reserve(n int) {
 		v.Bool = reserve(v.Bool, n)
 	case Int32, Date32:
 		v.I32 = reserve(v.I32, n)
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		v.I64 = reserve(v.I64, n)
 	case Decimal128:
 		v.D128 = reserve(v.D128, n)
@@ -421,7 +425,7 @@ func (v *Vec) AppendRow(src *Vec, i int) {
 		v.Bool = append(v.Bool, src.Bool[i])
 	case Int32, Date32:
 		v.I32 = append(v.I32, src.I32[i])
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		v.I64 = append(v.I64, src.I64[i])
 	case Decimal128:
 		v.D128 = append(v.D128, src.D128[i])
@@ -451,7 +455,7 @@ func (v *Vec) Gather(src *Vec, idx []int32) {
 		for k, i := range idx {
 			out[k] = src.I32[i]
 		}
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		out := v.I64[:n]
 		for k, i := range idx {
 			out[k] = src.I64[i]
@@ -548,7 +552,7 @@ func (v *Vec) gatherValues(src *Vec, idx []int32, at []int32, n int) {
 				v.I32[at[k]] = src.I32[i]
 			}
 		}
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		for k, i := range idx {
 			if i >= 0 {
 				v.I64[at[k]] = src.I64[i]
@@ -600,7 +604,7 @@ func (v *Vec) View(src *Vec, start, end int) {
 		v.Bool = src.Bool[start:end]
 	case Int32, Date32:
 		v.I32 = src.I32[start:end]
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		v.I64 = src.I64[start:end]
 	case Decimal128:
 		v.D128 = src.D128[start:end]
@@ -624,7 +628,7 @@ func (v *Vec) Copy(src *Vec, sel []int32, n int) {
 		copy(v.Bool, src.Bool[:n])
 	case Int32, Date32:
 		copy(v.I32, src.I32[:n])
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		copy(v.I64, src.I64[:n])
 	case Decimal128:
 		copy(v.D128, src.D128[:n])
@@ -655,7 +659,7 @@ func RowsEqual(a *Vec, i int, b *Vec, j int) bool {
 		return a.Bool[i] == b.Bool[j]
 	case Int32, Date32:
 		return a.I32[i] == b.I32[j]
-	case Int64, Decimal64:
+	case Int64, Decimal64, Datetime:
 		return a.I64[i] == b.I64[j]
 	case Decimal128:
 		return a.D128[i] == b.D128[j]

@@ -139,6 +139,7 @@ const (
 	TypeNull       ColumnType = 6   // the type of a NULL literal
 	TypeLongLong   ColumnType = 8   // BIGINT
 	TypeDate       ColumnType = 10  // DATE
+	TypeDatetime   ColumnType = 12  // DATETIME (colink's TIMESTAMP is one)
 	TypeNewDecimal ColumnType = 246 // DECIMAL
 	TypeBlob       ColumnType = 252 // BLOB and TEXT
 	TypeVarString  ColumnType = 253 // VARCHAR
@@ -191,7 +192,8 @@ func ColumnsFromSchema(schema *arrow.Schema) ([]Column, error) {
 
 // ColumnFromField describes an Arrow field as a MySQL column: int8/16/32/64 as TINYINT,
 // SMALLINT, INT, BIGINT (and their unsigned forms), float32/64 as FLOAT/DOUBLE, decimal64 and
-// decimal128 as DECIMAL(p,s), date32 as DATE, utf8 as CHAR(n) or VARCHAR(n) by the field's
+// decimal128 as DECIMAL(p,s), date32 as DATE, timestamp[us] as DATETIME (its fraction
+// digits by the vec.SQLTypeKey metadata), utf8 as CHAR(n) or VARCHAR(n) by the field's
 // vec.SQLTypeKey metadata (VARCHAR(255) without it), binary as a binary string, boolean as
 // TINYINT(1), and null as NULL. A field that is not nullable gets NOT NULL.
 func ColumnFromField(f arrow.Field) (Column, error) {
@@ -240,6 +242,16 @@ func ColumnFromField(f arrow.Field) (Column, error) {
 		c.Decimals = uint8(t.Scale)
 	case *arrow.Date32Type:
 		c.Type, c.Length = TypeDate, 10
+		c.Flags |= FlagBinary
+	case *arrow.TimestampType:
+		if t.Unit != arrow.Microsecond || t.TimeZone != "" {
+			return Column{}, Errorf(ErrUnknownError, "column %q has Arrow type %s, which colink cannot send over the MySQL protocol", f.Name, f.Type)
+		}
+		fsp := datetimeFsp(f)
+		c.Type, c.Length, c.Decimals = TypeDatetime, 19, uint8(fsp)
+		if fsp > 0 {
+			c.Length += uint32(fsp) + 1
+		}
 		c.Flags |= FlagBinary
 	case *arrow.StringType, *arrow.LargeStringType:
 		c.Type, c.Length = TypeVarString, 255

@@ -69,7 +69,7 @@ func TestColumnFromField(t *testing.T) {
 			t.Errorf("ColumnFromField(%v) = %+v, %v; want %+v", c.field, got, err, c.want)
 		}
 	}
-	_, err := ColumnFromField(arrow.Field{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us})
+	_, err := ColumnFromField(arrow.Field{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}})
 	if code, _, msg := AsMySQL(err); code != ErrUnknownError || !strings.Contains(msg, `"ts"`) {
 		t.Errorf("unsupported type: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/internal/civil"
 	"github.com/colinkdb/colink/internal/textparse"
 )
@@ -36,6 +37,7 @@ const (
 	kindBinary
 	kindBoolean
 	kindNull
+	kindTimestamp // DATETIME: microseconds since 1970-01-01 00:00:00, no time zone
 )
 
 func kindOf(t arrow.DataType) (valueKind, bool) {
@@ -76,6 +78,10 @@ func kindOf(t arrow.DataType) (valueKind, bool) {
 		return kindBoolean, true
 	case arrow.NULL:
 		return kindNull, true
+	case arrow.TIMESTAMP:
+		if ts := t.(*arrow.TimestampType); ts.Unit == arrow.Microsecond && ts.TimeZone == "" {
+			return kindTimestamp, true
+		}
 	}
 	return 0, false
 }
@@ -85,8 +91,8 @@ func kindOf(t arrow.DataType) (valueKind, bool) {
 type columnValues struct {
 	kind  valueKind
 	arr   arrow.Array
-	nulls bool // the column has at least one null
-	scale int32
+	nulls bool  // the column has at least one null
+	scale int32 // decimals' scale, datetimes' fraction digits
 
 	i64  []int64
 	i32  []int32
@@ -103,18 +109,23 @@ type columnValues struct {
 // rowEncoder writes record batches as text-protocol rows.
 type rowEncoder struct {
 	kinds []valueKind
+	fsp   []int32 // each DATETIME column's fraction digits, from its SQL type
 	cols  []columnValues
 }
 
 // newRowEncoder prepares to encode batches of schema.
 func newRowEncoder(schema *arrow.Schema) (*rowEncoder, error) {
-	e := &rowEncoder{kinds: make([]valueKind, schema.NumFields()), cols: make([]columnValues, schema.NumFields())}
+	n := schema.NumFields()
+	e := &rowEncoder{kinds: make([]valueKind, n), fsp: make([]int32, n), cols: make([]columnValues, n)}
 	for i, f := range schema.Fields() {
 		k, ok := kindOf(f.Type)
 		if !ok {
 			return nil, Errorf(ErrUnknownError, "column %q has Arrow type %s, which colink cannot send over the MySQL protocol", f.Name, f.Type)
 		}
 		e.kinds[i] = k
+		if k == kindTimestamp {
+			e.fsp[i] = int32(datetimeFsp(f))
+		}
 	}
 	return e, nil
 }
@@ -147,6 +158,9 @@ func (e *rowEncoder) bind(rec arrow.RecordBatch) error {
 			c.scale = a.DataType().(*arrow.Decimal128Type).Scale
 		case *array.Date32:
 			c.day = a.Date32Values()
+		case *array.Timestamp:
+			c.i64 = arrow.Int64Traits.CastFromBytes(a.Data().Buffers()[1].Bytes())[a.Data().Offset():][:a.Len()]
+			c.scale = e.fsp[i]
 		case *array.String:
 			c.str = a
 		case *array.LargeString:
@@ -205,6 +219,8 @@ func (c *columnValues) appendValue(b []byte, r int) []byte {
 		b = appendDecimal128(b, d.HighBits(), d.LowBits(), c.scale)
 	case kindDate32:
 		b = appendDate(b, int32(c.day[r]))
+	case kindTimestamp:
+		b = civil.AppendDatetime(b, c.i64[r], int(c.scale))
 	case kindFloat64:
 		b = appendDouble(b, c.f64[r], 64)
 	case kindBoolean:
@@ -296,6 +312,8 @@ func (c *columnValues) appendBinaryValue(b []byte, r int) []byte {
 	case kindDate32:
 		y, m, d := civil.Date(int64(c.day[r]))
 		return appendBinaryDate(b, y, m, d)
+	case kindTimestamp:
+		return appendBinaryDatetime(b, c.i64[r])
 	}
 	// DECIMAL and the strings: the text form, length-encoded.
 	return c.appendValue(b, r)
@@ -307,6 +325,43 @@ func appendBinaryDate(b []byte, y, m, d int) []byte {
 	b = append(b, 4)
 	b = binary.LittleEndian.AppendUint16(b, uint16(y))
 	return append(b, byte(m), byte(d))
+}
+
+// appendBinaryDatetime appends a DATETIME in the binary protocol's form: a length of 4
+// (midnight), 7 (whole seconds) or 11, then year (2 bytes), month, day, hour, minute,
+// second, and the microseconds (4 bytes).
+func appendBinaryDatetime(b []byte, us int64) []byte {
+	days, tod := civil.SplitMicros(us)
+	y, m, d := civil.Date(days)
+	if tod == 0 {
+		return appendBinaryDate(b, y, m, d)
+	}
+	h, mi, s, f := civil.Clock(tod)
+	n := byte(7)
+	if f != 0 {
+		n = 11
+	}
+	b = append(b, n)
+	b = binary.LittleEndian.AppendUint16(b, uint16(y))
+	b = append(b, byte(m), byte(d), byte(h), byte(mi), byte(s))
+	if f != 0 {
+		b = binary.LittleEndian.AppendUint32(b, uint32(f))
+	}
+	return b
+}
+
+// datetimeFsp is the fraction digits of a DATETIME field: its SQL type's (datetime(3)),
+// else 0 (datetime).
+func datetimeFsp(f arrow.Field) int {
+	if sqlType, ok := f.Metadata.GetValue(vec.SQLTypeKey); ok {
+		if n, ok := typeLength(sqlType, "datetime"); ok && n <= 6 {
+			return int(n)
+		}
+		if n, ok := typeLength(sqlType, "timestamp"); ok && n <= 6 {
+			return int(n)
+		}
+	}
+	return 0
 }
 
 // appendBinaryText appends a value the front end holds as text (its own small results) in

@@ -23,6 +23,7 @@ import (
 
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/exemgr/frontend"
+	"github.com/colinkdb/colink/internal/civil"
 	"github.com/colinkdb/colink/internal/textparse"
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql"
@@ -41,8 +42,8 @@ type loadColumn struct {
 	name     string
 	typ      arrow.DataType
 	nullable bool
-	maxChars int // char(n), varchar(n): n; 0 unchecked
-	scale    int32
+	maxChars int   // char(n), varchar(n): n; 0 unchecked
+	scale    int32 // decimals' scale; datetimes' fraction digits
 	prec     int32
 	field    int // the field of a line that fills it; -1: NULL
 }
@@ -125,6 +126,13 @@ func New(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, a
 			if st, ok := fd.Metadata.GetValue(vec.SQLTypeKey); ok {
 				c.maxChars = TypeLength(st)
 			}
+		case *arrow.TimestampType:
+			if t.Unit != arrow.Microsecond || t.TimeZone != "" {
+				return nil, fmt.Errorf("LOAD DATA into column %s of type %s is not supported", fd.Name, fd.Type)
+			}
+			if st, ok := fd.Metadata.GetValue(vec.SQLTypeKey); ok {
+				c.scale = int32(datetimeFsp(st))
+			}
 		case *arrow.Int32Type, *arrow.Int64Type, *arrow.Date32Type, *arrow.Float64Type, *arrow.BooleanType:
 		default:
 			return nil, fmt.Errorf("LOAD DATA into column %s of type %s is not supported", fd.Name, fd.Type)
@@ -132,6 +140,19 @@ func New(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, a
 		l.cols = append(l.cols, c)
 	}
 	return l, nil
+}
+
+// datetimeFsp returns fsp of "datetime(fsp)", else 0.
+func datetimeFsp(sqlType string) int {
+	_, params, ok := strings.Cut(sqlType, "(")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(params), ")"))
+	if err != nil || n < 0 || n > 6 {
+		return 0
+	}
+	return n
 }
 
 // TypeLength returns n of "char(n)" or "varchar(n)", else 0.
@@ -517,6 +538,12 @@ func (l *Loader) parseIntLike(c *loadColumn, raw []byte) (int64, error) {
 			return 0, loadErr(1292, "22007", "Incorrect date value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
 		}
 		return int64(v), nil
+	case *arrow.TimestampType:
+		v, err := textparse.Datetime(raw, dateForm)
+		if err != nil {
+			return 0, loadErr(1292, "22007", "Incorrect datetime value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
+		}
+		return civil.TruncateMicros(v, int(c.scale)), nil
 	}
 	return 0, fmt.Errorf("column %s: type %s", c.name, c.typ)
 }
@@ -584,6 +611,8 @@ func (l *Loader) appendValue(b array.Builder, c *loadColumn) error {
 			bb.Append(decimal.Decimal64(v))
 		case *array.Date32Builder:
 			bb.Append(arrow.Date32(v))
+		case *array.TimestampBuilder:
+			bb.Append(arrow.Timestamp(v))
 		default:
 			return fmt.Errorf("column %s: no builder for %s", c.name, c.typ)
 		}

@@ -1,4 +1,4 @@
-// Package textparse is colink's one reader of integers, decimals and dates written as
+// Package textparse is colink's one reader of integers, decimals, dates and datetimes written as
 // text. LOAD DATA's fields (exemgr/loadtext), the SQL layer's literals and constant casts
 // (sql/types), and the execution kernels' CAST of string data and their literals (exec/vec,
 // exec/expr) all read through it, so that the same text means the same value wherever it
@@ -21,7 +21,8 @@
 //     range 0001-01-01 … 9999-12-31. Zero dates (0000-00-00, a month or day of 0) and days
 //     that do not exist (1998-02-30) are ErrRange; there are no two-digit years (the
 //     year's digits are read as written: 95-01-01 is the year 95, or an error with
-//     DateForm.Year4), no other separators and no time part.
+//     DateForm.Year4) and no other separators. Datetime reads a date and an optional time of
+//     day (HH:MM[:SS[.ffffff]], after ' ' or 'T').
 //
 // Nothing here allocates: the functions read the caller's bytes and return values, and
 // errors are the package's sentinels, which the callers turn into their own messages.
@@ -492,4 +493,68 @@ func digits(b []byte) (int, bool) {
 		n = n*10 + int(c-'0')
 	}
 	return n, true
+}
+
+// Datetime reads all of b, after trimming f.Space, as a DATETIME: a date of form f, then
+// optionally ' ' or 'T' and HH:MM[:SS[.ffffff]] (hours 0–23; one or two digits a part;
+// fraction digits beyond six are dropped, as MySQL truncates them at parse). It returns
+// microseconds since 1970-01-01 00:00:00. A date alone is its midnight.
+func Datetime(b []byte, f DateForm) (int64, error) {
+	if !plain(b) {
+		b = Trim(b, f.Space)
+	}
+	split := bytes.IndexAny(b, " T")
+	if split < 0 {
+		d, err := Date(b, f)
+		return d * civil.MicrosPerDay, err
+	}
+	d, err := Date(b[:split], DateForm{Year4: f.Year4, MonthDay2: f.MonthDay2})
+	if err != nil {
+		return 0, err
+	}
+	t := b[split+1:]
+	var part [3]int
+	p, nd := 0, 0
+	frac, fracDigits := 0, 0
+	i := 0
+	for ; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if nd == 2 {
+				return 0, ErrSyntax
+			}
+			part[p] = part[p]*10 + int(c-'0')
+			nd++
+		case c == ':' && nd > 0 && p < 2:
+			p++
+			nd = 0
+		case c == '.' && nd > 0 && p == 2:
+			for i++; i < len(t); i++ {
+				c := t[i]
+				if c < '0' || c > '9' {
+					return 0, ErrSyntax
+				}
+				if fracDigits < civil.MaxFsp {
+					frac = frac*10 + int(c-'0')
+					fracDigits++
+				}
+			}
+			if fracDigits == 0 {
+				return 0, ErrSyntax
+			}
+		default:
+			return 0, ErrSyntax
+		}
+	}
+	if p < 1 || nd == 0 {
+		return 0, ErrSyntax
+	}
+	for ; fracDigits < civil.MaxFsp; fracDigits++ {
+		frac *= 10
+	}
+	if part[0] > 23 || part[1] > 59 || part[2] > 59 {
+		return 0, ErrRange
+	}
+	return d*civil.MicrosPerDay + int64(part[0]*3600+part[1]*60+part[2])*civil.MicrosPerSecond + int64(frac), nil
 }

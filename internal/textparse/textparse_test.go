@@ -391,3 +391,43 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// TestDatetime: a date alone is its midnight; a time of day follows ' ' or 'T' with one or
+// two digits a part, seconds optional, up to six fraction digits kept (more dropped); an
+// hour past 23 or a minute or second past 59 is out of range; anything else is malformed.
+// The microseconds spell back through civil.FormatDatetime.
+func TestDatetime(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"2024-01-02", "2024-01-02 00:00:00.000000"},
+		{"2024-01-02 10:30:00", "2024-01-02 10:30:00.000000"},
+		{"2024-01-02T10:30", "2024-01-02 10:30:00.000000"},
+		{" 2024-01-02 1:2:3 ", "2024-01-02 01:02:03.000000"},
+		{"2024-01-02 10:30:00.5", "2024-01-02 10:30:00.500000"},
+		{"2024-01-02 10:30:00.123456789", "2024-01-02 10:30:00.123456"},
+		{"1969-12-31 23:59:59.999999", "1969-12-31 23:59:59.999999"},
+		{"0001-01-01 00:00:00", "0001-01-01 00:00:00.000000"},
+		{"9999-12-31 23:59:59.999999", "9999-12-31 23:59:59.999999"},
+		{"2024-01-02 24:00:00", "range"},
+		{"2024-01-02 10:60:00", "range"},
+		{"2024-02-30 10:00:00", "range"},
+		{"2024-01-02 10", "syntax"},
+		{"2024-01-02 10:30:00.", "syntax"},
+		{"2024-01-02 10:30:00:00", "syntax"},
+		{"2024-01-02 100:30", "syntax"},
+		{"2024-01-02  10:30", "syntax"},
+		{"2024-01-02 10:30 pm", "syntax"},
+		{"", "syntax"},
+	} {
+		us, err := Datetime([]byte(c.in), DateForm{Space: Blanks, Year4: true})
+		got := errName(err)
+		if err == nil {
+			got = civil.FormatDatetime(us, 6)
+		}
+		if got != c.want {
+			t.Errorf("Datetime(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	if got := civil.FormatDatetime(civil.TruncateMicros(-1, 3), 3); got != "1969-12-31 23:59:59.999" {
+		t.Errorf("truncating before the epoch: %s", got)
+	}
+}

@@ -232,11 +232,13 @@ func storageValue(col vec.Type, d vec.Datum) (storage.Value, bool) {
 	exact := col.IsInteger() || col.IsDecimal() || col.ID == vec.Date32 || col.ID == vec.Bool
 	switch d.Type.ID {
 	case vec.Int32, vec.Int64:
-		return storage.Int(d.Int), exact && col.ID != vec.Date32
+		return storage.Int(d.Int), exact && col.ID != vec.Date32 && col.ID != vec.Datetime
 	case vec.Bool:
 		return storage.Int(d.Int), col.ID == vec.Bool
 	case vec.Date32:
 		return storage.Date(int32(d.Int)), col.ID == vec.Date32
+	case vec.Datetime:
+		return storage.Int(d.Int), col.ID == vec.Datetime // microseconds, as stored
 	case vec.Decimal64:
 		return storage.Decimal(d.Int, d.Type.Scale), exact && col.ID != vec.Date32 && col.ID != vec.Bool
 	case vec.Decimal128:

@@ -28,8 +28,11 @@ func (b *Binder) castTo(e plan.Expr, t types.Type, text string) (plan.Expr, erro
 	if l, ok := e.(*plan.Literal); ok {
 		v, err := types.Convert(l.V, t)
 		if err != nil {
-			if t.Kind == types.Date {
+			switch t.Kind {
+			case types.Date:
 				return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATE value: '%s'", l.V.Text())
+			case types.Datetime:
+				return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATETIME value: '%s'", l.V.Text())
 			}
 			return nil, sqlerr.New(sqlerr.ErTruncatedWrongValue, "Truncated incorrect %s value: '%s' in '%s'", t, l.V.Text(), text)
 		}
@@ -77,7 +80,8 @@ func resultType(a, b types.Type) (types.Type, bool) {
 		return b, true
 	case b.Kind == types.Null:
 		return a, true
-	case a.IsNumeric() && b.IsNumeric(), a.IsString() && b.IsString(), a.Kind == types.Date && b.Kind == types.Date:
+	case a.IsNumeric() && b.IsNumeric(), a.IsString() && b.IsString(),
+		(a.Kind == types.Date || a.Kind == types.Datetime) && (b.Kind == types.Date || b.Kind == types.Datetime):
 		return types.Common(a, b)
 	}
 	wa, oka := textWidth(a)
@@ -105,6 +109,11 @@ func textWidth(t types.Type) (int, bool) {
 		return 23, true
 	case types.Date:
 		return 10, true
+	case types.Datetime:
+		if t.Scale > 0 {
+			return 20 + t.Scale, true
+		}
+		return 19, true
 	}
 	return 0, false
 }
@@ -187,7 +196,7 @@ func (b *Binder) numeric(e plan.Expr, op, text string) (plan.Expr, error) {
 		return nil, sqlerr.New(sqlerr.ErTruncatedWrongValue, "Truncated incorrect DECIMAL value: '%s'", l.V.Str)
 	}
 	hint := ""
-	if t.Kind == types.Date {
+	if t.Kind == types.Date || t.Kind == types.Datetime {
 		hint = " (use INTERVAL for date arithmetic)"
 	}
 	return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to %s: '%s' is %s, not a number%s", op, text, t, hint)
@@ -259,8 +268,8 @@ func (b *Binder) toString(e plan.Expr, text string) (plan.Expr, error) {
 	n := 20
 	if t.Kind == types.Decimal {
 		n = t.Precision + 2
-	} else if t.Kind == types.Date {
-		n = 10
+	} else if w, ok := textWidth(t); ok && (t.Kind == types.Date || t.Kind == types.Datetime) {
+		n = w
 	}
 	return b.castTo(e, types.VarcharType(n), text)
 }

@@ -172,15 +172,16 @@ func (b *Binder) Insert(s *ast.InsertStmt) (*plan.Query, error) {
 }
 
 // assignable reports whether a value of type from may be stored in a column of type to:
-// numbers into numbers, strings into anything (parsed), dates into dates and strings.
+// numbers into numbers, strings into anything (parsed), dates and datetimes into either
+// and into strings.
 func assignable(from, to types.Type) bool {
 	switch {
 	case from.Kind == types.Null || from.IsString():
 		return true
 	case from.IsNumeric():
 		return to.IsNumeric() || to.IsString()
-	case from.Kind == types.Date:
-		return to.Kind == types.Date || to.IsString()
+	case from.Kind == types.Date || from.Kind == types.Datetime:
+		return to.Kind == types.Date || to.Kind == types.Datetime || to.IsString()
 	}
 	return false
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/civil"
 	"github.com/colinkdb/colink/sql/lower"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -64,6 +65,17 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATE value: '%s'", s)
 		}
 		return plan.Lit(types.DateValue(d)), nil
+	case ast.TimestampLiteral:
+		v, ok := x.Args[0].(ast.ValueExpr)
+		s, isStr := v.GetValue().(string)
+		if !ok || !isStr {
+			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATETIME value: '%s'", text)
+		}
+		us, fsp, err := types.ParseDatetime(s)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATETIME value: '%s'", s)
+		}
+		return plan.Lit(types.DatetimeValue(us, fsp)), nil
 	case ast.DateAdd, ast.DateSub, ast.AddDate, ast.SubDate:
 		if err := argc(3, 3); err != nil {
 			return nil, err
@@ -182,7 +194,7 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			}
 			fsp = int(n)
 		}
-		return plan.Lit(types.StringValue(formatDatetime(b.statementTime(), fsp))), nil
+		return plan.Lit(types.DatetimeValue(wallMicros(b.statementTime()), fsp)), nil
 	case ast.Curdate, ast.CurrentDate:
 		if err := argc(0, 0); err != nil {
 			return nil, err
@@ -250,15 +262,13 @@ func (b *Binder) statementTime() time.Time {
 	return b.now
 }
 
-// formatDatetime is MySQL's text of a DATETIME with fsp fractional digits (truncated, as
-// NOW(fsp) truncates the statement's time). colink has no DATETIME type: NOW() is this
-// string, as MySQL's NOW() reads in a string context.
-func formatDatetime(t time.Time, fsp int) string {
-	s := t.Format("2006-01-02 15:04:05.000000")
-	if fsp == 0 {
-		return s[:19]
-	}
-	return s[:20+fsp]
+// wallMicros is t's wall-clock time in its own location as a DATETIME's microseconds
+// (NOW() is the session's local time, as MySQL's with time_zone SYSTEM).
+func wallMicros(t time.Time) int64 {
+	y, m, d := t.Date()
+	h, mi, s := t.Clock()
+	days := int64(vec.DaysFromCivil(int32(y), int32(m), int32(d)))
+	return days*civil.MicrosPerDay + int64(h*3600+mi*60+s)*civil.MicrosPerSecond + int64(t.Nanosecond()/1000)
 }
 
 // apply binds a call of registry function f over bound arguments a, called by the SQL name
@@ -384,6 +394,8 @@ func (b *Binder) argument(c fn.Class, e plan.Expr, what, text string) (plan.Expr
 		return b.intArg(e, text)
 	case fn.Date:
 		return b.dateOperand(e, text)
+	case fn.Datetime:
+		return b.datetimeOperand(e, text)
 	}
 	return nil, sqlerr.New(sqlerr.ErUnknown, "internal error: argument class %d of '%s'", c, text)
 }
@@ -471,12 +483,14 @@ func (b *Binder) trim(x *ast.FuncCallExpr, name string, ctx *exprCtx) (plan.Expr
 	return e, nil
 }
 
-// dateOperand makes a DATE of e: dates as they are, a string literal parsed.
+// dateOperand makes a DATE of e: dates as they are, a datetime's day, a string parsed.
 func (b *Binder) dateOperand(e plan.Expr, text string) (plan.Expr, error) {
 	t := e.Type()
 	switch {
 	case t.Kind == types.Date:
 		return e, nil
+	case t.Kind == types.Datetime:
+		return b.castTo(e, types.DateType, text)
 	case t.Kind == types.Null:
 		return plan.Lit(types.NullValue(types.DateType)), nil
 	case t.IsString():
@@ -493,7 +507,7 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 	if !ok {
 		return nil, sqlerr.Unsupported("date arithmetic without a unit")
 	}
-	op, factor := plan.FnAddDays, int64(1)
+	op, factor, clamp := plan.FnAddDays, int64(1), int64(intervalClamp)
 	switch unit.Unit {
 	case ast.TimeUnitDay:
 	case ast.TimeUnitWeek:
@@ -504,14 +518,34 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 		op, factor = plan.FnAddMonths, 3
 	case ast.TimeUnitYear:
 		op, factor = plan.FnAddMonths, 12
+	case ast.TimeUnitHour:
+		op, factor, clamp = plan.FnAddSeconds, 3600, secondsClamp
+	case ast.TimeUnitMinute:
+		op, factor, clamp = plan.FnAddSeconds, 60, secondsClamp
+	case ast.TimeUnitSecond:
+		op, clamp = plan.FnAddSeconds, secondsClamp
+	case ast.TimeUnitMicrosecond:
+		op, clamp = plan.FnAddMicros, microsClamp
 	default:
-		return nil, sqlerr.Unsupported("INTERVAL … " + unit.Unit.String() + " (dates have no time of day)")
+		return nil, sqlerr.Unsupported("INTERVAL … " + unit.Unit.String())
 	}
 	d, err := b.expr(x.Args[0], ctx)
 	if err != nil {
 		return nil, err
 	}
-	if d, err = b.dateOperand(d, text); err != nil {
+	// A DATE stays a DATE for days, months and years; a time unit, or a DATETIME
+	// operand (a string that reads as one), makes a DATETIME, as in MySQL.
+	resultT := types.DateType
+	fsp, isDatetime := datetimeFsp(d)
+	if op == plan.FnAddSeconds || op == plan.FnAddMicros || isDatetime {
+		if op == plan.FnAddMicros {
+			fsp = 6
+		}
+		resultT = types.DatetimeType(fsp)
+		if d, err = b.datetimeOperand(d, text); err != nil {
+			return nil, err
+		}
+	} else if d, err = b.dateOperand(d, text); err != nil {
 		return nil, err
 	}
 	n, err := b.expr(x.Args[1], ctx)
@@ -550,10 +584,10 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 				return b.apply(f, f.Name, []plan.Expr{n, plan.Lit(types.IntValue(c))}, text)
 			}
 			var err error
-			if n, err = bound(fn.Lookup("greatest"), n, -intervalClamp); err != nil {
+			if n, err = bound(fn.Lookup("greatest"), n, -clamp); err != nil {
 				return nil, err
 			}
-			if n, err = bound(fn.Lookup("least"), n, intervalClamp); err != nil {
+			if n, err = bound(fn.Lookup("least"), n, clamp); err != nil {
 				return nil, err
 			}
 		}
@@ -564,7 +598,40 @@ func (b *Binder) dateArith(x *ast.FuncCallExpr, sub bool, ctx *exprCtx) (plan.Ex
 			n = &plan.Call{Fn: plan.FnNeg, Args: []plan.Expr{n}, T: types.Int64Type}
 		}
 	}
-	return &plan.Call{Fn: op, Args: []plan.Expr{d, n}, T: types.DateType}, nil
+	return &plan.Call{Fn: op, Args: []plan.Expr{d, n}, T: resultT}, nil
+}
+
+// datetimeFsp reports whether date arithmetic on e gives a DATETIME whatever the unit —
+// e is one, or a string literal with a time of day ('1998-12-01 10:00:00') — and the
+// fraction digits the result keeps.
+func datetimeFsp(e plan.Expr) (int, bool) {
+	if e.Type().Kind == types.Datetime {
+		return e.Type().Scale, true
+	}
+	l, ok := e.(*plan.Literal)
+	if !ok || l.V.Null || !l.V.Type.IsString() {
+		return 0, false
+	}
+	if _, err := types.ParseDate(l.V.Str); err == nil {
+		return 0, false
+	}
+	_, fsp, err := types.ParseDatetime(l.V.Str)
+	return fsp, err == nil
+}
+
+// datetimeOperand makes a DATETIME of e: datetimes as they are, a date's midnight, a
+// string parsed.
+func (b *Binder) datetimeOperand(e plan.Expr, text string) (plan.Expr, error) {
+	t := e.Type()
+	switch {
+	case t.Kind == types.Datetime:
+		return e, nil
+	case t.Kind == types.Null:
+		return plan.Lit(types.NullValue(types.DatetimeType(0))), nil
+	case t.Kind == types.Date, t.IsString():
+		return b.castTo(e, types.DatetimeType(6), text)
+	}
+	return nil, sqlerr.New(sqlerr.ErWrongArguments, "Incorrect arguments to a date function: '%s' is %s, not a datetime", text, t)
 }
 
 // cast binds CAST(x AS type) for the types the engine carries.
@@ -600,6 +667,12 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 		t = types.Float64Type
 	case mysql.TypeDate:
 		t = types.DateType
+	case mysql.TypeDatetime, mysql.TypeTimestamp:
+		fsp := tp.GetDecimal()
+		if fsp > 6 {
+			return nil, sqlerr.New(sqlerr.ErTooBigPrecision, "Too-big precision %d specified for '%s'. Maximum is 6.", fsp, exprText(x.Expr))
+		}
+		t = types.DatetimeType(max(fsp, 0))
 	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar:
 		n := tp.GetFlen()
 		if n < 0 {
@@ -612,10 +685,11 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 	default:
 		return nil, sqlerr.Unsupported("CAST to " + tp.String())
 	}
-	if v.Type().Kind == types.Date && t.IsNumeric() || v.Type().IsNumeric() && t.Kind == types.Date {
+	isDate := func(t types.Type) bool { return t.Kind == types.Date || t.Kind == types.Datetime }
+	if isDate(v.Type()) && t.IsNumeric() || v.Type().IsNumeric() && isDate(t) {
 		return nil, sqlerr.Unsupported("CAST between dates and numbers")
 	}
-	if l, ok := v.(*plan.Literal); ok && t.Kind == types.Date && l.V.Type.IsString() {
+	if l, ok := v.(*plan.Literal); ok && isDate(t) && l.V.Type.IsString() {
 		// MySQL's CAST of a string that is no date is NULL (with a warning), as the
 		// executor's CAST of string data is; only a DATE '…' literal is an error.
 		if _, err := types.Convert(l.V, t); err != nil {
@@ -637,6 +711,14 @@ func (b *Binder) cast(x *ast.FuncCastExpr, ctx *exprCtx) (plan.Expr, error) {
 // 2^32 days (or months) is far beyond the span of DATE (0001..9999, 3,652,059 days), and
 // 2^32 × 12 still fits BIGINT.
 const intervalClamp = 1 << 32
+
+// secondsClamp and microsClamp bound a column amount of seconds (hours and minutes scaled
+// to seconds) and of microseconds in the same way: 2^40 seconds and 2^62 microseconds are
+// beyond DATETIME's span (3.2e11 s), and 2^40 × 3600 fits BIGINT.
+const (
+	secondsClamp = 1 << 40
+	microsClamp  = 1 << 62
+)
 
 func intervalCount(n, factor int64, sub bool) int64 {
 	if sub {

@@ -213,8 +213,8 @@ func TestStatementTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05' varchar(19)",
-		"'2024-02-29 13:04:05' varchar(19)", "'2024-02-29 13:04:05.987' varchar(23)", "'2024-02-29 13:04:05.987654' varchar(26)",
+	want := []string{"timestamp '2024-02-29 13:04:05' datetime", "timestamp '2024-02-29 13:04:05' datetime", "timestamp '2024-02-29 13:04:05' datetime",
+		"timestamp '2024-02-29 13:04:05' datetime", "timestamp '2024-02-29 13:04:05.987' datetime(3)", "timestamp '2024-02-29 13:04:05.987654' datetime(6)",
 		"date '2024-02-29' date", "date '2024-02-29' date", fmt.Sprintf("%d bigint", ts.Unix()), "42 bigint", "86400 bigint"}
 	if len(proj.Exprs) != len(want) {
 		t.Fatalf("no projection of %d expressions in %s", len(want), plan.Format(p, plan.FormatOptions{}))

@@ -111,6 +111,8 @@ func (b *Binder) infoSchemaTable(name, alias string) (plan.Node, []*rel, error) 
 						prec = n(22)
 					case types.Date:
 						dateNull = nullNum
+					case types.Datetime:
+						dateNull = n(int64(c.Type.Scale))
 					}
 					rows = append(rows, []types.Value{s("def"), s(db), s(t), s(c.Name), n(int64(i + 1)), null, s(nullable),
 						s(dataType(c.Type)), charLen, octets, prec, scale, dateNull, cs, coll, s(columnType(c.Type)), s(""), s(""),

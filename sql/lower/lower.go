@@ -31,6 +31,8 @@ func Type(t types.Type) (vec.Type, error) {
 		return vec.Float64Type, nil
 	case types.Date:
 		return vec.DateType, nil
+	case types.Datetime:
+		return vec.DatetimeType, nil
 	case types.Char, types.Varchar:
 		return vec.StringType, nil
 	case types.Null:
@@ -56,7 +58,7 @@ func Datum(v types.Value) (vec.Datum, error) {
 		return vec.NullDatum(t), nil
 	}
 	switch v.Type.Kind {
-	case types.Bool, types.Int32, types.Int64, types.Date:
+	case types.Bool, types.Int32, types.Int64, types.Date, types.Datetime:
 		return vec.Datum{Type: t, Int: v.Int}, nil
 	case types.Float64:
 		return vec.Float64Datum(v.Float), nil
@@ -98,6 +100,8 @@ func SQLType(t vec.Type, strLen int) (types.Type, bool) {
 		return types.Float64Type, true
 	case vec.Date32:
 		return types.DateType, true
+	case vec.Datetime:
+		return types.DatetimeType(6), true // exec carries no fsp; Value converts to the caller's
 	case vec.Decimal64, vec.Decimal128:
 		return types.Dec(int(t.Precision), int(t.Scale)), true
 	case vec.String:
@@ -191,7 +195,8 @@ var ops = map[plan.Func]expr.Op{
 	plan.FnCoalesce: expr.OpCoalesce, plan.FnIntDiv: expr.OpIntDiv,
 }
 
-var units = map[plan.Func]string{plan.FnAddDays: expr.UnitDay, plan.FnAddMonths: expr.UnitMonth}
+var units = map[plan.Func]string{plan.FnAddDays: expr.UnitDay, plan.FnAddMonths: expr.UnitMonth,
+	plan.FnAddSeconds: expr.UnitSecond, plan.FnAddMicros: expr.UnitMicrosecond}
 
 func (l *lowerer) all(es []plan.Expr) ([]*expr.Expr, error) {
 	out := make([]*expr.Expr, len(es))

@@ -333,7 +333,7 @@ func numericValue(x plan.Expr) (float64, bool) {
 		return 0, false
 	}
 	switch l.V.Type.Kind {
-	case types.Int32, types.Int64, types.Date:
+	case types.Int32, types.Int64, types.Date, types.Datetime:
 		return float64(l.V.Int), true
 	case types.Decimal, types.Float64:
 		f, err := types.Convert(l.V, types.Float64Type)

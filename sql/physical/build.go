@@ -846,6 +846,8 @@ func literalText(d vec.Datum) string {
 		return "'" + strings.ReplaceAll(d.Str, "'", "''") + "'"
 	case d.Type.ID == vec.Date32:
 		return "date '" + d.String() + "'"
+	case d.Type.ID == vec.Datetime:
+		return "timestamp '" + d.String() + "'"
 	}
 	return d.String()
 }

@@ -167,9 +167,13 @@ const (
 	FnIsFalse
 	FnLike      // (string, pattern, escape character as a one-character string literal)
 	FnIn        // (probe, item, item, …): a literal list
-	FnAddDays   // (date, days): DATE ± INTERVAL n DAY/WEEK
-	FnAddMonths // (date, months): DATE ± INTERVAL n MONTH/QUARTER/YEAR, clamping the day
+	FnAddDays   // (date or datetime, days): ± INTERVAL n DAY/WEEK
+	FnAddMonths // (date or datetime, months): ± INTERVAL n MONTH/QUARTER/YEAR, clamping the day
 	FnCoalesce  // lazy: an argument is computed only where those before it are NULL
+	// FnAddSeconds is (datetime, seconds): ± INTERVAL n HOUR/MINUTE/SECOND.
+	FnAddSeconds
+	// FnAddMicros is (datetime, microseconds): ± INTERVAL n MICROSECOND.
+	FnAddMicros
 )
 
 // FnNamed is the first Func that stands for a function of the registry: FnNamed+id is the
@@ -220,6 +224,7 @@ var funcs = map[Func]funcInfo{
 	FnIsNull: {"isnull", "IS NULL", 5}, FnIsTrue: {"istrue", "IS TRUE", 5}, FnIsFalse: {"isfalse", "IS FALSE", 5},
 	FnLike: {"like", "LIKE", 5}, FnIn: {"in", "IN", 5},
 	FnAddDays: {"add_days", "", 9}, FnAddMonths: {"add_months", "", 9}, FnCoalesce: {"coalesce", "", 9},
+	FnAddSeconds: {"add_seconds", "", 9}, FnAddMicros: {"add_micros", "", 9},
 }
 
 // String is the function's name, e.g. "add_days", "upper".

@@ -97,7 +97,7 @@ func ExprNotNull(e Expr, notNull ColSet) bool {
 	case *Literal:
 		return !x.V.Null
 	case *Cast:
-		return ExprNotNull(x.Arg, notNull) && !(x.T.Kind == types.Date && x.Arg.Type().IsString())
+		return ExprNotNull(x.Arg, notNull) && !((x.T.Kind == types.Date || x.T.Kind == types.Datetime) && x.Arg.Type().IsString())
 	case *Case:
 		if x.Else == nil || !ExprNotNull(x.Else, notNull) {
 			return false
@@ -122,7 +122,7 @@ func ExprNotNull(e Expr, notNull ColSet) bool {
 			}
 		}
 		switch x.Fn {
-		case FnDiv, FnIntDiv, FnMod, FnAddDays, FnAddMonths:
+		case FnDiv, FnIntDiv, FnMod, FnAddDays, FnAddMonths, FnAddSeconds, FnAddMicros:
 			// NULL for some non-NULL arguments: x/0, a date out of range.
 			return false
 		case FnIsNull, FnIsTrue, FnIsFalse, FnNullSafeEq:

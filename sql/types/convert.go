@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/colinkdb/colink/internal/civil"
 	"github.com/colinkdb/colink/internal/textparse"
 )
 
@@ -114,9 +115,30 @@ func Convert(v Value, t Type) (Value, error) {
 		case Char, Varchar:
 			d, err := ParseDate(v.Str)
 			if err != nil {
-				return Value{}, err
+				// A datetime's text gives its day, as MySQL's CAST('… 10:00:00' AS DATE).
+				us, _, derr := ParseDatetime(v.Str)
+				if derr != nil {
+					return Value{}, err
+				}
+				d, _ = civil.SplitMicros(us)
 			}
 			return DateValue(d), nil
+		case Datetime:
+			d, _ := civil.SplitMicros(v.Int)
+			return DateValue(d), nil
+		}
+	case Datetime:
+		switch from.Kind {
+		case Char, Varchar:
+			us, _, err := ParseDatetime(v.Str)
+			if err != nil {
+				return Value{}, err
+			}
+			return DatetimeValue(us, t.Scale), nil
+		case Date:
+			return DatetimeValue(v.Int*civil.MicrosPerDay, t.Scale), nil
+		case Datetime:
+			return DatetimeValue(v.Int, t.Scale), nil
 		}
 	case Char, Varchar:
 		s := v.Text()
@@ -162,10 +184,17 @@ func Compare(a, b Value) (int, error) {
 		if a.Type.IsString() && b.Type.IsString() {
 			return strings.Compare(a.Str, b.Str), nil
 		}
+		// A DATE compares with a DATETIME as its midnight, as in MySQL.
+		if a.Type.Kind == Date && b.Type.Kind == Datetime {
+			return cmpInt(a.Int*civil.MicrosPerDay, b.Int), nil
+		}
+		if a.Type.Kind == Datetime && b.Type.Kind == Date {
+			return cmpInt(a.Int, b.Int*civil.MicrosPerDay), nil
+		}
 		return 0, fmt.Errorf("cannot compare %s with %s", a.Type, b.Type)
 	}
 	switch a.Type.Kind {
-	case Bool, Int32, Int64, Date:
+	case Bool, Int32, Int64, Date, Datetime:
 		return cmpInt(a.Int, b.Int), nil
 	case Decimal:
 		s := max(a.Type.Scale, b.Type.Scale)

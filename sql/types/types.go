@@ -16,15 +16,16 @@ type Kind uint8
 
 // The kinds of SQL type the engine handles.
 const (
-	Null    Kind = iota // the type of a bare NULL literal, before it takes its context's type
-	Bool                // boolean (MySQL's TINYINT(1) results of comparisons)
-	Int32               // INT
-	Int64               // BIGINT
-	Decimal             // DECIMAL(p,s): p <= 18 is a scaled int64, wider is a scaled 128-bit integer
-	Float64             // DOUBLE
-	Date                // DATE, days since 1970-01-01
-	Char                // CHAR(n)
-	Varchar             // VARCHAR(n)
+	Null     Kind = iota // the type of a bare NULL literal, before it takes its context's type
+	Bool                 // boolean (MySQL's TINYINT(1) results of comparisons)
+	Int32                // INT
+	Int64                // BIGINT
+	Decimal              // DECIMAL(p,s): p <= 18 is a scaled int64, wider is a scaled 128-bit integer
+	Float64              // DOUBLE
+	Date                 // DATE, days since 1970-01-01
+	Char                 // CHAR(n)
+	Varchar              // VARCHAR(n)
+	Datetime             // DATETIME(fsp) and TIMESTAMP(fsp): microseconds since 1970-01-01 00:00:00
 )
 
 // Limits of exact decimals. A decimal with more than MaxDecimal64Precision digits is carried
@@ -38,7 +39,8 @@ const (
 	DivPrecisionIncrement = 4
 )
 
-// Type is a SQL type. Precision and Scale describe decimals. For integers Precision, when
+// Type is a SQL type. Precision and Scale describe decimals; a DATETIME's Scale is its
+// fractional-second digits (fsp, 0 … 6). For integers Precision, when
 // not zero, is the number of decimal digits a literal needs (MySQL types the literal 1 as
 // one digit wide, which matters for the precision of decimal arithmetic). Length is the
 // declared length of CHAR and VARCHAR (0: unknown).
@@ -81,6 +83,9 @@ func Dec(p, s int) Type {
 	return Type{Kind: Decimal, Precision: p, Scale: s}
 }
 
+// DatetimeType returns DATETIME(fsp), fsp capped at 0 … 6.
+func DatetimeType(fsp int) Type { return Type{Kind: Datetime, Scale: min(max(fsp, 0), 6)} }
+
 // VarcharType returns VARCHAR(n).
 func VarcharType(n int) Type { return Type{Kind: Varchar, Length: n} }
 
@@ -110,6 +115,8 @@ func (t Type) Equal(u Type) bool {
 	switch t.Kind {
 	case Decimal:
 		return t.Precision == u.Precision && t.Scale == u.Scale
+	case Datetime:
+		return t.Scale == u.Scale
 	case Char, Varchar:
 		return t.Length == u.Length
 	}
@@ -133,6 +140,11 @@ func (t Type) String() string {
 		return "double"
 	case Date:
 		return "date"
+	case Datetime:
+		if t.Scale > 0 {
+			return "datetime(" + strconv.Itoa(t.Scale) + ")"
+		}
+		return "datetime"
 	case Char:
 		return "char(" + strconv.Itoa(t.Length) + ")"
 	case Varchar:
@@ -164,6 +176,8 @@ func (t Type) Arrow() arrow.DataType {
 		return arrow.PrimitiveTypes.Float64
 	case Date:
 		return arrow.FixedWidthTypes.Date32
+	case Datetime:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
 	case Char, Varchar:
 		return arrow.BinaryTypes.String
 	}
@@ -179,7 +193,7 @@ func (t Type) Width() int {
 		return 1
 	case Int32, Date:
 		return 4
-	case Int64, Float64:
+	case Int64, Float64, Datetime:
 		return 8
 	case Decimal:
 		if t.Precision <= MaxDecimal64Precision {
@@ -305,7 +319,8 @@ func Avg(t Type) (Type, error) {
 // Common returns the type two values are compared or merged in (comparison operands, IN
 // lists, CASE branches), or false when they have none. Integers widen to BIGINT, integers
 // and decimals meet in a decimal wide enough for both, DOUBLE absorbs numbers, strings meet
-// as VARCHAR, DATE absorbs strings (a string compared with a date is read as a date).
+// as VARCHAR, DATE absorbs strings (a string compared with a date is read as a date), and
+// DATETIME absorbs DATE and strings.
 func Common(a, b Type) (Type, bool) {
 	if a.Kind == Null {
 		return b, true
@@ -314,6 +329,12 @@ func Common(a, b Type) (Type, bool) {
 		return a, true
 	}
 	switch {
+	case a.Kind == Datetime && (b.Kind == Datetime || b.Kind == Date), b.Kind == Datetime && a.Kind == Date:
+		// The values are microseconds whatever the fsp; the wider fsp keeps every digit.
+		return DatetimeType(max(a.Scale, b.Scale)), true
+	case a.Kind == Datetime && b.IsString(), b.Kind == Datetime && a.IsString():
+		// A string read as a datetime keeps every fraction digit it has.
+		return DatetimeType(6), true
 	case a.Kind == b.Kind && a.Kind != Decimal && !a.IsString():
 		if a.IsInteger() {
 			return Type{Kind: a.Kind}, true

@@ -14,7 +14,8 @@ import (
 
 // Value is a constant of a SQL type: a literal in a query, or what the constant folder
 // computes from literals. Exactly one payload field is meaningful, chosen by Type.Kind:
-// Int for Bool (0 or 1), Int32, Int64 and Date (days since 1970-01-01); Dec for Decimal (the
+// Int for Bool (0 or 1), Int32, Int64, Date (days since 1970-01-01) and Datetime
+// (microseconds since 1970-01-01 00:00:00); Dec for Decimal (the
 // unscaled integer: the value is Dec / 10^Type.Scale); Float for Float64; Str for Char and
 // Varchar. A NULL of any type has Null set.
 type Value struct {
@@ -56,6 +57,35 @@ func FloatValue(f float64) Value { return Value{Type: Float64Type, Float: f} }
 
 // DateValue returns a DATE of the given days since 1970-01-01.
 func DateValue(days int64) Value { return Value{Type: DateType, Int: days} }
+
+// DatetimeValue returns a DATETIME(fsp) of the given microseconds since 1970-01-01
+// 00:00:00, its fraction truncated to fsp digits.
+func DatetimeValue(us int64, fsp int) Value {
+	t := DatetimeType(fsp)
+	return Value{Type: t, Int: civil.TruncateMicros(us, t.Scale)}
+}
+
+// ParseDatetime reads 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]' (spaces around it skipped) into
+// microseconds since 1970-01-01 00:00:00 and the fraction digits written (MySQL types a
+// DATETIME literal by them).
+func ParseDatetime(s string) (us int64, fsp int, err error) {
+	us, err = textparse.Datetime([]byte(s), textparse.DateForm{Space: textparse.UnicodeSpace, Year4: true})
+	switch err {
+	case nil:
+	case textparse.ErrRange:
+		return 0, 0, fmt.Errorf("datetime '%s' is out of range", strings.TrimSpace(s))
+	default:
+		return 0, 0, fmt.Errorf("'%s' is not a datetime (YYYY-MM-DD HH:MM:SS[.ffffff])", strings.TrimSpace(s))
+	}
+	if _, frac, ok := strings.Cut(strings.TrimSpace(s), "."); ok {
+		fsp = min(len(frac), 6)
+	}
+	return us, fsp, nil
+}
+
+// FormatDatetime spells microseconds since 1970-01-01 00:00:00 as YYYY-MM-DD HH:MM:SS with
+// fsp fraction digits.
+func FormatDatetime(us int64, fsp int) string { return civil.FormatDatetime(us, fsp) }
 
 // DecimalValue returns a decimal of type t whose unscaled integer is u.
 func DecimalValue(u *big.Int, t Type) Value { return Value{Type: t, Dec: new(big.Int).Set(u)} }
@@ -172,6 +202,8 @@ func (v Value) String() string {
 		return s
 	case Date:
 		return "date '" + FormatDate(v.Int) + "'"
+	case Datetime:
+		return "timestamp '" + FormatDatetime(v.Int, v.Type.Scale) + "'"
 	case Char, Varchar:
 		return "'" + strings.ReplaceAll(v.Str, "'", "''") + "'"
 	}
@@ -189,6 +221,8 @@ func (v Value) Text() string {
 		return strconv.FormatInt(v.Int, 10)
 	case Date:
 		return FormatDate(v.Int)
+	case Datetime:
+		return FormatDatetime(v.Int, v.Type.Scale)
 	case Char, Varchar:
 		return v.Str
 	case Float64:
@@ -234,7 +268,7 @@ func (v Value) Truth() (truth, known bool) {
 	case Char, Varchar:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
 		return err == nil && f != 0, true
-	case Date:
+	case Date, Datetime:
 		return true, true
 	}
 	return false, false

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	dsql "database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// TestDatetime: DATETIME(fsp) and TIMESTAMP(fsp) columns through real daemons (two
+// primprocs, so the rows are dealt and merged): CREATE TABLE, INSERT of literals with and
+// without fractions and times, NULL, LOAD DATA, the text and binary protocols (go-sql-driver
+// with server-side prepares and parseTime), comparisons with strings and dates (which also
+// prune by the zone maps), ORDER BY, GROUP BY, MIN/MAX, the time parts, CAST, interval
+// arithmetic, SHOW CREATE TABLE, information_schema, and the errors for bad values.
+func TestDatetime(t *testing.T) {
+	needDaemons(t)
+	em := emptyCluster(t, "datetime", 2)
+	conn := em.conn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(q string) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %s", q, errorText(err))
+		}
+	}
+	check := func(q, want string) {
+		t.Helper()
+		if got := psvRows(queryTable(t, ctx, conn, q)); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", q, got, want)
+		}
+	}
+	fails := func(q, code, want string) {
+		t.Helper()
+		_, err := conn.ExecContext(ctx, q)
+		if msg := errorText(err); !strings.Contains(msg, code) || !strings.Contains(msg, want) {
+			t.Errorf("%s: %s, want error %s naming %q", q, msg, code, want)
+		}
+	}
+
+	run("create table ev (id int not null, at datetime, ts timestamp(3), d date)")
+	run("insert into ev values (1, '2024-01-02 10:30:00', '2024-01-02 10:30:00.123456', '2024-01-02'), " +
+		"(2, '2024-01-02', '2024-01-02 23:59:59.9', '2024-01-01'), (3, null, null, null), " +
+		"(4, '1999-12-31 23:59:59', '1970-01-01 00:00:00', '1999-12-31'), (5, timestamp '2024-03-01 00:00:01', now(), curdate())")
+	check("select id, at, ts, d from ev where id < 5 order by id",
+		"1|2024-01-02 10:30:00|2024-01-02 10:30:00.123|2024-01-02\n"+
+			"2|2024-01-02 00:00:00|2024-01-02 23:59:59.900|2024-01-01\n"+
+			"3|NULL|NULL|NULL\n"+
+			"4|1999-12-31 23:59:59|1970-01-01 00:00:00.000|1999-12-31\n")
+	check("show create table ev", "ev|CREATE TABLE `ev` (\n"+
+		"  `id` int NOT NULL,\n  `at` datetime DEFAULT NULL,\n  `ts` datetime(3) DEFAULT NULL,\n  `d` date DEFAULT NULL\n) ENGINE=colink DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci\n")
+	check("select column_name, data_type, column_type, datetime_precision from information_schema.columns "+
+		"where table_name = 'ev' and data_type = 'datetime' order by column_name",
+		"at|datetime|datetime|0\nts|datetime|datetime(3)|3\n")
+
+	// Comparisons: a string reads as a datetime, a date as its midnight.
+	check("select id from ev where at >= '2024-01-02 10:00' order by id", "1\n5\n")
+	check("select id from ev where at = '2024-01-02' order by id", "2\n")
+	check("select id from ev where at < date '2024-01-02' order by id", "4\n")
+	check("select id from ev where at between '2024-01-01' and '2024-01-02 12:00:00' order by id", "1\n2\n")
+	check("select id from ev where at > d order by id", "1\n2\n4\n")
+	check("select id from ev where ts = '2024-01-02 10:30:00.123' order by id", "1\n")
+	check("select id from ev where at in ('2024-01-02 10:30:00', '1999-12-31 23:59:59') order by id", "1\n4\n")
+
+	// Ordering, grouping and aggregates.
+	check("select id from ev order by at desc, id", "5\n1\n2\n4\n3\n")
+	check("select min(at), max(at), count(distinct at), count(at) from ev", "1999-12-31 23:59:59|2024-03-01 00:00:01|4|4\n")
+	check("select cast(at as date) day, count(*) from ev where at is not null group by day order by day",
+		"1999-12-31|1\n2024-01-02|2\n2024-03-01|1\n")
+	check("select at, count(*) from ev where id in (1, 2, 4) group by at order by at",
+		"1999-12-31 23:59:59|1\n2024-01-02 00:00:00|1\n2024-01-02 10:30:00|1\n")
+
+	// Parts, casts and interval arithmetic.
+	check("select year(at), month(at), day(at), hour(at), minute(at), second(at), microsecond(ts), extract(hour from at) from ev where id = 1",
+		"2024|1|2|10|30|0|123000|10\n")
+	check("select hour(d), cast(at as date), cast('2024-05-06 07:08:09' as datetime), cast(d as datetime) from ev where id = 1",
+		"0|2024-01-02|2024-05-06 07:08:09|2024-01-02 00:00:00\n")
+	check("select at + interval 90 minute, at - interval 1 day, date_add(at, interval 1 month), d + interval 1 hour, datediff(at, d) from ev where id = 1",
+		"2024-01-02 12:00:00|2024-01-01 10:30:00|2024-02-02 10:30:00|2024-01-02 01:00:00|0\n")
+	check("select date_add('2024-01-31 12:00:00', interval 1 month), timestamp '2024-01-01 00:00:00' - interval 1 second",
+		"2024-02-29 12:00:00|2023-12-31 23:59:59\n")
+	check("select count(*) from ev where id = 5 and ts <= now() and at < now()", "1\n")
+
+	// LOAD DATA: the fraction beyond the column's digits is dropped.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ev.tsv")
+	if err := os.WriteFile(path, []byte("6\t2025-06-07 08:09:10\t2025-06-07 08:09:10.98765\t2025-06-07\n7\t\\N\t2025-01-01\t\\N\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mysql.RegisterLocalFile(path)
+	run("load data local infile '" + path + "' into table ev")
+	check("select id, at, ts, d from ev where id > 5 order by id", "6|2025-06-07 08:09:10|2025-06-07 08:09:10.987|2025-06-07\n7|NULL|2025-01-01 00:00:00.000|NULL\n")
+
+	// Bad values and types.
+	fails("insert into ev (id, at) values (8, '2024-13-01 00:00:00')", "1366", "for column 'at'")
+	fails("insert into ev (id, at) values (8, '2024-01-01 24:00:00')", "1366", "for column 'at'")
+	fails("create table bad (a datetime(7))", "1426", "Too-big precision 7 specified for 'a'")
+	if err := os.WriteFile(path, []byte("9\t2024-01-01 10:61:00\t\\N\t\\N\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fails("load data local infile '"+path+"' into table ev", "1292", "Incorrect datetime value: '2024-01-01 10:61:00' for column 'at'")
+	check("select count(*) from ev", "7\n")
+
+	// The binary protocol: go-sql-driver prepares statements with arguments, and with
+	// parseTime scans DATETIME into time.Time.
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.DBName, cfg.Net, cfg.Addr, cfg.ParseTime = "root", "tpch", "tcp", em.addr, true
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dsql.OpenDB(connector)
+	defer db.Close()
+	var at, ts time.Time
+	var id int
+	err = db.QueryRowContext(ctx, "select id, at, ts from ev where at > ? and id < ? order by at limit 1",
+		time.Date(2024, 1, 2, 10, 0, 0, 0, time.UTC), 5).Scan(&id, &at, &ts)
+	if err != nil {
+		t.Fatal(errorText(err))
+	}
+	if want := time.Date(2024, 1, 2, 10, 30, 0, 0, time.UTC); id != 1 || !at.Equal(want) || !ts.Equal(want.Add(123*time.Millisecond)) {
+		t.Errorf("binary protocol: %d %s %s", id, at, ts)
+	}
+	if _, err := db.ExecContext(ctx, "insert into ev (id, at) values (?, ?)", 10, time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)); err != nil {
+		t.Fatal(errorText(err))
+	}
+	check("select at from ev where id = 10", "2030-05-06 07:08:09\n")
+}
