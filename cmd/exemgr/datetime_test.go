@@ -4,6 +4,7 @@ import (
 	"context"
 	dsql "database/sql"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,4 +132,31 @@ func TestDatetime(t *testing.T) {
 		t.Fatal(errorText(err))
 	}
 	check("select at from ev where id = 10", "2030-05-06 07:08:09\n")
+
+	// mariadb-dump writes the table, with its DATETIME(3), and the stock client reloads it.
+	dump, err := osexec.LookPath("mariadb-dump")
+	if err != nil {
+		t.Skip("mariadb-dump is not installed: install mariadb-client to run the dump round trip")
+	}
+	client, err := osexec.LookPath("mariadb")
+	if err != nil {
+		t.Skip("the mariadb client is not installed: install mariadb-client to run the dump round trip")
+	}
+	const all = "select id, at, ts, d from ev order by id"
+	before := psvRows(queryTable(t, ctx, conn, all))
+	out, err := osexec.CommandContext(ctx, dump, "-S", em.socket, "-u", "root", "tpch", "ev").Output()
+	if err != nil {
+		t.Fatalf("mariadb-dump: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "`ts` datetime(3)") || !strings.Contains(string(out), "'2024-01-02 10:30:00.123'") {
+		t.Errorf("the dump does not hold the DATETIME(3) column and its values:\n%s", out)
+	}
+	load := osexec.CommandContext(ctx, client, "-S", em.socket, "-u", "root", "tpch")
+	load.Stdin = strings.NewReader(string(out)) // it drops and recreates ev
+	if msg, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("mariadb < dump: %v\n%s\n%s", err, msg, em.Log())
+	}
+	if after := psvRows(queryTable(t, ctx, conn, all)); after != before {
+		t.Errorf("after the reload:\n got %q\nwant %q", after, before)
+	}
 }

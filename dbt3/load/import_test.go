@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -18,7 +19,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/colinkdb/colink/dbt3"
+	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/link"
 )
 
 // runImport imports spec into the primprocs at urls, in chunks of chunkRows rows.
@@ -124,8 +127,24 @@ func TestImport(t *testing.T) {
 	if rows != 3000 || sum.Cmp(big.NewInt(3000*2999/2)) != 0 {
 		t.Errorf("points: %d rows, price sum %s", rows, sum)
 	}
-	if cols, _ := tableColumns(t, tcp, "points"); cols != "k int, f double, s text, price decimal(15,2), d date" {
+	if cols, _ := tableColumns(t, tcp, "points"); cols != "k int, f double, s text, price decimal(15,2), d date, at datetime(3)" {
 		t.Errorf("points: columns %q", cols)
+	}
+	// The milliseconds arrive as DATETIME's microseconds, the instant's UTC wall clock.
+	if got, want := clusterMax(t, cl, "points", "at", vec.DatetimeType), int64(2999*1500*1000); got != want {
+		t.Errorf("points: max(at) = %d µs, want %d", got, want)
+	}
+
+	// CSV datetimes: --columns declares them; an empty field is NULL.
+	evPath := filepath.Join(dir, "events.csv")
+	if err := os.WriteFile(evPath, []byte("1,2024-01-02 10:30:00.25\n2,\n3,1999-12-31 23:59:59\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runImport(tcp, 0, ImportSpec{Table: "events", Files: []string{evPath}, Columns: "id int, at datetime(2)"}); err != nil {
+		t.Fatalf("import events: %v\n%s", err, out)
+	}
+	if got, want := clusterMax(t, cl, "events", "at", vec.DatetimeType), int64(1704191400250000); got != want {
+		t.Errorf("events: max(at) = %d µs, want %d", got, want)
 	}
 
 	for _, c := range []struct {
@@ -143,6 +162,43 @@ func TestImport(t *testing.T) {
 			t.Errorf("%s: %v, want an error containing %q\n%s", c.name, err, c.want, out)
 		}
 	}
+}
+
+// clusterMax is the largest value of an integer-like column (its int64 payload) over the
+// primprocs of cl.
+func clusterMax(t *testing.T, cl link.Cluster, table, col string, typ vec.Type) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := &link.FragmentArgs{Fragment: exec.Fragment{
+		Scan:  exec.Scan{Table: table, Columns: []string{col}, Types: []vec.Type{typ}},
+		Steps: []exec.Step{{Aggregate: &exec.AggStep{Spec: exec.AggSpec{Aggs: []exec.Aggregate{{Func: exec.AggMax, Col: 0}}}}}},
+	}}
+	best := int64(math.MinInt64)
+	for _, c := range cl {
+		fs, err := c.Fragment(ctx, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = fs.Each(func(rec arrow.RecordBatch) error {
+			a := rec.Column(0)
+			for i := 0; i < a.Len(); i++ {
+				if a.IsValid(i) {
+					var v vec.Vec
+					if err := v.ViewArrow(typ, a, i, i+1); err != nil {
+						return err
+					}
+					best = max(best, v.I64[0])
+				}
+			}
+			return nil
+		})
+		fs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return best
 }
 
 func abs(x int64) int64 {
@@ -163,6 +219,7 @@ func writeParquet(t *testing.T, path string, n int) {
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "price", Type: &arrow.Decimal128Type{Precision: 15, Scale: 2}},
 		{Name: "d", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "at", Type: arrow.FixedWidthTypes.Timestamp_ms, Nullable: true}, // in UTC
 	}, nil)
 	b := array.NewRecordBuilder(mem, sc)
 	defer b.Release()
@@ -176,6 +233,7 @@ func writeParquet(t *testing.T, path string, n int) {
 		}
 		b.Field(3).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(i)))
 		b.Field(4).(*array.Date32Builder).Append(arrow.Date32(19000 + i%365))
+		b.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 1500)) // 1.5 s apart
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
