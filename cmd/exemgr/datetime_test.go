@@ -133,6 +133,17 @@ func TestDatetime(t *testing.T) {
 	}
 	check("select at from ev where id = 10", "2030-05-06 07:08:09\n")
 
+	// A value of more fraction digits stored in, or cast to, fewer keeps those it has room for.
+	run("insert into ev (id, at, ts) select 11, ts + interval 1 microsecond, ts + interval 1 microsecond from ev where id = 1")
+	check("select at, ts, cast(ts as datetime), at = '2024-01-02 10:30:00' from ev where id = 11",
+		"2024-01-02 10:30:00|2024-01-02 10:30:00.123|2024-01-02 10:30:00|1\n")
+	run("delete from ev where id = 11")
+
+	// Joins and semi-joins on DATETIME keys, and a GROUP BY of a DATETIME with a DATE.
+	check("select count(*) from ev a join ev b on a.at = b.at", "6\n")
+	check("select id from ev where at in (select at from ev where id < 3) order by id", "1\n2\n")
+	check("select at, d, count(*) from ev where id in (1, 2) group by at, d order by at", "2024-01-02 00:00:00|2024-01-01|1\n2024-01-02 10:30:00|2024-01-02|1\n")
+
 	// mariadb-dump writes the table, with its DATETIME(3), and the stock client reloads it.
 	dump, err := osexec.LookPath("mariadb-dump")
 	if err != nil {

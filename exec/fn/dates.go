@@ -100,6 +100,17 @@ func dateDiffKernel(*Site) Kernel {
 // reports: 2038-01-19 03:14:07 UTC.
 const maxTimestamp = 1<<31 - 1
 
+// datetimeFspKernel truncates datetimes to the constant number of fraction digits.
+func datetimeFspKernel(*Site) Kernel {
+	return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {
+		t, n := args[0].I64, args[1].I64
+		for _, i := range live {
+			out.I64[i] = civil.TruncateMicros(t[i], int(n[i]))
+		}
+		return nil
+	}
+}
+
 // timePart is the kernel of a part of the time of day: rows writes the part of every live
 // datetime of t (microseconds since the day's midnight) into o.
 func timePart(part func(micros int64) int32) func(*Site) Kernel {

@@ -122,6 +122,11 @@ func table() []Func {
 		// DATEDIFF(a, b): days from b to a, a BIGINT.
 		{Name: "datediff", SQL: []string{"datediff"}, MinArgs: 2, MaxArgs: 2, Args: []Class{Date},
 			Typing: dateDiffSig, Kernel: dateDiffKernel, PlanFold: anyNull},
+		// datetime_fsp(t, fsp) drops t's fraction digits beyond fsp (0 … 6), towards the
+		// earlier instant, as a DATETIME(fsp) holds it. The lowerer inserts it where a
+		// value becomes a DATETIME of fewer digits: exec's datetimes carry no fsp.
+		{Name: "datetime_fsp", MinArgs: 2, MaxArgs: 2, Args: []Class{Datetime, Count},
+			Typing: datetimeFspSig, Kernel: datetimeFspKernel},
 		// The parts of a time of day, of a DATETIME (a DATE's are 0).
 		{Name: "hour", Family: "extract", SQL: []string{"hour"}, MinArgs: 1, MaxArgs: 1, Args: []Class{Datetime},
 			Typing: timePartSig, Kernel: timePart(hours)},

@@ -320,6 +320,19 @@ func unixTimestampSig(f *Func, args []Arg) (Sig, error) {
 	return sigOf(Type{Type: vec.Int64Type}, 1, vec.DatetimeType), nil
 }
 
+// datetimeFspSig: datetime_fsp(t, n) is a DATETIME, n a constant from 0 to 6.
+func datetimeFspSig(f *Func, args []Arg) (Sig, error) {
+	if args[0].ID != vec.Datetime {
+		return Sig{}, fmt.Errorf("%s of %s, not a datetime", f.Op(), args[0].Type)
+	}
+	if n, ok := constInt(args[1]); !ok || n < 0 || n > 6 {
+		return Sig{}, fmt.Errorf("%s needs a constant number of digits from 0 to 6", f.Op())
+	}
+	s := sigOf(Type{Type: vec.DatetimeType}, 2, vec.Int64Type)
+	s.Args[0] = vec.DatetimeType
+	return s, nil
+}
+
 // timePartSig types the parts of a time of day: a datetime and an INT.
 func timePartSig(f *Func, args []Arg) (Sig, error) {
 	if args[0].ID != vec.Datetime {

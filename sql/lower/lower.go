@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/colinkdb/colink/exec/expr"
+	"github.com/colinkdb/colink/exec/fn"
 	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -238,7 +239,12 @@ func (l *lowerer) expr(e plan.Expr) (*expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return expr.Cast(arg, t), nil
+		c := expr.Cast(arg, t)
+		if from := x.Arg.Type(); x.T.Kind == types.Datetime && x.T.Scale < 6 && (from.Kind != types.Datetime || from.Scale > x.T.Scale) {
+			// exec's datetimes carry no fsp: a DATETIME(fsp) drops the digits beyond it here.
+			c = expr.Func(fn.Named("datetime_fsp"), c, expr.Const(vec.Int64Datum(int64(x.T.Scale))))
+		}
+		return c, nil
 	case *plan.Case:
 		var args []plan.Expr
 		for _, w := range x.Whens {
