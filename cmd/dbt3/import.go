@@ -24,7 +24,7 @@ the separator but not a line break.`)
 	var spec load.ImportSpec
 	var comma string
 	fs.StringVar(&spec.Table, "table", "", "name of the table to create")
-	fs.StringVar(&spec.Columns, "columns", "", "the table's columns, 'name type [not null], ...' (int, bigint, decimal(p,s), double, date, char(n), varchar(n), text, boolean); required for CSV")
+	fs.StringVar(&spec.Columns, "columns", "", "the table's columns, 'name type [not null], ...' (int, bigint, decimal(p,s), double, date, datetime(fsp), char(n), varchar(n), text, boolean); required for CSV")
 	fs.BoolVar(&spec.Header, "header", false, "CSV: each file's first line names the columns (skipped)")
 	fs.StringVar(&comma, "delimiter", ",", "CSV: the field separator (one character)")
 	fs.BoolVar(&spec.Replace, "replace", false, "replace a table of that name (without it an existing table is an error)")
