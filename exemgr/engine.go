@@ -362,6 +362,10 @@ type env struct {
 
 func (v env) Database() string { return v.s.Database() }
 
+// Account is the session's user@host, USER()'s and CURRENT_USER()'s (colink's accounts
+// are by user name alone, so the two agree).
+func (v env) Account() string { return v.s.Account() }
+
 func (v env) SystemVariable(name string, global bool) (types.Value, bool) {
 	switch strings.ToLower(name) {
 	case varQueryMemory:

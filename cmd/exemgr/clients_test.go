@@ -188,6 +188,13 @@ func TestDateAndSessionFunctions(t *testing.T) {
 	if v, _ := shared.serverVersion(t); r[7] != "tpch" || r[8] != v || r[9] == "" || r[10] != r[9] {
 		t.Errorf("database(), version(), connection_id(): %q", r[7:11])
 	}
+	// USER() and CURRENT_USER() in an engine query, beside other expressions.
+	var n int
+	var user, current string
+	if err := conn.QueryRowContext(ctx, "select 1 + 1, user(), concat(current_user, '')").Scan(&n, &user, &current); err != nil ||
+		n != 2 || user != "root@127.0.0.1" || current != user {
+		t.Errorf("select 1 + 1, user(), current_user: %d %q %q, %s", n, user, current, errorText(err))
+	}
 	var later string
 	if err := conn.QueryRowContext(ctx, "select now(6)").Scan(&later); err != nil || later <= r[12] {
 		t.Errorf("the next statement's now(6) = %q, %s; the previous one's %q", later, errorText(err), r[12])

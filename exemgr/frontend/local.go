@@ -303,13 +303,7 @@ func (c *conn) systemItem(p *parser) (eval func() (cell, bool), err error, ok bo
 	if !parens && fn != "current_user" {
 		return nil, nil, false
 	}
-	userHost := func() (cell, bool) {
-		host := c.sess.host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		return textCell(c.sess.user + "@" + host), false
-	}
+	userHost := func() (cell, bool) { return textCell(c.sess.Account()), false }
 	switch fn {
 	case "database", "schema":
 		return func() (cell, bool) {

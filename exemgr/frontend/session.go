@@ -3,6 +3,7 @@ package frontend
 import (
 	"context"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,15 @@ func (s *Session) User() string { return s.user }
 
 // Host is the client's address: "ip:port" for TCP, "localhost" for the unix socket.
 func (s *Session) Host() string { return s.host }
+
+// Account is user@host as USER() spells it: the client's address without its port.
+func (s *Session) Account() string {
+	host := s.host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return s.user + "@" + host
+}
 
 // Started is when the session connected.
 func (s *Session) Started() time.Time { return s.started }

@@ -33,6 +33,12 @@ type Env interface {
 	UserVariable(name string) (types.Value, bool)
 }
 
+// AccountEnv is an Env of a client session, which knows its account: USER() and
+// CURRENT_USER() are "user@host" of it.
+type AccountEnv interface {
+	Account() string
+}
+
 // maxViewDepth bounds views that refer to views, so a cycle fails instead of recursing.
 const maxViewDepth = 32
 

@@ -209,6 +209,15 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 			return plan.Lit(types.IntValue(b.statementTime().Unix())), nil
 		}
 		// UNIX_TIMESTAMP(d) is the registry's, below.
+	case ast.User, ast.CurrentUser, ast.SessionUser, ast.SystemUser:
+		if err := argc(0, 0); err != nil {
+			return nil, err
+		}
+		a, ok := b.env.(AccountEnv)
+		if !ok {
+			return nil, sqlerr.Unsupported(strings.ToUpper(name) + "() outside a client session")
+		}
+		return plan.Lit(types.StringValue(a.Account())), nil
 	case ast.ConnectionID:
 		if err := argc(0, 0); err != nil {
 			return nil, err
