@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,7 +124,13 @@ func (c *systemCatalog) build(m *link.MergedCatalog, cats []*link.Catalog) (*cat
 			if err != nil {
 				return nil, fmt.Errorf("table %s: %w", wt.Name, err)
 			}
-			t.Columns = append(t.Columns, catalog.Column{Name: wc.Name, Type: typ, Nullable: wc.Nullable})
+			col := catalog.Column{Name: wc.Name, Type: typ, Nullable: wc.Nullable}
+			if sc := info.schema; sc != nil {
+				if idx := sc.FieldIndices(wc.Name); len(idx) == 1 {
+					col.Default = link.ColumnDefOf(sc.Field(idx[0])).Default
+				}
+			}
+			t.Columns = append(t.Columns, col)
 			info.columns[strings.ToLower(wc.Name)] = columnStats(wt, wc, typ)
 		}
 		s.tables[strings.ToLower(wt.Name)] = info
@@ -138,7 +143,7 @@ func (c *systemCatalog) build(m *link.MergedCatalog, cats []*link.Catalog) (*cat
 // sqlType is a stored column's SQL type, from its colink.sql_type (e.g. "decimal(15,2)",
 // "char(25)"), or from its engine type when that is missing or unknown.
 func sqlType(c link.Column) (types.Type, error) {
-	if t, ok := parseSQLType(c.SQLType); ok {
+	if t, ok := types.ParseSQLType(c.SQLType); ok {
 		return t, nil
 	}
 	switch c.Type.ID {
@@ -160,66 +165,6 @@ func sqlType(c link.Column) (types.Type, error) {
 		return types.VarcharType(0), nil
 	}
 	return types.Type{}, fmt.Errorf("column %s has type %s (%q), which the planner cannot use", c.Name, c.Type, c.SQLType)
-}
-
-// parseSQLType parses the SQL types tables declare: int, integer, bigint, decimal(p,s),
-// date, datetime(fsp) (and timestamp(fsp), stored as one), char(n), varchar(n), text,
-// double, boolean.
-func parseSQLType(s string) (types.Type, bool) {
-	s = strings.ToLower(strings.Join(strings.Fields(s), ""))
-	name, params, _ := strings.Cut(s, "(")
-	params = strings.TrimSuffix(params, ")")
-	num := func(p string) (int, bool) {
-		n, err := strconv.Atoi(p)
-		return n, err == nil && n >= 0
-	}
-	switch name {
-	case "int", "integer":
-		return types.Int32Type, true
-	case "bigint":
-		return types.Int64Type, true
-	case "double":
-		return types.Float64Type, true
-	case "date":
-		return types.DateType, true
-	case "datetime", "timestamp":
-		fsp := 0
-		if params != "" {
-			var ok bool
-			if fsp, ok = num(params); !ok || fsp > 6 {
-				return types.Type{}, false
-			}
-		}
-		return types.DatetimeType(fsp), true
-	case "boolean", "bool":
-		return types.BoolType, true
-	case "text":
-		return types.VarcharType(0), true
-	case "char", "varchar":
-		n := 0
-		if params != "" {
-			var ok bool
-			if n, ok = num(params); !ok {
-				return types.Type{}, false
-			}
-		}
-		if name == "char" {
-			return types.CharType(n), true
-		}
-		return types.VarcharType(n), true
-	case "decimal":
-		ps, ss, _ := strings.Cut(params, ",")
-		p, ok1 := num(ps)
-		sc, ok2 := num(ss)
-		if ss == "" {
-			sc, ok2 = 0, true
-		}
-		if !ok1 || !ok2 || p < 1 || sc > p {
-			return types.Type{}, false
-		}
-		return types.Dec(p, sc), true
-	}
-	return types.Type{}, false
 }
 
 // columnStats gives the planner a column's statistics, all measured by the primprocs:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/exemgr/frontend"
 	"github.com/colinkdb/colink/link"
 	"github.com/colinkdb/colink/sql"
@@ -36,7 +35,7 @@ func (e *Engine) createTable(ctx context.Context, ev env, view *catView, x *sql.
 	}
 	args := link.LoadArgs{Table: def.Name, Mode: link.ModeCreate}
 	for _, c := range def.Columns {
-		args.Columns = append(args.Columns, link.ColumnDef{Name: c.Name, SQLType: c.SQLType, Nullable: c.Nullable})
+		args.Columns = append(args.Columns, link.ColumnDef{Name: c.Name, SQLType: c.SQLType, Nullable: c.Nullable, Default: c.Default})
 	}
 	if _, err := link.SchemaFromColumns(args.Columns); err != nil {
 		return nil, sqlerr.New(sqlerr.ErWrongArguments, "CREATE TABLE %s: %v", def.Name, err)
@@ -86,7 +85,7 @@ func (e *Engine) truncateTable(ctx context.Context, ev env, view *catView, x *sq
 	info := view.snap.tables[strings.ToLower(x.Table.Name)]
 	args := link.LoadArgs{Table: info.table.Name, Mode: link.ModeReplace}
 	for _, f := range info.schema.Fields() {
-		args.Columns = append(args.Columns, link.ColumnDef{Name: f.Name, SQLType: vec.SQLTypeOf(f), Nullable: f.Nullable})
+		args.Columns = append(args.Columns, link.ColumnDefOf(f))
 	}
 	if err := e.loadEverywhere(ctx, args, "TRUNCATE "+info.table.Name); err != nil {
 		return nil, err

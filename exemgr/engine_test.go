@@ -38,14 +38,18 @@ func TestParseSQLType(t *testing.T) {
 		{"varchar", types.VarcharType(0), true},
 		{"double", types.Float64Type, true},
 		{"boolean", types.BoolType, true},
+		{"datetime", types.DatetimeType(0), true},
+		{"datetime(3)", types.DatetimeType(3), true},
+		{"timestamp(6)", types.DatetimeType(6), true},
+		{"datetime(7)", types.Type{}, false},
 		{"decimal(2,5)", types.Type{}, false},
 		{"char(x)", types.Type{}, false},
 		{"blob", types.Type{}, false},
 		{"", types.Type{}, false},
 	} {
-		got, ok := parseSQLType(tc.in)
+		got, ok := types.ParseSQLType(tc.in)
 		if ok != tc.ok || (ok && !got.Equal(tc.want)) {
-			t.Errorf("parseSQLType(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("ParseSQLType(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 	// A column without a known SQL type falls back on its engine type.

@@ -49,9 +49,21 @@ func SchemaFromColumns(cols []ColumnDef) (*arrow.Schema, error) {
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", c.Name, err)
 		}
+		if c.Default != nil {
+			f.Metadata = arrow.NewMetadata(append(f.Metadata.Keys(), vec.DefaultKey), append(f.Metadata.Values(), *c.Default))
+		}
 		fields[i] = f
 	}
 	return arrow.NewSchema(fields, nil), nil
+}
+
+// ColumnDefOf is the declaration of a stored column, the inverse of SchemaFromColumns.
+func ColumnDefOf(f arrow.Field) ColumnDef {
+	c := ColumnDef{Name: f.Name, SQLType: vec.SQLTypeOf(f), Nullable: f.Nullable}
+	if d, ok := f.Metadata.GetValue(vec.DefaultKey); ok {
+		c.Default = &d
+	}
+	return c
 }
 
 // BuildEncoder wraps the records of a fragment's build sides into the single schema of the

@@ -56,6 +56,8 @@ type ColumnDef struct {
 	Name     string `msgpack:"name"`
 	SQLType  string `msgpack:"sql_type"`
 	Nullable bool   `msgpack:"nullable,omitempty"`
+	// Default is the column's DEFAULT as vec.DefaultKey records it; nil: none.
+	Default *string `msgpack:"default,omitempty"`
 }
 
 // LoadClientEnd is the optional payload of the client's END on a load stream. When Rows is

@@ -8,11 +8,13 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	ptypes "github.com/pingcap/tidb/pkg/parser/types"
 
+	"github.com/colinkdb/colink/sql/bind"
 	"github.com/colinkdb/colink/sql/sqlerr"
+	"github.com/colinkdb/colink/sql/types"
 )
 
 // TableDef is a table CREATE TABLE declares: its columns with the SQL types the primprocs
-// store (int, bigint, decimal(p,s) with p <= 18, double, date, char(n), varchar(n), text,
+// store (int, bigint, decimal(p,s) with p <= 18, double, date, datetime(fsp), char(n), varchar(n), text,
 // boolean).
 type TableDef struct {
 	DB, Name    string
@@ -25,6 +27,7 @@ type ColumnDef struct {
 	Name     string
 	SQLType  string
 	Nullable bool
+	Default  *string // the DEFAULT as vec.DefaultKey records it; nil: none
 }
 
 // maxStoredDecimal is the largest DECIMAL precision a stored column may have.
@@ -76,6 +79,7 @@ func (p *Planner) CreateTable(env Env, ct *CreateTable) (*TableDef, error) {
 			return nil, sqlerr.Unsupported(fmt.Sprintf("%s for column '%s'", err.Error(), col))
 		}
 		cd := ColumnDef{Name: col, SQLType: typ, Nullable: true}
+		var defaultExpr ast.ExprNode
 		for _, o := range c.Options {
 			switch o.Tp {
 			case ast.ColumnOptionNotNull, ast.ColumnOptionPrimaryKey:
@@ -83,13 +87,23 @@ func (p *Planner) CreateTable(env Env, ct *CreateTable) (*TableDef, error) {
 			case ast.ColumnOptionNull, ast.ColumnOptionUniqKey, ast.ColumnOptionComment,
 				ast.ColumnOptionCollate, ast.ColumnOptionColumnFormat, ast.ColumnOptionStorage:
 			case ast.ColumnOptionDefaultValue:
-				if v, ok := o.Expr.(ast.ValueExpr); !ok || v.GetValue() != nil {
-					return nil, sqlerr.Unsupported(fmt.Sprintf("a DEFAULT other than NULL for column '%s'", col))
-				}
+				defaultExpr = o.Expr
+			case ast.ColumnOptionOnUpdate:
+				// ON UPDATE CURRENT_TIMESTAMP: colink has no UPDATE statement, so it never
+				// applies; accepted for dumps of MySQL tables.
 			case ast.ColumnOptionAutoIncrement:
 				return nil, sqlerr.Unsupported(fmt.Sprintf("AUTO_INCREMENT for column '%s'", col))
 			default:
 				return nil, sqlerr.Unsupported(fmt.Sprintf("this column option for column '%s'", col))
+			}
+		}
+		if defaultExpr != nil {
+			t, ok := types.ParseSQLType(typ)
+			if !ok {
+				return nil, sqlerr.New(sqlerr.ErUnknown, "internal error: stored type %q", typ)
+			}
+			if cd.Default, err = bind.New(p.Catalog, env).ColumnDefault(defaultExpr, t, !cd.Nullable, col); err != nil {
+				return nil, err
 			}
 		}
 		def.Columns = append(def.Columns, cd)

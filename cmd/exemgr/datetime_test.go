@@ -171,3 +171,116 @@ func TestDatetime(t *testing.T) {
 		t.Errorf("after the reload:\n got %q\nwant %q", after, before)
 	}
 }
+
+// TestColumnDefaults: a column's DEFAULT (a literal of its type, or CURRENT_TIMESTAMP for a
+// DATETIME) is kept with the table on every primproc, shown by SHOW CREATE TABLE, SHOW
+// COLUMNS and information_schema, survives TRUNCATE, and fills a column that an INSERT
+// leaves out or gives as DEFAULT, and that a LOAD DATA column list leaves out. A value the
+// column cannot hold is 1067; a NOT NULL column without a default that is left out, 1364.
+func TestColumnDefaults(t *testing.T) {
+	needDaemons(t)
+	em := emptyCluster(t, "defaults", 2)
+	conn := em.conn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(q string) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %s", q, errorText(err))
+		}
+	}
+	check := func(q, want string) {
+		t.Helper()
+		if got := psvRows(queryTable(t, ctx, conn, q)); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", q, got, want)
+		}
+	}
+	fails := func(q, code, want string) {
+		t.Helper()
+		_, err := conn.ExecContext(ctx, q)
+		if msg := errorText(err); !strings.Contains(msg, code) || !strings.Contains(msg, want) {
+			t.Errorf("%s: %s, want error %s naming %q", q, msg, code, want)
+		}
+	}
+	run("create table acct (id int not null, qty int not null default 5, price decimal(8,2) default -1.5, " +
+		"name varchar(10) default 'it''s', day date default '2024-02-29', " +
+		"made timestamp not null default current_timestamp on update current_timestamp, note text)")
+	check("show create table acct", "acct|CREATE TABLE `acct` (\n"+
+		"  `id` int NOT NULL,\n  `qty` int NOT NULL DEFAULT '5',\n  `price` decimal(8,2) DEFAULT '-1.50',\n"+
+		"  `name` varchar(10) DEFAULT 'it''s',\n  `day` date DEFAULT '2024-02-29',\n"+
+		"  `made` datetime NOT NULL DEFAULT CURRENT_TIMESTAMP,\n  `note` text DEFAULT NULL\n"+
+		") ENGINE=colink DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci\n")
+	check("select column_name, column_default from information_schema.columns where table_name = 'acct' order by ordinal_position",
+		"id|NULL\nqty|5\nprice|-1.50\nname|it's\nday|2024-02-29\nmade|CURRENT_TIMESTAMP\nnote|NULL\n")
+	if got := psvRows(queryTable(t, ctx, conn, "show columns from acct")); !strings.Contains(got, "qty|int|NO||5|") ||
+		!strings.Contains(got, "made|datetime|NO||CURRENT_TIMESTAMP|") || !strings.Contains(got, "note|text|YES||NULL|") {
+		t.Errorf("show columns:\n%s", got)
+	}
+
+	before := time.Now().Add(-time.Second)
+	run("insert into acct (id) values (1)")
+	run("insert into acct values (2, default, 9.99, default, null, default, 'x')")
+	run("insert into acct (id, qty, made) select 3, 7, timestamp '2001-02-03 04:05:06'")
+	run("truncate table acct") // keeps the defaults
+	run("insert into acct (id) values (1)")
+	run("insert into acct values (2, default, 9.99, default, null, default, 'x')")
+	run("insert into acct (id, qty, made) select 3, 7, timestamp '2001-02-03 04:05:06'")
+	check("select id, qty, price, name, day, note from acct order by id",
+		"1|5|-1.50|it's|2024-02-29|NULL\n2|5|9.99|it's|NULL|x\n3|7|-1.50|it's|2024-02-29|NULL\n")
+	var made time.Time
+	var ok bool
+	row := conn.QueryRowContext(ctx, "select made, made = (select made from acct where id = 2) from acct where id = 1")
+	var madeText string
+	if err := row.Scan(&madeText, &ok); err != nil {
+		t.Fatal(errorText(err))
+	}
+	made, err := time.ParseInLocation("2006-01-02 15:04:05", madeText, time.Local)
+	if err != nil || made.Before(before.Truncate(time.Second)) || made.After(time.Now()) {
+		t.Errorf("DEFAULT CURRENT_TIMESTAMP gave %q (%v), want the statement's time", madeText, err)
+	}
+	check("select made from acct where id = 3", "2001-02-03 04:05:06\n")
+
+	// LOAD DATA: the columns its list leaves out take their defaults.
+	path := filepath.Join(t.TempDir(), "acct.tsv")
+	if err := os.WriteFile(path, []byte("4\tfour\n5\t\\N\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mysql.RegisterLocalFile(path)
+	run("load data local infile '" + path + "' into table acct (id, name)")
+	check("select id, qty, price, name, day, made is not null from acct where id > 3 order by id",
+		"4|5|-1.50|four|2024-02-29|1\n5|5|-1.50|NULL|2024-02-29|1\n")
+
+	fails("create table bad (a int default 'x')", "1067", "Invalid default value for 'a'")
+	fails("create table bad (a varchar(2) default 'abc')", "1067", "Invalid default value for 'a'")
+	fails("create table bad (a int not null default null)", "1067", "Invalid default value for 'a'")
+	fails("create table bad (a date default current_timestamp)", "1067", "Invalid default value for 'a'")
+	run("create table strict (a int, b int not null)")
+	fails("insert into strict (a) values (1)", "1364", "Field 'b' doesn't have a default value")
+
+	// A dump keeps the defaults: mariadb-dump's CREATE TABLE reloads as the same table.
+	dump, err := osexec.LookPath("mariadb-dump")
+	if err != nil {
+		t.Skip("mariadb-dump is not installed: install mariadb-client to run the dump round trip")
+	}
+	client, err := osexec.LookPath("mariadb")
+	if err != nil {
+		t.Skip("the mariadb client is not installed: install mariadb-client to run the dump round trip")
+	}
+	const show = "show create table acct"
+	wantDDL, wantRows := psvRows(queryTable(t, ctx, conn, show)), psvRows(queryTable(t, ctx, conn, "select * from acct order by id"))
+	out, err := osexec.CommandContext(ctx, dump, "-S", em.socket, "-u", "root", "tpch", "acct").Output()
+	if err != nil {
+		t.Fatalf("mariadb-dump: %v\n%s", err, out)
+	}
+	load := osexec.CommandContext(ctx, client, "-S", em.socket, "-u", "root", "tpch")
+	load.Stdin = strings.NewReader(string(out))
+	if msg, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("mariadb < dump: %v\n%s", err, msg)
+	}
+	if got := psvRows(queryTable(t, ctx, conn, show)); got != wantDDL {
+		t.Errorf("after the reload:\n got %q\nwant %q", got, wantDDL)
+	}
+	if got := psvRows(queryTable(t, ctx, conn, "select * from acct order by id")); got != wantRows {
+		t.Errorf("rows after the reload:\n got %q\nwant %q", got, wantRows)
+	}
+}

@@ -15,6 +15,14 @@ import (
 // back.
 const SQLTypeKey = "colink.sql_type"
 
+// DefaultKey is the Arrow field metadata key under which a stored column's DEFAULT is
+// recorded: the value's text as MySQL's SHOW CREATE TABLE quotes it ("0", "abc",
+// "2024-01-01"), or DefaultNow. A column without it has no default (NULL, if nullable).
+const DefaultKey = "colink.default"
+
+// DefaultNow is the DefaultKey value of DEFAULT CURRENT_TIMESTAMP (a DATETIME column's).
+const DefaultNow = "CURRENT_TIMESTAMP"
+
 // SQLField returns the Arrow field of a column of SQL type sqlType, recording the type
 // (normalised: lower case, no spaces) under SQLTypeKey. The types a stored column may have
 // are int, bigint, decimal(p,s) with p <= MaxDecimal64Precision, date, datetime(fsp),

@@ -14,6 +14,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -45,7 +46,8 @@ type loadColumn struct {
 	maxChars int   // char(n), varchar(n): n; 0 unchecked
 	scale    int32 // decimals' scale; datetimes' fraction digits
 	prec     int32
-	field    int // the field of a line that fills it; -1: NULL
+	field    int    // the field of a line that fills it; -1: none, so fill
+	fill     []byte // the column's DEFAULT as a field's text when no field fills it; nil: NULL
 }
 
 // loadFormat is the FIELDS and LINES clauses.
@@ -119,6 +121,13 @@ func New(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, a
 	}
 	for i, fd := range schema.Fields() {
 		c := loadColumn{name: fd.Name, typ: fd.Type, nullable: fd.Nullable, field: fieldOf[i]}
+		if d, ok := fd.Metadata.GetValue(vec.DefaultKey); ok && c.field < 0 {
+			if _, isTime := fd.Type.(*arrow.TimestampType); isTime && d == vec.DefaultNow {
+				// The statement's start, as MySQL's CURRENT_TIMESTAMP of a LOAD DATA.
+				d = time.Now().Format("2006-01-02 15:04:05.000000")
+			}
+			c.fill = []byte(d)
+		}
 		switch t := fd.Type.(type) {
 		case *arrow.Decimal64Type:
 			c.prec, c.scale = t.Precision, t.Scale
@@ -475,10 +484,10 @@ func (l *Loader) row(line []byte) error {
 // member picks the primproc of the current row from its first column's value.
 func (l *Loader) member() (int, error) {
 	c := &l.cols[0]
-	if c.field < 0 || l.isNull[c.field] {
+	raw, ok := l.value(c)
+	if !ok {
 		return 0, nil
 	}
-	raw := l.field[c.field]
 	switch c.typ.(type) {
 	case *arrow.StringType:
 		return link.MemberOfString(string(raw), l.members), nil
@@ -566,16 +575,28 @@ func (l *Loader) parseBool(c *loadColumn, raw []byte) (bool, error) {
 	return false, loadErr(1366, "HY000", "Incorrect integer value: '%s' for column '%s' at row %d", clip(raw), c.name, l.line)
 }
 
+// value is column c's text in the current row: its field's, or its DEFAULT's when no field
+// fills it; false for NULL.
+func (l *Loader) value(c *loadColumn) ([]byte, bool) {
+	switch {
+	case c.field < 0:
+		return c.fill, c.fill != nil
+	case l.isNull[c.field]:
+		return nil, false
+	}
+	return l.field[c.field], true
+}
+
 // appendValue appends column c's value of the current row.
 func (l *Loader) appendValue(b array.Builder, c *loadColumn) error {
-	if c.field < 0 || l.isNull[c.field] {
+	raw, ok := l.value(c)
+	if !ok {
 		if !c.nullable {
 			return loadErr(1048, "23000", "Column '%s' cannot be null (row %d)", c.name, l.line)
 		}
 		b.AppendNull()
 		return nil
 	}
-	raw := l.field[c.field]
 	switch bb := b.(type) {
 	case *array.StringBuilder:
 		if c.maxChars > 0 && len(raw) > c.maxChars && utf8.RuneCount(raw) > c.maxChars {

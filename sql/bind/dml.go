@@ -1,10 +1,12 @@
 package bind
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/fold"
 	"github.com/colinkdb/colink/sql/plan"
@@ -50,7 +52,8 @@ func (b *Binder) target(refs *ast.TableRefsClause, what string) (*catalog.Table,
 
 // Insert binds INSERT INTO t [(columns)] VALUES (…), … and INSERT INTO t [(columns)]
 // SELECT …: a plan.Insert whose input produces the table's columns, in order, of their
-// types. A column the statement leaves out is NULL, or an error when it cannot be NULL.
+// types. A column the statement leaves out, or gives as DEFAULT, takes its DEFAULT: NULL
+// if it has none, or an error when it cannot be NULL.
 func (b *Binder) Insert(s *ast.InsertStmt) (*plan.Query, error) {
 	switch {
 	case s.IsReplace:
@@ -90,8 +93,12 @@ func (b *Binder) Insert(s *ast.InsertStmt) (*plan.Query, error) {
 	for v, i := range pos {
 		given[i] = v
 	}
+	defaults := make([]types.Value, len(t.Columns))
 	for i, c := range t.Columns {
-		if _, ok := given[i]; !ok && !c.Nullable {
+		if defaults[i], err = b.defaultValue(c); err != nil {
+			return nil, err
+		}
+		if _, ok := given[i]; !ok && !c.Nullable && c.Default == nil {
 			return nil, sqlerr.New(1364, "Field '%s' doesn't have a default value", c.Name)
 		}
 	}
@@ -107,7 +114,7 @@ func (b *Binder) Insert(s *ast.InsertStmt) (*plan.Query, error) {
 		}
 		p := &plan.Project{Input: q.Root}
 		for i, c := range t.Columns {
-			var e plan.Expr = plan.Lit(types.NullValue(c.Type))
+			var e plan.Expr = plan.Lit(defaults[i])
 			if v, ok := given[i]; ok {
 				from := b.md.Ref(out[v])
 				if !assignable(from.T, c.Type) {
@@ -129,14 +136,14 @@ func (b *Binder) Insert(s *ast.InsertStmt) (*plan.Query, error) {
 				return nil, sqlerr.New(sqlerr.ErWrongValueCountOnRow, "Column count doesn't match value count at row %d", r+1)
 			}
 			row := make([]plan.Expr, len(t.Columns))
-			for i, c := range t.Columns {
-				row[i] = plan.Lit(types.NullValue(c.Type))
+			for i := range t.Columns {
+				row[i] = plan.Lit(defaults[i])
 			}
 			for k, astE := range list {
 				i := pos[k]
 				c := t.Columns[i]
 				if _, isDefault := astE.(*ast.DefaultExpr); isDefault {
-					if !c.Nullable {
+					if !c.Nullable && c.Default == nil {
 						return nil, sqlerr.New(1364, "Field '%s' doesn't have a default value", c.Name)
 					}
 					continue
@@ -259,9 +266,70 @@ func (b *Binder) LoadTarget(s *ast.LoadDataStmt) (*catalog.Table, []int, error) 
 		for _, k := range cols {
 			found = found || k == i
 		}
-		if !found && !c.Nullable {
+		if !found && !c.Nullable && c.Default == nil {
 			return nil, nil, sqlerr.New(1364, "Field '%s' doesn't have a default value", strings.ToLower(c.Name))
 		}
 	}
 	return t, cols, nil
+}
+
+// ColumnDefault checks a column's DEFAULT expression e for a column of type t and returns
+// it as vec.DefaultKey records it: the value's text in the column's type, or
+// vec.DefaultNow for CURRENT_TIMESTAMP (NOW(), LOCALTIMESTAMP) on a DATETIME, which
+// INSERT reads when the statement runs. DEFAULT NULL is nil. A value the column cannot
+// hold is MySQL's 1067, "Invalid default value".
+func (b *Binder) ColumnDefault(e ast.ExprNode, t types.Type, notNull bool, col string) (*string, error) {
+	invalid := sqlerr.New(1067, "Invalid default value for '%s'", col)
+	if f, ok := e.(*ast.FuncCallExpr); ok {
+		switch f.FnName.L {
+		case ast.CurrentTimestamp, ast.Now, ast.LocalTime, ast.LocalTimestamp:
+			if t.Kind != types.Datetime {
+				return nil, invalid
+			}
+			now := vec.DefaultNow
+			return &now, nil
+		}
+	}
+	x, err := b.Constant(e)
+	if err != nil {
+		return nil, err
+	}
+	v, err := fold.Eval(fold.Expr(x))
+	if err != nil {
+		return nil, sqlerr.Unsupported(fmt.Sprintf("a DEFAULT that is not a constant for column '%s'", col))
+	}
+	if v.Null {
+		if notNull {
+			return nil, invalid
+		}
+		return nil, nil
+	}
+	if !assignable(v.Type, t) {
+		return nil, invalid
+	}
+	if t.IsString() && t.Length > 0 && len([]rune(v.Text())) > t.Length {
+		return nil, invalid
+	}
+	c, err := types.Convert(v, t)
+	if err != nil {
+		return nil, invalid
+	}
+	text := c.Text()
+	return &text, nil
+}
+
+// defaultValue is column c's DEFAULT as a constant of its type, now the statement's time:
+// NULL for a column without one.
+func (b *Binder) defaultValue(c catalog.Column) (types.Value, error) {
+	switch {
+	case c.Default == nil:
+		return types.NullValue(c.Type), nil
+	case *c.Default == vec.DefaultNow && c.Type.Kind == types.Datetime:
+		return types.DatetimeValue(wallMicros(b.statementTime()), c.Type.Scale), nil
+	}
+	v, err := types.Convert(types.StringValue(*c.Default), c.Type)
+	if err != nil {
+		return types.Value{}, sqlerr.New(1067, "Invalid default value for '%s': %s", c.Name, *c.Default)
+	}
+	return v, nil
 }

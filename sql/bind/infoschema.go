@@ -114,7 +114,11 @@ func (b *Binder) infoSchemaTable(name, alias string) (plan.Node, []*rel, error) 
 					case types.Datetime:
 						dateNull = n(int64(c.Type.Scale))
 					}
-					rows = append(rows, []types.Value{s("def"), s(db), s(t), s(c.Name), n(int64(i + 1)), null, s(nullable),
+					def := null
+					if c.Default != nil {
+						def = s(*c.Default)
+					}
+					rows = append(rows, []types.Value{s("def"), s(db), s(t), s(c.Name), n(int64(i + 1)), def, s(nullable),
 						s(dataType(c.Type)), charLen, octets, prec, scale, dateNull, cs, coll, s(columnType(c.Type)), s(""), s(""),
 						s("select,insert"), s(""), s(""), nullNum})
 				}
@@ -227,11 +231,15 @@ func dataType(t types.Type) string {
 	return s
 }
 
-// columnType is information_schema's COLUMN_TYPE of t, as SHOW COLUMNS prints it (a
-// boolean is MySQL's tinyint(1)).
+// columnType is information_schema's COLUMN_TYPE of t, as SHOW COLUMNS and SHOW CREATE
+// TABLE print it: a boolean is MySQL's tinyint(1), a VARCHAR without a length (TEXT,
+// stored so) text.
 func columnType(t types.Type) string {
-	if t.Kind == types.Bool {
+	switch {
+	case t.Kind == types.Bool:
 		return "tinyint(1)"
+	case t.Kind == types.Varchar && t.Length == 0:
+		return "text"
 	}
 	return t.String()
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/colinkdb/colink/exec/vec"
 	"github.com/colinkdb/colink/sql/catalog"
 	"github.com/colinkdb/colink/sql/plan"
 	"github.com/colinkdb/colink/sql/sqlerr"
@@ -146,6 +147,18 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 		if err != nil {
 			return nil, err
 		}
+		defaults := map[string]string{}
+		db := s.DBName
+		if db == "" {
+			if db = s.Table.Schema.O; db == "" {
+				db = b.env.Database()
+			}
+		}
+		for _, c := range b.tableColumns(db, s.Table.Name.O) {
+			if c.Default != nil {
+				defaults[c.Name] = *c.Default
+			}
+		}
 		for i, n := range q.Names {
 			if ok, _ := match(n); !ok {
 				continue
@@ -155,7 +168,11 @@ func (b *Binder) Show(s *ast.ShowStmt) (*plan.Query, error) {
 			if !plan.NotNull(q.Root, q.MD).Has(id) {
 				null = "YES"
 			}
-			rows = append(rows, []string{n, q.MD.Column(id).Type.String(), null, "", "\x00", ""})
+			def, ok := defaults[n]
+			if !ok {
+				def = "\x00" // NULL
+			}
+			rows = append(rows, []string{n, columnType(q.MD.Column(id).Type), null, "", def, ""})
 		}
 	}
 	v := &plan.Values{}
@@ -242,7 +259,17 @@ func (b *Binder) showCreate(s *ast.ShowStmt) ([]string, [][]string, error) {
 		sb.WriteString("  " + quote(c.Name) + " " + columnType(c.Type))
 		if !c.Nullable {
 			sb.WriteString(" NOT NULL")
-		} else {
+		}
+		switch {
+		case c.Default != nil && *c.Default == vec.DefaultNow && c.Type.Kind == types.Datetime:
+			sb.WriteString(" DEFAULT CURRENT_TIMESTAMP")
+			if c.Type.Scale > 0 {
+				sb.WriteString("(" + strconv.Itoa(c.Type.Scale) + ")")
+			}
+		case c.Default != nil:
+			// MySQL quotes every literal default, numbers too.
+			sb.WriteString(" DEFAULT '" + strings.ReplaceAll(*c.Default, "'", "''") + "'")
+		case c.Nullable:
 			sb.WriteString(" DEFAULT NULL")
 		}
 		if i < len(t.Columns)-1 {

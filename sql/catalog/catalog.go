@@ -24,6 +24,9 @@ type Column struct {
 	Name     string
 	Type     types.Type
 	Nullable bool
+	// Default is the column's DEFAULT as vec.DefaultKey records it (its value's text, or
+	// vec.DefaultNow); nil: none, so NULL for a nullable column.
+	Default *string
 }
 
 // Table is a stored table.

@@ -7,6 +7,7 @@ package types
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -366,6 +367,66 @@ func Common(a, b Type) (Type, bool) {
 		return Dec(max(p1-s1, p2-s2)+s, s), true
 	case a.IsNumeric() && b.IsString(), a.IsString() && b.IsNumeric():
 		return Float64Type, true
+	}
+	return Type{}, false
+}
+
+// ParseSQLType parses the SQL types tables declare: int, integer, bigint, decimal(p,s),
+// date, datetime(fsp) (and timestamp(fsp), stored as one), char(n), varchar(n), text,
+// double, boolean.
+func ParseSQLType(s string) (Type, bool) {
+	s = strings.ToLower(strings.Join(strings.Fields(s), ""))
+	name, params, _ := strings.Cut(s, "(")
+	params = strings.TrimSuffix(params, ")")
+	num := func(p string) (int, bool) {
+		n, err := strconv.Atoi(p)
+		return n, err == nil && n >= 0
+	}
+	switch name {
+	case "int", "integer":
+		return Int32Type, true
+	case "bigint":
+		return Int64Type, true
+	case "double":
+		return Float64Type, true
+	case "date":
+		return DateType, true
+	case "datetime", "timestamp":
+		fsp := 0
+		if params != "" {
+			var ok bool
+			if fsp, ok = num(params); !ok || fsp > 6 {
+				return Type{}, false
+			}
+		}
+		return DatetimeType(fsp), true
+	case "boolean", "bool":
+		return BoolType, true
+	case "text":
+		return VarcharType(0), true
+	case "char", "varchar":
+		n := 0
+		if params != "" {
+			var ok bool
+			if n, ok = num(params); !ok {
+				return Type{}, false
+			}
+		}
+		if name == "char" {
+			return CharType(n), true
+		}
+		return VarcharType(n), true
+	case "decimal":
+		ps, ss, _ := strings.Cut(params, ",")
+		p, ok1 := num(ps)
+		sc, ok2 := num(ss)
+		if ss == "" {
+			sc, ok2 = 0, true
+		}
+		if !ok1 || !ok2 || p < 1 || sc > p {
+			return Type{}, false
+		}
+		return Dec(p, sc), true
 	}
 	return Type{}, false
 }
