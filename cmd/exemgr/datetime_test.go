@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	dsql "database/sql"
 	"os"
 	osexec "os/exec"
@@ -22,28 +21,8 @@ import (
 func TestDatetime(t *testing.T) {
 	needDaemons(t)
 	em := emptyCluster(t, "datetime", 2)
-	conn := em.conn(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	run := func(q string) {
-		t.Helper()
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %s", q, errorText(err))
-		}
-	}
-	check := func(q, want string) {
-		t.Helper()
-		if got := psvRows(queryTable(t, ctx, conn, q)); got != want {
-			t.Errorf("%s:\n got %q\nwant %q", q, got, want)
-		}
-	}
-	fails := func(q, code, want string) {
-		t.Helper()
-		_, err := conn.ExecContext(ctx, q)
-		if msg := errorText(err); !strings.Contains(msg, code) || !strings.Contains(msg, want) {
-			t.Errorf("%s: %s, want error %s naming %q", q, msg, code, want)
-		}
-	}
+	s := newSQLSession(t, em)
+	ctx, run, check, fails := s.ctx, s.run, s.check, s.fails
 
 	run("create table ev (id int not null, at datetime, ts timestamp(3), d date)")
 	run("insert into ev values (1, '2024-01-02 10:30:00', '2024-01-02 10:30:00.123456', '2024-01-02'), " +
@@ -145,30 +124,9 @@ func TestDatetime(t *testing.T) {
 	check("select at, d, count(*) from ev where id in (1, 2) group by at, d order by at", "2024-01-02 00:00:00|2024-01-01|1\n2024-01-02 10:30:00|2024-01-02|1\n")
 
 	// mariadb-dump writes the table, with its DATETIME(3), and the stock client reloads it.
-	dump, err := osexec.LookPath("mariadb-dump")
-	if err != nil {
-		t.Skip("mariadb-dump is not installed: install mariadb-client to run the dump round trip")
-	}
-	client, err := osexec.LookPath("mariadb")
-	if err != nil {
-		t.Skip("the mariadb client is not installed: install mariadb-client to run the dump round trip")
-	}
-	const all = "select id, at, ts, d from ev order by id"
-	before := psvRows(queryTable(t, ctx, conn, all))
-	out, err := osexec.CommandContext(ctx, dump, "-S", em.socket, "-u", "root", "tpch", "ev").Output()
-	if err != nil {
-		t.Fatalf("mariadb-dump: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "`ts` datetime(3)") || !strings.Contains(string(out), "'2024-01-02 10:30:00.123'") {
+	out := s.dumpReload(em, "ev", "select id, at, ts, d from ev order by id")
+	if !strings.Contains(out, "`ts` datetime(3)") || !strings.Contains(out, "'2024-01-02 10:30:00.123'") {
 		t.Errorf("the dump does not hold the DATETIME(3) column and its values:\n%s", out)
-	}
-	load := osexec.CommandContext(ctx, client, "-S", em.socket, "-u", "root", "tpch")
-	load.Stdin = strings.NewReader(string(out)) // it drops and recreates ev
-	if msg, err := load.CombinedOutput(); err != nil {
-		t.Fatalf("mariadb < dump: %v\n%s\n%s", err, msg, em.Log())
-	}
-	if after := psvRows(queryTable(t, ctx, conn, all)); after != before {
-		t.Errorf("after the reload:\n got %q\nwant %q", after, before)
 	}
 }
 
@@ -180,28 +138,8 @@ func TestDatetime(t *testing.T) {
 func TestColumnDefaults(t *testing.T) {
 	needDaemons(t)
 	em := emptyCluster(t, "defaults", 2)
-	conn := em.conn(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	run := func(q string) {
-		t.Helper()
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %s", q, errorText(err))
-		}
-	}
-	check := func(q, want string) {
-		t.Helper()
-		if got := psvRows(queryTable(t, ctx, conn, q)); got != want {
-			t.Errorf("%s:\n got %q\nwant %q", q, got, want)
-		}
-	}
-	fails := func(q, code, want string) {
-		t.Helper()
-		_, err := conn.ExecContext(ctx, q)
-		if msg := errorText(err); !strings.Contains(msg, code) || !strings.Contains(msg, want) {
-			t.Errorf("%s: %s, want error %s naming %q", q, msg, code, want)
-		}
-	}
+	s := newSQLSession(t, em)
+	conn, ctx, run, check, fails := s.conn, s.ctx, s.run, s.check, s.fails
 	run("create table acct (id int not null, qty int not null default 5, price decimal(8,2) default -1.5, " +
 		"name varchar(10) default 'it''s', day date default '2024-02-29', " +
 		"made timestamp not null default current_timestamp on update current_timestamp, note text)")
@@ -212,7 +150,7 @@ func TestColumnDefaults(t *testing.T) {
 		") ENGINE=colink DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci\n")
 	check("select column_name, column_default from information_schema.columns where table_name = 'acct' order by ordinal_position",
 		"id|NULL\nqty|5\nprice|-1.50\nname|it's\nday|2024-02-29\nmade|CURRENT_TIMESTAMP\nnote|NULL\n")
-	if got := psvRows(queryTable(t, ctx, conn, "show columns from acct")); !strings.Contains(got, "qty|int|NO||5|") ||
+	if got := s.query("show columns from acct"); !strings.Contains(got, "qty|int|NO||5|") ||
 		!strings.Contains(got, "made|datetime|NO||CURRENT_TIMESTAMP|") || !strings.Contains(got, "note|text|YES||NULL|") {
 		t.Errorf("show columns:\n%s", got)
 	}
@@ -258,6 +196,15 @@ func TestColumnDefaults(t *testing.T) {
 	fails("insert into strict (a) values (1)", "1364", "Field 'b' doesn't have a default value")
 
 	// A dump keeps the defaults: mariadb-dump's CREATE TABLE reloads as the same table.
+	s.dumpReload(em, "acct", "show create table acct", "select * from acct order by id")
+}
+
+// dumpReload dumps table with mariadb-dump and reloads the dump into em through the mariadb
+// client (which drops and recreates the table), checking that each query gives the same
+// rows after as before; it returns the dump. Without the clients it skips the test.
+func (s *sqlSession) dumpReload(em *exemgrProc, table string, queries ...string) string {
+	t := s.t
+	t.Helper()
 	dump, err := osexec.LookPath("mariadb-dump")
 	if err != nil {
 		t.Skip("mariadb-dump is not installed: install mariadb-client to run the dump round trip")
@@ -266,21 +213,23 @@ func TestColumnDefaults(t *testing.T) {
 	if err != nil {
 		t.Skip("the mariadb client is not installed: install mariadb-client to run the dump round trip")
 	}
-	const show = "show create table acct"
-	wantDDL, wantRows := psvRows(queryTable(t, ctx, conn, show)), psvRows(queryTable(t, ctx, conn, "select * from acct order by id"))
-	out, err := osexec.CommandContext(ctx, dump, "-S", em.socket, "-u", "root", "tpch", "acct").Output()
+	var before []string
+	for _, q := range queries {
+		before = append(before, s.query(q))
+	}
+	out, err := osexec.CommandContext(s.ctx, dump, "-S", em.socket, "-u", "root", "tpch", table).Output()
 	if err != nil {
 		t.Fatalf("mariadb-dump: %v\n%s", err, out)
 	}
-	load := osexec.CommandContext(ctx, client, "-S", em.socket, "-u", "root", "tpch")
+	load := osexec.CommandContext(s.ctx, client, "-S", em.socket, "-u", "root", "tpch")
 	load.Stdin = strings.NewReader(string(out))
 	if msg, err := load.CombinedOutput(); err != nil {
-		t.Fatalf("mariadb < dump: %v\n%s", err, msg)
+		t.Fatalf("mariadb < dump: %v\n%s\n%s", err, msg, em.Log())
 	}
-	if got := psvRows(queryTable(t, ctx, conn, show)); got != wantDDL {
-		t.Errorf("after the reload:\n got %q\nwant %q", got, wantDDL)
+	for i, q := range queries {
+		if got := s.query(q); got != before[i] {
+			t.Errorf("%s after the reload:\n got %q\nwant %q", q, got, before[i])
+		}
 	}
-	if got := psvRows(queryTable(t, ctx, conn, "select * from acct order by id")); got != wantRows {
-		t.Errorf("rows after the reload:\n got %q\nwant %q", got, wantRows)
-	}
+	return string(out)
 }

@@ -27,27 +27,8 @@ func emptyCluster(t *testing.T, name string, n int) *exemgrProc {
 // colink does not compute on is refused naming the type and the column.
 func TestUserTables(t *testing.T) {
 	needDaemons(t)
-	em := emptyCluster(t, "user-tables", 2)
-	conn := em.conn(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	run := func(q string) {
-		t.Helper()
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %s", q, errorText(err))
-		}
-	}
-	query := func(q string) string {
-		t.Helper()
-		return psvRows(queryTable(t, ctx, conn, q))
-	}
-	fails := func(q, code, want string) {
-		t.Helper()
-		_, err := conn.ExecContext(ctx, q)
-		if msg := errorText(err); !strings.Contains(msg, code) || !strings.Contains(msg, want) {
-			t.Errorf("%s: %s, want error %s naming %q", q, msg, code, want)
-		}
-	}
+	s := newSQLSession(t, emptyCluster(t, "user-tables", 2))
+	run, query, fails := s.run, s.query, s.fails
 
 	run("create table items (id int not null primary key, big bigint, small smallint, tiny tinyint, " +
 		"price decimal(10,2), ratio double, day date, code char(3), name varchar(20), flag boolean, note text, " +

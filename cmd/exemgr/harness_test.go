@@ -479,3 +479,49 @@ func queryStats(t testing.TB, conn *dsql.Conn) []map[string]string {
 	}
 	return out
 }
+
+// sqlSession is one connection to an exemgr for a test that runs statements in turn and
+// checks their results as psvRows text, with a deadline for them all.
+type sqlSession struct {
+	t    *testing.T
+	ctx  context.Context
+	conn *dsql.Conn
+}
+
+// newSQLSession opens a session on em whose statements must finish within two minutes.
+func newSQLSession(t *testing.T, em *exemgrProc) *sqlSession {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return &sqlSession{t: t, ctx: ctx, conn: em.conn(t)}
+}
+
+// run executes q, failing the test on an error.
+func (s *sqlSession) run(q string) {
+	s.t.Helper()
+	if _, err := s.conn.ExecContext(s.ctx, q); err != nil {
+		s.t.Fatalf("%s: %s", q, errorText(err))
+	}
+}
+
+// query returns q's rows as psvRows text.
+func (s *sqlSession) query(q string) string {
+	s.t.Helper()
+	return psvRows(queryTable(s.t, s.ctx, s.conn, q))
+}
+
+// check reports q's rows when they are not want.
+func (s *sqlSession) check(q, want string) {
+	s.t.Helper()
+	if got := s.query(q); got != want {
+		s.t.Errorf("%s:\n got %q\nwant %q", q, got, want)
+	}
+}
+
+// fails reports q unless it fails with an error holding code and want.
+func (s *sqlSession) fails(q, code, want string) {
+	s.t.Helper()
+	_, err := s.conn.ExecContext(s.ctx, q)
+	if msg := errorText(err); !strings.Contains(msg, code) || !strings.Contains(msg, want) {
+		s.t.Errorf("%s: %s, want error %s naming %q", q, msg, code, want)
+	}
+}
