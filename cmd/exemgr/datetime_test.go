@@ -45,6 +45,8 @@ func TestDatetime(t *testing.T) {
 	check("select id from ev where at < date '2024-01-02' order by id", "4\n")
 	check("select id from ev where at between '2024-01-01' and '2024-01-02 12:00:00' order by id", "1\n2\n")
 	check("select id from ev where at > d order by id", "1\n2\n4\n")
+	check("select id from ev where d < '2024-01-02 10:00' order by id", "1\n2\n4\n")
+	check("select id from ev where d = '2024-01-02 00:00:00' order by id", "1\n")
 	check("select id from ev where ts = '2024-01-02 10:30:00.123' order by id", "1\n")
 	check("select id from ev where at in ('2024-01-02 10:30:00', '1999-12-31 23:59:59') order by id", "1\n4\n")
 

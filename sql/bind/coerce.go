@@ -64,6 +64,11 @@ func (b *Binder) commonForCompare(l, r plan.Expr) (types.Type, bool) {
 		if t := other.Type(); !lit.V.Null && t.Kind != types.Null && lossless(lit.V, t) {
 			return t, true
 		}
+		if fsp, ok := datetimeFsp(lit); ok && other.Type().Kind == types.Date {
+			// A DATE compared with a time of day is its midnight, as in MySQL:
+			// d < '1995-03-15 10:00' holds for 1995-03-15.
+			return types.DatetimeType(fsp), true
+		}
 	}
 	return types.Common(l.Type(), r.Type())
 }
