@@ -100,6 +100,10 @@ func (n *dateAddNode) eval(b *vec.Batch, rows []int32) (*vec.Vec, error) {
 // to the month's length) and keep the time of day; the units of fixed length add
 // microseconds. A result outside 0001 … 9999 is NULL, as in MySQL.
 func (n *dateAddNode) addToDatetimes(d, k, out *vec.Vec, live []int32, rows int) {
+	// |cnt| beyond the range's span in a fixed unit always leaves it; below that the
+	// product cannot overflow.
+	per := microsPer(n.unit)
+	span := (civil.MaxMicros - civil.MinMicros) / per
 	for _, i := range live {
 		cnt := k.I64[i]
 		if n.sub {
@@ -123,10 +127,6 @@ func (n *dateAddNode) addToDatetimes(d, k, out *vec.Vec, live []int32, rows int)
 			}
 			r = nd*civil.MicrosPerDay + tod
 		default:
-			per := microsPer(n.unit)
-			// |cnt| beyond the range's span in this unit always leaves it; below that
-			// the product cannot overflow.
-			span := (civil.MaxMicros - civil.MinMicros) / per
 			if cnt > span || cnt < -span {
 				ok = false
 			} else {

@@ -111,8 +111,8 @@ func datetimeFspKernel(*Site) Kernel {
 	}
 }
 
-// timePart is the kernel of a part of the time of day: rows writes the part of every live
-// datetime of t (microseconds since the day's midnight) into o.
+// timePart is the kernel of a part of the time of day: part reads it from a datetime's
+// microseconds since its midnight.
 func timePart(part func(micros int64) int32) func(*Site) Kernel {
 	return func(*Site) Kernel {
 		return func(args []*vec.Vec, out *vec.Vec, live []int32, _ int) error {

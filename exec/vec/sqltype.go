@@ -55,6 +55,25 @@ func storedType(s string) (Type, error) {
 	return t, nil
 }
 
+// DatetimeFsp is the fractional-second digits of a DATETIME field, from its SQL type
+// ("datetime(3)" is 3): 0 without one, as "datetime" and a timestamp field of no SQL type.
+// exec's values carry no fsp (Type); only their spelling and storing use it.
+func DatetimeFsp(f arrow.Field) int {
+	st, ok := f.Metadata.GetValue(SQLTypeKey)
+	if !ok {
+		return 0
+	}
+	_, params, ok := strings.Cut(st, "(")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(params, ")")))
+	if err != nil || n < 0 || n > 6 {
+		return 0
+	}
+	return n
+}
+
 // SQLTypeOf returns a field's SQL type: its SQLTypeKey metadata, or a name derived from its
 // Arrow type (int, bigint, decimal(p,s), date, varchar, double, boolean, varbinary).
 func SQLTypeOf(f arrow.Field) string {

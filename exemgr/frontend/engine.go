@@ -247,7 +247,7 @@ func ColumnFromField(f arrow.Field) (Column, error) {
 		if t.Unit != arrow.Microsecond || t.TimeZone != "" {
 			return Column{}, Errorf(ErrUnknownError, "column %q has Arrow type %s, which colink cannot send over the MySQL protocol", f.Name, f.Type)
 		}
-		fsp := datetimeFsp(f)
+		fsp := vec.DatetimeFsp(f)
 		c.Type, c.Length, c.Decimals = TypeDatetime, 19, uint8(fsp)
 		if fsp > 0 {
 			c.Length += uint32(fsp) + 1

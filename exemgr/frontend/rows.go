@@ -124,7 +124,7 @@ func newRowEncoder(schema *arrow.Schema) (*rowEncoder, error) {
 		}
 		e.kinds[i] = k
 		if k == kindTimestamp {
-			e.fsp[i] = int32(datetimeFsp(f))
+			e.fsp[i] = int32(vec.DatetimeFsp(f))
 		}
 	}
 	return e, nil
@@ -348,20 +348,6 @@ func appendBinaryDatetime(b []byte, us int64) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(f))
 	}
 	return b
-}
-
-// datetimeFsp is the fraction digits of a DATETIME field: its SQL type's (datetime(3)),
-// else 0 (datetime).
-func datetimeFsp(f arrow.Field) int {
-	if sqlType, ok := f.Metadata.GetValue(vec.SQLTypeKey); ok {
-		if n, ok := typeLength(sqlType, "datetime"); ok && n <= 6 {
-			return int(n)
-		}
-		if n, ok := typeLength(sqlType, "timestamp"); ok && n <= 6 {
-			return int(n)
-		}
-	}
-	return 0
 }
 
 // appendBinaryText appends a value the front end holds as text (its own small results) in

@@ -139,9 +139,7 @@ func New(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, a
 			if t.Unit != arrow.Microsecond || t.TimeZone != "" {
 				return nil, fmt.Errorf("LOAD DATA into column %s of type %s is not supported", fd.Name, fd.Type)
 			}
-			if st, ok := fd.Metadata.GetValue(vec.SQLTypeKey); ok {
-				c.scale = int32(datetimeFsp(st))
-			}
+			c.scale = int32(vec.DatetimeFsp(fd))
 		case *arrow.Int32Type, *arrow.Int64Type, *arrow.Date32Type, *arrow.Float64Type, *arrow.BooleanType:
 		default:
 			return nil, fmt.Errorf("LOAD DATA into column %s of type %s is not supported", fd.Name, fd.Type)
@@ -149,19 +147,6 @@ func New(spec *sql.LoadSpec, schema *arrow.Schema, members int, send func(int, a
 		l.cols = append(l.cols, c)
 	}
 	return l, nil
-}
-
-// datetimeFsp returns fsp of "datetime(fsp)", else 0.
-func datetimeFsp(sqlType string) int {
-	_, params, ok := strings.Cut(sqlType, "(")
-	if !ok {
-		return 0
-	}
-	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(params), ")"))
-	if err != nil || n < 0 || n > 6 {
-		return 0
-	}
-	return n
 }
 
 // TypeLength returns n of "char(n)" or "varchar(n)", else 0.

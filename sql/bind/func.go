@@ -54,26 +54,29 @@ func (b *Binder) funcCall(x *ast.FuncCallExpr, ctx *exprCtx) (plan.Expr, error) 
 		return args(0)
 	}
 	switch name {
-	case ast.DateLiteral:
-		v, ok := x.Args[0].(ast.ValueExpr)
-		s, isStr := v.GetValue().(string)
-		if !ok || !isStr {
-			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATE value: '%s'", text)
+	case ast.DateLiteral, ast.TimestampLiteral:
+		// DATE '…' and TIMESTAMP '…': the string is read as the type, or it is 1525.
+		kind, t := "DATE", types.DateType
+		if name == ast.TimestampLiteral {
+			kind, t = "DATETIME", types.DatetimeType(0)
 		}
-		d, err := types.ParseDate(s)
-		if err != nil {
-			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATE value: '%s'", s)
+		var s string
+		if v, ok := x.Args[0].(ast.ValueExpr); ok {
+			s, ok = v.GetValue().(string)
+			if !ok {
+				return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect %s value: '%s'", kind, text)
+			}
 		}
-		return plan.Lit(types.DateValue(d)), nil
-	case ast.TimestampLiteral:
-		v, ok := x.Args[0].(ast.ValueExpr)
-		s, isStr := v.GetValue().(string)
-		if !ok || !isStr {
-			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATETIME value: '%s'", text)
+		if t.Kind == types.Date {
+			d, err := types.ParseDate(s)
+			if err != nil {
+				return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect %s value: '%s'", kind, s)
+			}
+			return plan.Lit(types.DateValue(d)), nil
 		}
 		us, fsp, err := types.ParseDatetime(s)
 		if err != nil {
-			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect DATETIME value: '%s'", s)
+			return nil, sqlerr.New(sqlerr.ErWrongValue, "Incorrect %s value: '%s'", kind, s)
 		}
 		return plan.Lit(types.DatetimeValue(us, fsp)), nil
 	case ast.DateAdd, ast.DateSub, ast.AddDate, ast.SubDate:
@@ -276,8 +279,7 @@ func (b *Binder) statementTime() time.Time {
 func wallMicros(t time.Time) int64 {
 	y, m, d := t.Date()
 	h, mi, s := t.Clock()
-	days := int64(vec.DaysFromCivil(int32(y), int32(m), int32(d)))
-	return days*civil.MicrosPerDay + int64(h*3600+mi*60+s)*civil.MicrosPerSecond + int64(t.Nanosecond()/1000)
+	return civil.Days(y, int(m), d)*civil.MicrosPerDay + int64(h*3600+mi*60+s)*civil.MicrosPerSecond + int64(t.Nanosecond()/1000)
 }
 
 // apply binds a call of registry function f over bound arguments a, called by the SQL name
