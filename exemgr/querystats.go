@@ -58,8 +58,8 @@ type ProcessStats struct {
 	RSS       int64
 }
 
-// statsTimeout bounds the stats calls that open and close a statement.
-const statsTimeout = 5 * time.Second
+// usageTimeout bounds the usage calls that open and close a statement.
+const usageTimeout = 5 * time.Second
 
 // recorder takes the snapshots a statement's statistics are the difference of.
 type recorder struct {
@@ -68,7 +68,7 @@ type recorder struct {
 	pushdown physical.Pushdown
 	start    time.Time
 	ru0      rusage.Usage
-	pm0      []*link.Stats // per primproc; nil until begin has run
+	pm0      []*link.Usage // per primproc; nil until begin has run
 	link0    []ipc.ClientStats
 }
 
@@ -79,11 +79,11 @@ func (e *Engine) newRecorder(text string, st *session) *recorder {
 	return r
 }
 
-// begin asks every primproc for its stats (its rusage and catalog version) and then takes
-// the link's counters, so that the stats calls' own traffic is not counted. It fails, fast,
+// begin asks every primproc for its usage (its rusage and catalog version) and then takes
+// the link's counters, so that the usage calls' own traffic is not counted. It fails, fast,
 // if a primproc cannot be reached.
 func (r *recorder) begin(ctx context.Context) ([]uint64, error) {
-	pm, err := r.e.primprocStats(ctx)
+	pm, err := r.e.primprocUsage(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,19 +96,19 @@ func (r *recorder) begin(ctx context.Context) ([]uint64, error) {
 	return versions, nil
 }
 
-// primprocStats calls stats on every primproc at once, waiting at most the engine's
+// primprocUsage calls usage on every primproc at once, waiting at most the engine's
 // primproc timeout for a connection.
-func (e *Engine) primprocStats(stmt context.Context) ([]*link.Stats, error) {
+func (e *Engine) primprocUsage(stmt context.Context) ([]*link.Usage, error) {
 	ctx, cancel := context.WithTimeout(stmt, e.cfg.PrimProcTimeout)
 	defer cancel()
-	out := make([]*link.Stats, len(e.cl))
+	out := make([]*link.Usage, len(e.cl))
 	errs := make([]error, len(e.cl))
 	var wg sync.WaitGroup
 	for i, c := range e.cl {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = c.Stats(ctx)
+			out[i], errs[i] = c.Usage(ctx)
 		}()
 	}
 	wg.Wait()
@@ -125,20 +125,20 @@ func (e *Engine) primprocStats(stmt context.Context) ([]*link.Stats, error) {
 	return out, nil
 }
 
-// closingStats takes the primprocs' stats at a statement's end, for its CPU deltas, from
+// closingUsage takes the primprocs' usage at a statement's end, for its CPU deltas, from
 // the primprocs whose connections that carried the statement are all still live; the others
 // get nil (as does one whose call fails). A connection that ended meanwhile means the link
 // failed (the primproc is down, frozen or restarted): asking it would hold the statement's
 // answer, its error included, for a redial or for a frozen primproc's other connection to
 // time out, and its CPU delta would mean little anyway.
-func (e *Engine) closingStats(before, after []ipc.ClientStats) []*link.Stats {
-	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+func (e *Engine) closingUsage(before, after []ipc.ClientStats) []*link.Usage {
+	ctx, cancel := context.WithTimeout(context.Background(), usageTimeout)
 	defer cancel()
-	out := make([]*link.Stats, len(e.cl))
+	out := make([]*link.Usage, len(e.cl))
 	var wg sync.WaitGroup
 	for i, c := range e.cl {
 		if sameConns(before[i], after[i]) {
-			wg.Go(func() { out[i], _ = c.Stats(ctx) })
+			wg.Go(func() { out[i], _ = c.Usage(ctx) })
 		}
 	}
 	wg.Wait()
@@ -182,17 +182,17 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 		em.QueryPeak = qs.PeakMemory
 	}
 	var link1 []ipc.ClientStats
-	var pm1 []*link.Stats
+	var pm1 []*link.Usage
 	if r.pm0 != nil {
 		link1 = r.e.linkSnapshots()
-		pm1 = r.e.closingStats(r.link0, link1) // a primproc not asked leaves its CPU unknown (0)
+		pm1 = r.e.closingUsage(r.link0, link1) // a primproc not asked leaves its CPU unknown (0)
 	}
 	for i, c := range r.e.cl {
 		p := ProcessStats{Process: processName(i), Peer: c.Peer()}
 		if r.pm0 != nil {
 			linkDelta(&p, r.link0[i], link1[i])
 			if pm1 != nil && pm1[i] != nil && r.pm0[i] != nil && pm1[i].PID == r.pm0[i].PID {
-				p.Usage = pm1[i].Usage().Sub(r.pm0[i].Usage())
+				p.Usage = pm1[i].Rusage().Sub(r.pm0[i].Rusage())
 			}
 			if pm1 != nil && pm1[i] != nil {
 				p.Memory, p.RSS = pm1[i].Memory, pm1[i].RSSBytes

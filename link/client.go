@@ -126,6 +126,15 @@ func (c *Client) Stats(ctx context.Context) (*Stats, error) {
 	return &st, nil
 }
 
+// Usage fetches the primproc's process counters and catalog version (cheap: see Usage).
+func (c *Client) Usage(ctx context.Context) (*Usage, error) {
+	var u Usage
+	if err := c.call(ctx, MethodUsage, nil, &u); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
 // DropCache empties the primproc's column cache, and with pageCache the kernel's cached
 // pages of its segment files.
 func (c *Client) DropCache(ctx context.Context, pageCache bool) (*DropCacheEnd, error) {

@@ -34,6 +34,27 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 	return st.CloseSend(b)
 }
 
+// usage answers usage inline (it only reads counters and /proc/self/statm): the counters a
+// statement's CPU deltas are taken from, and the catalog version.
+func (d *Daemon) usage(ctx context.Context, args, end []byte) ([]byte, error) {
+	ru, err := rusage.Self()
+	if err != nil {
+		return nil, ipc.Errorf(ipc.CodeInternal, "usage: %v", err)
+	}
+	u := link.UsageOf(ru)
+	u.PID, u.RSSBytes, u.Memory = os.Getpid(), daemon.ResidentBytes(), d.memoryStats()
+	if d.store != nil {
+		snap := d.store.Snapshot()
+		u.Version = snap.Version()
+		snap.Release()
+	}
+	b, err := msgpack.Marshal(&u)
+	if err != nil {
+		return nil, ipc.Errorf(ipc.CodeInternal, "usage: %v", err)
+	}
+	return append(end, b...), nil
+}
+
 // Stats returns the daemon's counters, as the stats call answers them (and the metrics
 // endpoint exports them).
 func (d *Daemon) Stats() (link.Stats, error) {

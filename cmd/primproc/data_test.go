@@ -362,6 +362,7 @@ func TestLoadQueryReload(t *testing.T) {
 				}
 			}
 			checkAnswers(t, link.Cluster{c}, "lineitem", want)
+			checkUsage(t, c)
 
 			// Reload (replace) with orders' rows only for the first chunk: the table now
 			// holds exactly those.
@@ -383,6 +384,37 @@ func TestLoadQueryReload(t *testing.T) {
 			loadLineitem(t, link.Cluster{c}, false)
 			checkAnswers(t, link.Cluster{c}, "lineitem", want)
 		})
+	}
+}
+
+// checkUsage checks the usage call (answered inline) against stats: the same process and
+// catalog version, the CPU the queries took, the resident set and the memory budget.
+func checkUsage(t *testing.T, c *link.Client) {
+	t.Helper()
+	ctx := testCtx(t)
+	u0, err := c.Usage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u0.PID != st.PID || u0.Version != st.Version || u0.Version == 0 {
+		t.Errorf("usage: pid %d version %d; stats: pid %d version %d", u0.PID, u0.Version, st.PID, st.Version)
+	}
+	if cpu := u0.Rusage().User + u0.Rusage().Sys; cpu <= 0 || cpu > st.Usage().User+st.Usage().Sys {
+		t.Errorf("usage CPU %v after the queries, stats' (later) %v", cpu, st.Usage().User+st.Usage().Sys)
+	}
+	if u0.RSSBytes <= 0 || u0.Memory.QueryLimit != st.Memory.QueryLimit || u0.Memory.Heap <= 0 {
+		t.Errorf("usage memory: rss %d, %+v; stats: %+v", u0.RSSBytes, u0.Memory, st.Memory)
+	}
+	u1, err := c.Usage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u1.Rusage().Sub(u0.Rusage()).User < 0 {
+		t.Errorf("usage went back: %+v then %+v", u0, u1)
 	}
 }
 
