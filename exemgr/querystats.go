@@ -192,7 +192,7 @@ func (r *recorder) finish(rows int64, qs *physical.QueryStats, failure error) *Q
 		if r.pm0 != nil {
 			linkDelta(&p, r.link0[i], link1[i])
 			if pm1 != nil && pm1[i] != nil && r.pm0[i] != nil && pm1[i].PID == r.pm0[i].PID {
-				p.Usage = pm1[i].Rusage().Sub(r.pm0[i].Rusage())
+				p.Usage = rusage.FromMap(pm1[i].Rusage).Sub(rusage.FromMap(r.pm0[i].Rusage))
 			}
 			if pm1 != nil && pm1[i] != nil {
 				p.Memory, p.RSS = pm1[i].Memory, pm1[i].RSSBytes

@@ -241,28 +241,11 @@ func (s *Stats) Usage() rusage.Usage { return rusage.FromMap(s.Rusage) }
 // and small to decode: stats, which also carries every connection's and method's counters,
 // cost both daemons more CPU than a small query's fragment, twice a statement.
 type Usage struct {
-	PID     int    `msgpack:"pid"`
-	Version uint64 `msgpack:"version"` // catalog version
-	// The process's getrusage (rusage.Usage's fields).
-	UserUs    int64       `msgpack:"user_us"`
-	SysUs     int64       `msgpack:"sys_us"`
-	Nvcsw     int64       `msgpack:"nvcsw"`
-	Nivcsw    int64       `msgpack:"nivcsw"`
-	MaxRSSKiB int64       `msgpack:"maxrss_kib"`
-	RSSBytes  int64       `msgpack:"rss_bytes"` // resident set now (/proc/self/statm)
-	Memory    MemoryStats `msgpack:"memory"`
-}
-
-// UsageOf fills a Usage's getrusage fields from u.
-func UsageOf(u rusage.Usage) Usage {
-	return Usage{UserUs: u.User.Microseconds(), SysUs: u.Sys.Microseconds(), Nvcsw: u.Voluntary,
-		Nivcsw: u.Involuntary, MaxRSSKiB: u.MaxRSSKiB}
-}
-
-// Rusage returns the getrusage fields as a rusage.Usage.
-func (u *Usage) Rusage() rusage.Usage {
-	return rusage.Usage{User: time.Duration(u.UserUs) * time.Microsecond, Sys: time.Duration(u.SysUs) * time.Microsecond,
-		Voluntary: u.Nvcsw, Involuntary: u.Nivcsw, MaxRSSKiB: u.MaxRSSKiB}
+	PID      int              `msgpack:"pid"`
+	Version  uint64           `msgpack:"version"`   // catalog version
+	Rusage   map[string]int64 `msgpack:"rusage"`    // rusage.Usage.Map, as in Stats
+	RSSBytes int64            `msgpack:"rss_bytes"` // resident set now (/proc/self/statm)
+	Memory   MemoryStats      `msgpack:"memory"`
 }
 
 // CacheStats are the column cache's counters (storage.CacheStats on the wire).

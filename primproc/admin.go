@@ -36,13 +36,12 @@ func (d *Daemon) stats(ctx context.Context, st *ipc.Stream) error {
 
 // usage answers usage inline (it only reads counters and /proc/self/statm): the counters a
 // statement's CPU deltas are taken from, and the catalog version.
-func (d *Daemon) usage(ctx context.Context, args, end []byte) ([]byte, error) {
+func (d *Daemon) usage(ctx context.Context, args []byte) ([]byte, error) {
 	ru, err := rusage.Self()
 	if err != nil {
 		return nil, ipc.Errorf(ipc.CodeInternal, "usage: %v", err)
 	}
-	u := link.UsageOf(ru)
-	u.PID, u.RSSBytes, u.Memory = os.Getpid(), daemon.ResidentBytes(), d.memoryStats()
+	u := link.Usage{PID: os.Getpid(), Rusage: ru.Map(), RSSBytes: daemon.ResidentBytes(), Memory: d.memoryStats()}
 	if d.store != nil {
 		snap := d.store.Snapshot()
 		u.Version = snap.Version()
@@ -52,7 +51,7 @@ func (d *Daemon) usage(ctx context.Context, args, end []byte) ([]byte, error) {
 	if err != nil {
 		return nil, ipc.Errorf(ipc.CodeInternal, "usage: %v", err)
 	}
-	return append(end, b...), nil
+	return b, nil
 }
 
 // Stats returns the daemon's counters, as the stats call answers them (and the metrics

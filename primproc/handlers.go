@@ -13,7 +13,7 @@ func (d *Daemon) register() {
 	d.srv.HandleUnary(link.MethodEcho, link.EchoUnary)
 	d.handle(link.MethodSynth, link.Synth)
 	d.handle(link.MethodStats, d.stats)
-	d.srv.HandleUnaryAppend(link.MethodUsage, d.usage)
+	d.srv.HandleUnary(link.MethodUsage, d.usage)
 	d.handle(link.MethodLoad, d.needStore(d.load))
 	d.handle(link.MethodCatalog, d.needStore(d.catalog))
 	d.handle(link.MethodFragment, d.needStore(d.fragment))

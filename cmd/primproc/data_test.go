@@ -20,6 +20,7 @@ import (
 	"github.com/colinkdb/colink/exec"
 	"github.com/colinkdb/colink/exec/expr"
 	"github.com/colinkdb/colink/exec/vec"
+	"github.com/colinkdb/colink/internal/rusage"
 	"github.com/colinkdb/colink/internal/testbin"
 	"github.com/colinkdb/colink/ipc"
 	"github.com/colinkdb/colink/link"
@@ -403,7 +404,8 @@ func checkUsage(t *testing.T, c *link.Client) {
 	if u0.PID != st.PID || u0.Version != st.Version || u0.Version == 0 {
 		t.Errorf("usage: pid %d version %d; stats: pid %d version %d", u0.PID, u0.Version, st.PID, st.Version)
 	}
-	if cpu := u0.Rusage().User + u0.Rusage().Sys; cpu <= 0 || cpu > st.Usage().User+st.Usage().Sys {
+	ru0 := rusage.FromMap(u0.Rusage)
+	if cpu := ru0.User + ru0.Sys; cpu <= 0 || cpu > st.Usage().User+st.Usage().Sys {
 		t.Errorf("usage CPU %v after the queries, stats' (later) %v", cpu, st.Usage().User+st.Usage().Sys)
 	}
 	if u0.RSSBytes <= 0 || u0.Memory.QueryLimit != st.Memory.QueryLimit || u0.Memory.Heap <= 0 {
@@ -413,7 +415,7 @@ func checkUsage(t *testing.T, c *link.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u1.Rusage().Sub(u0.Rusage()).User < 0 {
+	if rusage.FromMap(u1.Rusage).Sub(ru0).User < 0 {
 		t.Errorf("usage went back: %+v then %+v", u0, u1)
 	}
 }
