@@ -125,7 +125,7 @@ func (b *builder) cutFor(r *rel, k stepKind) {
 // Build cuts an optimised query into its physical plan. It adds the columns it computes
 // (join keys, row numbers) to q.MD.
 func Build(q *plan.Query, opts Options) (*Plan, error) {
-	b := &builder{md: q.MD, opts: opts, params: map[plan.ColumnID]*expr.Expr{}, p: &Plan{Pushdown: opts.Pushdown},
+	b := &builder{md: q.MD, opts: opts, params: map[plan.ColumnID]*expr.Expr{}, shared: map[plan.Node]*rel{}, p: &Plan{Pushdown: opts.Pushdown},
 		names: plan.NewNamer(q.Root, q.MD)}
 	want := q.Root.Output()
 	r, err := b.build(q.Root, plan.MakeColSet(want...))
@@ -155,6 +155,9 @@ type builder struct {
 	p      *Plan
 	names  *plan.Namer
 	params map[plan.ColumnID]*expr.Expr
+	// shared holds logical nodes whose rows are kept in exemgr as a broadcast for more than
+	// one reader (groupTotals): building one again reads the broadcast.
+	shared map[plan.Node]*rel
 }
 
 // rel is a relation under construction: rows still on the primprocs (frag, with the
@@ -212,6 +215,9 @@ func (b *builder) lower(e plan.Expr, cols []plan.ColumnID) (*expr.Expr, error) {
 // build plans n. need holds the columns of n's output that its consumer reads: a node may
 // leave the others out (they are never shipped), and passes down what it needs itself.
 func (b *builder) build(n plan.Node, need plan.ColSet) (*rel, error) {
+	if s, ok := b.shared[n]; ok {
+		return &rel{node: &BroadcastScan{B: s.node.(*BroadcastScan).B}, cols: slices.Clone(s.cols), types: slices.Clone(s.types)}, nil
+	}
 	switch x := n.(type) {
 	case *plan.Scan:
 		return b.scan(x, need)

@@ -39,6 +39,9 @@ type explainer struct {
 	node     func(Node) string
 	fragment func(*Fragment) string
 	step     func(f *Fragment, i int) string // fragment f's step i, if set
+	// read holds the broadcasts whose input is printed: a broadcast exemgr reads in two
+	// places (a parameter and the query, see groupTotals) is printed under the first.
+	read map[*Broadcast]bool
 }
 
 func (e *explainer) line(where string, depth int, text string) {
@@ -47,6 +50,10 @@ func (e *explainer) line(where string, depth int, text string) {
 
 func (e *explainer) printNode(n Node, depth int) {
 	text := n.label()
+	scan, _ := n.(*BroadcastScan)
+	if scan != nil && e.read[scan.B] {
+		text += " (its rows computed above)"
+	}
 	if e.node != nil {
 		text += "  " + e.node(n)
 	}
@@ -56,7 +63,13 @@ func (e *explainer) printNode(n Node, depth int) {
 		e.printFragment(x.Frag, depth+1)
 		return
 	case *BroadcastScan:
-		e.printNode(x.B.Input, depth+1)
+		if !e.read[x.B] {
+			if e.read == nil {
+				e.read = map[*Broadcast]bool{}
+			}
+			e.read[x.B] = true
+			e.printNode(x.B.Input, depth+1)
+		}
 		return
 	}
 	for _, in := range n.inputs() {

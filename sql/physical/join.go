@@ -298,6 +298,11 @@ func (b *builder) paramJoin(j *plan.Join, keys []plan.JoinKey, need plan.ColSet)
 	default:
 		return nil, false, nil
 	}
+	if totals, err := b.groupTotals(one, other); err != nil {
+		return nil, true, err
+	} else if totals != nil {
+		one = totals
+	}
 	or, err := b.build(one, plan.MakeColSet(one.Output()...))
 	if err != nil {
 		return nil, true, err
@@ -463,4 +468,107 @@ func zoneConstant(e plan.Expr) (vec.Datum, bool) {
 		return vec.Datum{}, false
 	}
 	return d, true
+}
+
+// maxSharedGroupBytes bounds the estimated size of the groups groupTotals keeps in exemgr.
+// Past it the second scan costs less than holding every group within the query's memory.
+const maxSharedGroupBytes = 64 << 20
+
+// groupTotals recognizes a parameter that totals the groups of the other side: one is an
+// aggregate without GROUP BY (under a projection) of the same rows that a grouped aggregate
+// at the top of other groups, and each of its aggregates is SUM, MIN or MAX of an argument
+// that the grouped aggregate also aggregates so (Q11: HAVING sum(v) > (SELECT sum(v) *
+// 0.0001 FROM the same tables and conditions)). The total of the group sums is then the
+// sum, the least of the group minimums the minimum: the grouped aggregate runs once, its
+// groups kept in exemgr as a broadcast that both the parameter and other read. It returns
+// the parameter's plan over the grouped aggregate, or nil where one is not such a total.
+func (b *builder) groupTotals(one, other plan.Node) (plan.Node, error) {
+	proj, _ := one.(*plan.Project)
+	total, _ := one.(*plan.Aggregate)
+	if proj != nil {
+		total, _ = proj.Input.(*plan.Aggregate)
+	}
+	if total == nil || len(total.Groups) > 0 || len(total.Aggs) == 0 {
+		return nil, nil
+	}
+	groups := topAggregate(other)
+	if groups == nil || len(groups.Groups) == 0 {
+		return nil, nil
+	}
+	_, kept := b.shared[groups] // a second subquery totals the groups another keeps
+	if est := groups.Est(); !kept && (!est.Valid || est.Rows*float64(rowWidth(b.md, groups.Output())) > maxSharedGroupBytes) {
+		return nil, nil
+	}
+	m, ok := plan.SameRows(groups.Input, total.Input, b.md)
+	if !ok {
+		return nil, nil
+	}
+	byKey := map[string]plan.ColumnID{}
+	for i, a := range groups.Aggs {
+		byKey[plan.Key(a)] = groups.AggCols[i]
+	}
+	sums := &plan.Aggregate{Input: groups, AggCols: total.AggCols}
+	for _, a := range total.Aggs {
+		if a.Distinct || (a.Fn != plan.AggSum && a.Fn != plan.AggMin && a.Fn != plan.AggMax) {
+			return nil, nil
+		}
+		renamed := &plan.AggCall{Fn: a.Fn, Arg: plan.Rename(a.Arg, m), T: a.T}
+		col, ok := byKey[plan.Key(renamed)]
+		if !ok || !b.md.Column(col).Type.Equal(a.T) {
+			return nil, nil
+		}
+		sums.Aggs = append(sums.Aggs, &plan.AggCall{Fn: a.Fn, Arg: b.ref(col), T: a.T})
+	}
+	*sums.Est() = plan.Estimate{Rows: 1, Valid: true}
+	if !kept {
+		r, err := b.build(groups, plan.MakeColSet(groups.Output()...))
+		if err != nil {
+			return nil, err
+		}
+		if r, err = b.toNode(r, groups.Output()); err != nil {
+			return nil, err
+		}
+		bc := &Broadcast{ID: len(b.p.broadcasts) + 1, Input: r.node, types: r.types}
+		b.p.broadcasts = append(b.p.broadcasts, bc)
+		b.shared[groups] = &rel{node: &BroadcastScan{B: bc}, cols: r.cols, types: r.types}
+	}
+	if proj == nil {
+		return sums, nil
+	}
+	return &plan.Project{Input: sums, Exprs: proj.Exprs, Cols: proj.Cols}, nil
+}
+
+// topAggregate is the aggregate whose rows a plan's filters, projections and joins with
+// one row (other parameters) pass on.
+func topAggregate(n plan.Node) *plan.Aggregate {
+	for {
+		switch x := n.(type) {
+		case *plan.Aggregate:
+			return x
+		case *plan.Filter:
+			n = x.Input
+		case *plan.Project:
+			n = x.Input
+		case *plan.Join:
+			switch {
+			case x.Kind == plan.InnerJoin && exactlyOneRow(x.Right):
+				n = x.Left
+			case x.Kind == plan.InnerJoin && exactlyOneRow(x.Left):
+				n = x.Right
+			default:
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+// rowWidth estimates the bytes of a row of the columns ids.
+func rowWidth(md *plan.Metadata, ids []plan.ColumnID) int {
+	w := 0
+	for _, id := range ids {
+		w += md.Column(id).Type.Width()
+	}
+	return w
 }

@@ -15,7 +15,10 @@
 //   - an uncorrelated scalar subquery (and any join with a side that yields exactly one row,
 //     such as an aggregate without GROUP BY) becomes a parameter: exemgr computes its row
 //     first and its values enter the other side's expressions as constants, so that a
-//     condition like Q22's c_acctbal > (select avg(…)) filters inside the fragment;
+//     condition like Q22's c_acctbal > (select avg(…)) filters inside the fragment; where
+//     the subquery's SUM, MIN or MAX is over the very rows that the other side groups
+//     (Q11's HAVING), it is computed from the groups, which exemgr keeps for both readers,
+//     so the grouped rows are scanned and aggregated once;
 //   - a semi, anti or left join that builds its preserved (left) side runs as a match join:
 //     the build rows carry a row number, the primprocs report which row numbers found a
 //     match (or the matching pairs, for a left join), and exemgr emits the build rows that
