@@ -126,6 +126,10 @@ type Pipeline struct {
 	// part, for a combined aggregation with GROUP BY, holds the workers' partial groups,
 	// which they deal into partitions themselves instead of streaming them to one dealer.
 	part *Partitioner
+	// bound, when the first blocking step is a top-N on a scan column, is its workers'
+	// cutoff, for the scan to skip row groups (KeyBound); boundStep is that step.
+	bound     *KeyBound
+	boundStep int
 
 	started bool
 	start   time.Time
@@ -170,6 +174,12 @@ func BuildPipeline(v *Valid, scan RecordStream, builds [][]arrow.RecordBatch, op
 		p.steps = make(stepCounters, len(f.Steps))
 	}
 	for i := range f.Steps {
+		if f.Steps[i].blocking() {
+			p.bound, p.boundStep = newKeyBound(f, i), i
+			break
+		}
+	}
+	for i := range f.Steps {
 		s := &f.Steps[i]
 		if !s.blocking() || opts.Threads == 1 {
 			// One worker runs every step itself.
@@ -212,6 +222,10 @@ func BuildPipeline(v *Valid, scan RecordStream, builds [][]arrow.RecordBatch, op
 	}
 	return p, nil
 }
+
+// KeyBound is the cutoff of the fragment's top-N for the scan to skip row groups by, or
+// nil where there is none (see KeyBound). Set it up before the first Next.
+func (p *Pipeline) KeyBound() *KeyBound { return p.bound }
 
 // combinedAggregate is the aggregation combined across workers, if there is one.
 func (p *Pipeline) combinedAggregate() *AggStep {
@@ -287,11 +301,16 @@ func (p *Pipeline) buildSteps(op Operator, from, to int, worker bool) (Operator,
 			}
 			op, err = NewHashAggregate(op, s.Aggregate.Spec, phase, p.opts.Budget)
 		case s.TopN != nil:
+			var t *TopN
 			if lastWorker {
-				op, err = NewTopN(op, s.TopN.Keys, s.TopN.Limit+s.TopN.Offset, 0, p.opts.Budget)
+				t, err = NewTopN(op, s.TopN.Keys, s.TopN.Limit+s.TopN.Offset, 0, p.opts.Budget)
 			} else {
-				op, err = NewTopN(op, s.TopN.Keys, s.TopN.Limit, s.TopN.Offset, p.opts.Budget)
+				t, err = NewTopN(op, s.TopN.Keys, s.TopN.Limit, s.TopN.Offset, p.opts.Budget)
 			}
+			if t != nil && worker && i == p.boundStep {
+				t.bound = p.bound
+			}
+			op = t
 		case s.Limit != nil:
 			if lastWorker {
 				lim := s.Limit.Limit

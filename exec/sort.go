@@ -475,6 +475,7 @@ type TopN struct {
 	cutRow    int // the cutoff's row in store (valid when haveCut)
 	done      bool
 	em        emitter
+	bound     *KeyBound // if set, offered every new cutoff's first key
 }
 
 // NewTopN returns the top-N operator.
@@ -618,6 +619,16 @@ func (t *TopN) compact(final bool) {
 	t.spare, t.store = t.store, ns
 	t.haveCut = int64(k) == t.limit+t.offset && k > 0
 	t.cutRow = k - 1
+	if t.bound != nil && t.haveCut {
+		if c := t.store.cols[t.order.keys[0].Col]; !c.IsNull(t.cutRow) {
+			switch c.Type.ID {
+			case vec.Int32, vec.Date32:
+				t.bound.offer(int64(c.I32[t.cutRow]))
+			case vec.Int64, vec.Decimal64, vec.Datetime:
+				t.bound.offer(c.I64[t.cutRow])
+			}
+		}
+	}
 }
 
 // Next implements Operator.

@@ -157,6 +157,26 @@ func (sn *Snapshot) Scan(req ScanRequest) (*Scan, error) {
 	return sc, nil
 }
 
+// IntRange is what the zone map of a row group says about the scan's output column i, if
+// it is of the integer class (booleans, integers, dates, decimals unscaled, timestamps):
+// the least and greatest stored value and whether the group may hold NULLs. ok is false
+// for other columns, the row ID, and groups without min/max. Deleted rows count: the
+// range may be wider than the live values, never narrower.
+func (sc *Scan) IntRange(ref RowGroupRef, i int) (lo, hi int64, mayNull, ok bool) {
+	if i < 0 || i >= len(sc.cols) || sc.cols[i] < 0 || ref.seg == nil || ref.RowGroup >= len(ref.seg.RowGroups) {
+		return 0, 0, false, false
+	}
+	c := sc.cols[i]
+	if sc.table.kinds[c].zoneClass() != zoneInt {
+		return 0, 0, false, false
+	}
+	z := ref.seg.RowGroups[ref.RowGroup].Zones[c]
+	if !z.HasMinMax {
+		return 0, 0, false, false
+	}
+	return z.MinI, z.MaxI, z.Nulls != 0, true
+}
+
 // Schema is the schema of the records Read returns.
 func (sc *Scan) Schema() *arrow.Schema { return sc.schema }
 

@@ -330,3 +330,49 @@ func TestAddMissingSketches(t *testing.T) {
 	}
 	snap.Release()
 }
+
+// TestIntRange checks what a scan tells of a row group's zone map for the integer-class
+// columns a top-N bound compares (id, d, n with its NULLs) and that it declines the others.
+func TestIntRange(t *testing.T) {
+	s := zoneTable(t)
+	snap := s.Snapshot()
+	defer snap.Release()
+	sc, err := snap.Scan(ScanRequest{Table: "z", Columns: []string{"n", "id", "s", "f", RowIDColumn, "price"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	refs := sc.RowGroups()
+	if len(refs) != 10 {
+		t.Fatalf("%d row groups, want 10", len(refs))
+	}
+	for g, ref := range refs {
+		lo, hi, mayNull, ok := sc.IntRange(ref, 1) // id
+		if !ok || lo != int64(100*g) || hi != int64(100*g+99) || mayNull {
+			t.Errorf("group %d id: %d %d %v %v", g, lo, hi, mayNull, ok)
+		}
+		lo, hi, mayNull, ok = sc.IntRange(ref, 0) // n: NULL in group 3, on even rows of 4
+		switch g {
+		case 3:
+			if ok {
+				t.Errorf("group 3 n (all NULL): a range %d %d", lo, hi)
+			}
+		case 4:
+			if !ok || lo != 401 || hi != 499 || !mayNull {
+				t.Errorf("group 4 n: %d %d %v %v", lo, hi, mayNull, ok)
+			}
+		default:
+			if !ok || mayNull || lo != int64(100*g) {
+				t.Errorf("group %d n: %d %d %v %v", g, lo, hi, mayNull, ok)
+			}
+		}
+		if lo, hi, _, ok := sc.IntRange(ref, 5); !ok || lo != int64(100*g)*100+5 {
+			t.Errorf("group %d price (unscaled): %d %d %v", g, lo, hi, ok)
+		}
+		for _, i := range []int{2, 3, 4, 6, -1} { // string, double, row ID, out of range
+			if _, _, _, ok := sc.IntRange(ref, i); ok {
+				t.Errorf("group %d column %d: a range", g, i)
+			}
+		}
+	}
+}

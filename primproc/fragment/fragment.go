@@ -2,8 +2,11 @@
 // next to its data. It turns the fragment's scan into a storage scan of the segments this
 // primproc owns — with the fragment's zone predicates as storage predicates, so that zone
 // maps skip row groups before anything is read — and drives exec's pipeline over it with a
-// number of workers that pull row groups from a shared cursor. The output is a stream of
-// Arrow records and, at its end, the fragment's statistics.
+// number of workers that pull row groups from a shared cursor. A fragment whose top-N sorts
+// on a scan column also skips as it goes: its row groups are read in the order of their
+// zone maps on that column, and those that cannot beat the workers' cutoff are passed over
+// (exec.KeyBound). The output is a stream of Arrow records and, at its end, the fragment's
+// statistics.
 //
 // The package knows nothing of the link: primproc's daemon hands it decoded fragments and
 // build sides and sends what it returns; tests and in-process runners call it directly.
@@ -15,9 +18,11 @@
 package fragment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -55,6 +60,7 @@ type Options struct {
 // Stream is a running fragment: Next yields its output records, Stats its counters.
 type Stream struct {
 	scan   *storage.Scan
+	src    *rowGroupStream
 	pipe   *exec.Pipeline
 	budget *exec.Budget
 	done   bool
@@ -101,7 +107,10 @@ func Run(ctx context.Context, snap *storage.Snapshot, segments []uint64, v *exec
 		sc.Close()
 		return nil, err
 	}
-	return &Stream{scan: sc, pipe: pipe, budget: budget}, nil
+	if src.bound = pipe.KeyBound(); src.bound != nil {
+		src.promisingFirst()
+	}
+	return &Stream{scan: sc, pipe: pipe, budget: budget, src: src}, nil
 }
 
 // Schema is the output records' schema.
@@ -134,7 +143,7 @@ func (s *Stream) Stats() exec.FragmentStats {
 	st := exec.FragmentStats{Stats: s.pipe.Stats()}
 	ss := s.scan.Stats()
 	st.RowGroups = ss.RowGroups
-	st.RowGroupsEliminated = ss.RowGroupsEliminated
+	st.RowGroupsEliminated = ss.RowGroupsEliminated + int(s.src.skipped.Load())
 	st.CacheHits = ss.CacheHits
 	st.CacheMisses = ss.CacheMisses
 	st.BytesFromCache = ss.BytesFromCache
@@ -155,10 +164,35 @@ func (s *Stream) Close() error {
 }
 
 // rowGroupStream hands out one row group per Next, to any number of concurrent callers.
+// With a top-N's bound it skips the row groups whose zone maps put every key past it.
 type rowGroupStream struct {
-	scan *storage.Scan
-	refs []storage.RowGroupRef
-	next atomic.Int64
+	scan    *storage.Scan
+	refs    []storage.RowGroupRef
+	next    atomic.Int64
+	bound   *exec.KeyBound
+	skipped atomic.Int64
+}
+
+// promisingFirst orders the row groups by their zone maps' least key (ascending) or
+// greatest (descending), those without one first: the top-N's cutoff then tightens in the
+// first groups read, whatever order the segments were written in, and skips the most.
+func (r *rowGroupStream) promisingFirst() {
+	col, desc := r.bound.Col(), r.bound.Desc()
+	r.refs = slices.Clone(r.refs) // the scan's own list stays in storage order
+	slices.SortStableFunc(r.refs, func(a, b storage.RowGroupRef) int {
+		alo, ahi, _, aok := r.scan.IntRange(a, col)
+		blo, bhi, _, bok := r.scan.IntRange(b, col)
+		switch {
+		case aok != bok:
+			if !aok {
+				return -1
+			}
+			return 1
+		case desc:
+			return cmp.Compare(bhi, ahi)
+		}
+		return cmp.Compare(alo, blo)
+	})
 }
 
 func (r *rowGroupStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -166,6 +200,12 @@ func (r *rowGroupStream) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		i := r.next.Add(1) - 1
 		if i >= int64(len(r.refs)) {
 			return nil, nil
+		}
+		if r.bound != nil {
+			if lo, hi, mayNull, ok := r.scan.IntRange(r.refs[i], r.bound.Col()); ok && r.bound.Excludes(lo, hi, mayNull) {
+				r.skipped.Add(1)
+				continue
+			}
 		}
 		rec, err := r.scan.Read(ctx, r.refs[i])
 		if err != nil {

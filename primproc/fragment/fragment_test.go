@@ -362,3 +362,77 @@ func runFragment(ctx context.Context, snap *storage.Snapshot, f *exec.Fragment, 
 	}
 	return fragment.Run(ctx, snap, nil, v, builds, opts)
 }
+
+// TestTopNBound runs top-N fragments over lineitem (SF 0.01: 59 segments of 1024 rows,
+// clustered by ship date within each) and checks their keys against a full scan sorted
+// here, and that the scan skipped row groups by the top-N's cutoff where the first key is a
+// plain scan column, whichever order the segments were written in.
+func TestTopNBound(t *testing.T) {
+	one := load(t, 1)[0]
+	cols := []string{"l_orderkey", "l_shipdate", "l_quantity"}
+	types := []vec.Type{vec.Int64Type, vec.DateType, money}
+	lowQty := exec.Step{Filter: expr.Call(expr.OpLt, expr.ColRef(2), expr.Const(vec.MustParseDecimal("10")))}
+	cases := []struct {
+		name   string
+		filter bool
+		key    exec.SortKey
+		limit  int64
+		offset int64
+		skips  bool
+	}{
+		{"orderkey ascending", false, exec.SortKey{Col: 0}, 10, 0, true},
+		{"orderkey descending", false, exec.SortKey{Col: 0, Desc: true}, 10, 0, true},
+		{"shipdate descending, filtered, offset", true, exec.SortKey{Col: 1, Desc: true}, 7, 5, true},
+		{"quantity (a decimal), where every row group holds the least values", false, exec.SortKey{Col: 2}, 3000, 0, false},
+	}
+	base := &exec.Fragment{Scan: exec.Scan{Table: "lineitem", Columns: cols, Types: types}}
+	all, _ := collect(t, one, base, fragment.Options{Threads: 1})
+	filtered := &exec.Fragment{Scan: base.Scan, Steps: []exec.Step{lowQty}}
+	low, _ := collect(t, one, filtered, fragment.Options{Threads: 1})
+	for _, c := range cases {
+		rows := all.Rows
+		if c.filter {
+			rows = low.Rows
+		}
+		keys := make([]vec.Datum, len(rows))
+		for i, r := range rows {
+			keys[i] = r[c.key.Col]
+		}
+		slices.SortFunc(keys, func(a, b vec.Datum) int {
+			if c.key.Desc {
+				return cmpDatums(t, b, a)
+			}
+			return cmpDatums(t, a, b)
+		})
+		want := keys[c.offset : c.offset+c.limit]
+		for _, threads := range []int{1, 2} {
+			f := &exec.Fragment{Scan: base.Scan}
+			if c.filter {
+				f.Steps = append(f.Steps, lowQty)
+			}
+			f.Steps = append(f.Steps, exec.Step{TopN: &exec.TopNStep{Keys: []exec.SortKey{c.key}, Limit: c.limit, Offset: c.offset}})
+			got, st := collect(t, one, f, fragment.Options{Threads: threads})
+			if int64(len(got.Rows)) != c.limit {
+				t.Fatalf("%s, %d threads: %d rows, want %d", c.name, threads, len(got.Rows), c.limit)
+			}
+			for i, r := range got.Rows {
+				if cmpDatums(t, r[c.key.Col], want[i]) != 0 {
+					t.Fatalf("%s, %d threads: row %d key %v, want %v", c.name, threads, i, r[c.key.Col], want[i])
+				}
+			}
+			skipped := st.RowGroupsEliminated > 0
+			if skipped != c.skips || st.RowsScanned >= int64(len(all.Rows)) == c.skips {
+				t.Errorf("%s, %d threads: %d of %d row groups skipped, %d rows scanned", c.name, threads, st.RowGroupsEliminated, st.RowGroups, st.RowsScanned)
+			}
+		}
+	}
+}
+
+func cmpDatums(t *testing.T, a, b vec.Datum) int {
+	t.Helper()
+	c, err := vec.CompareDatums(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
