@@ -730,6 +730,19 @@ func runHeads(k *vec.Vec, rows []int32, heads []int32) ([]int32, bool) {
 		return heads, false
 	}
 	x := k.I64
+	// A sample first: unclustered keys (partsupp's ps_suppkey) are told in 64 rows, not
+	// after a pass over the whole batch that is then thrown away.
+	if len(rows) > 2*runSample {
+		repeats := 0
+		for n := 1; n < runSample; n++ {
+			if x[rows[n]] == x[rows[n-1]] {
+				repeats++
+			}
+		}
+		if repeats < runSample/4 {
+			return heads, false
+		}
+	}
 	heads = append(heads, rows[0])
 	prev := x[rows[0]]
 	for _, i := range rows[1:] {
@@ -740,6 +753,9 @@ func runHeads(k *vec.Vec, rows []int32, heads []int32) ([]int32, bool) {
 	}
 	return heads, len(heads) <= len(rows)*3/4
 }
+
+// runSample is how many rows runHeads looks at before it decides whether to look for runs.
+const runSample = 64
 
 // fillRuns gives every row the id of the run head before it (see runHeads).
 func fillRuns(k *vec.Vec, rows []int32, ids []int32) {

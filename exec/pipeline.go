@@ -326,6 +326,10 @@ func (p *Pipeline) buildSteps(op Operator, from, to int, worker bool) (Operator,
 			return nil, fmt.Errorf("fragment step %d (%s): %w", i, s.kind(), err)
 		}
 		op = p.countStep(op, i, lastWorker)
+		if (s.Join != nil || s.Filter != nil) && i+1 < to {
+			// A selective step's few rows a batch are gathered before the next step.
+			op = NewCoalesce(op, p.opts.BatchRows)
+		}
 	}
 	return op, nil
 }
