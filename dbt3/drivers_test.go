@@ -478,6 +478,12 @@ func TestParseStatusRSS(t *testing.T) {
 	if _, err := parseStatusRSS("Name:\tx\n"); err == nil {
 		t.Error("a status without VmRSS parsed")
 	}
+	if n := lazyFree("Rss:   4096 kB\nLazyFree:    1024 kB\nSwap: 0 kB\n"); n != 1<<20 {
+		t.Errorf("LazyFree of 1024 kB read as %d", n)
+	}
+	if n := lazyFree("Rss:   4096 kB\n"); n != 0 {
+		t.Errorf("no LazyFree line read as %d", n)
+	}
 	// A peak well above the present, then a reset: the peak comes down to the present.
 	big := make([]byte, 96<<20)
 	for i := 0; i < len(big); i += 4096 {

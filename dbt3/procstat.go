@@ -129,16 +129,42 @@ func ResetPeakRSS(pid int) error {
 }
 
 // RSS is a process's resident size now and its peak since it started or since the last
-// ResetPeakRSS, in bytes.
+// ResetPeakRSS, in bytes. Now leaves out the pages the process has freed lazily
+// (MADV_FREE, smaps_rollup's LazyFree): the daemons' runtime frees its idle heap so
+// (daemon.LazyFree), and the kernel takes such pages back whenever it needs them, without
+// writing them anywhere, so they are no longer the process's to hold. Peak is VmHWM.
 type RSS struct{ Now, Peak int64 }
 
-// ReadRSS reads VmRSS and VmHWM of /proc/PID/status.
+// ReadRSS reads VmRSS and VmHWM of /proc/PID/status, less LazyFree of
+// /proc/PID/smaps_rollup where the kernel has it.
 func ReadRSS(pid int) (RSS, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return RSS{}, err
 	}
-	return parseStatusRSS(string(b))
+	r, err := parseStatusRSS(string(b))
+	if err != nil {
+		return RSS{}, err
+	}
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup"); err == nil {
+		r.Now -= lazyFree(string(b))
+	}
+	return r, nil
+}
+
+// lazyFree reads the "LazyFree:  123 kB" line of an smaps_rollup file (0 if none).
+func lazyFree(rollup string) int64 {
+	for _, line := range strings.Split(rollup, "\n") {
+		if rest, ok := strings.CutPrefix(line, "LazyFree:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if kib, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kib << 10
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // parseStatusRSS reads the "VmRSS:  123 kB" and "VmHWM:  456 kB" lines of a status file.

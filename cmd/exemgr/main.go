@@ -12,6 +12,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"runtime"
@@ -29,7 +30,10 @@ import (
 	"github.com/colinkdb/colink/sql/opt"
 )
 
-func main() { os.Exit(run(os.Args[1:])) }
+func main() {
+	daemon.LazyFree(slog.Default()) // before anything is opened: it may exec
+	os.Exit(run(os.Args[1:]))
+}
 
 func run(args []string) int {
 	fs := pflag.NewFlagSet("exemgr", pflag.ContinueOnError)

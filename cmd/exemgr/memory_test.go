@@ -3,32 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/colinkdb/colink/dbt3"
 	"github.com/colinkdb/colink/internal/testbin"
 )
 
-// rssOf is a process's resident size in bytes (/proc/PID/status VmRSS).
+// rssOf is a process's resident size in bytes, less the pages it has freed lazily
+// (dbt3.ReadRSS).
 func rssOf(t testing.TB, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	r, err := dbt3.ReadRSS(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			kib, _ := strconv.ParseInt(f[0], 10, 64)
-			return kib << 10
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
+	return r.Now
 }
 
 // idleMargin is how far above its idle size a daemon may stay once idle for two

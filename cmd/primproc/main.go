@@ -8,6 +8,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 
@@ -20,7 +21,10 @@ import (
 	"github.com/colinkdb/colink/storage"
 )
 
-func main() { os.Exit(run(os.Args[1:])) }
+func main() {
+	daemon.LazyFree(slog.Default()) // before anything is opened: it may exec
+	os.Exit(run(os.Args[1:]))
+}
 
 func run(args []string) int {
 	fs := pflag.NewFlagSet("primproc", pflag.ContinueOnError)

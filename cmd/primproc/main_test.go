@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,6 +78,7 @@ func TestPrimprocOverTCPAndUnix(t *testing.T) {
 	port := testbin.FreePort(t)
 	sock := filepath.Join(dir, "pm.sock")
 	p := startPrimproc(t, bin, port, sock)
+	checkLazyFree(t, p.Cmd.Process.Pid)
 	for _, tc := range []struct{ url, tr string }{
 		{fmt.Sprintf("tcp://127.0.0.1:%d", port), "tcp"},
 		{"unix://" + sock, "unix"},
@@ -222,5 +224,18 @@ func TestBadFlagsExitCode2(t *testing.T) {
 		if !strings.Contains(p.Log(), "primproc") {
 			t.Errorf("%v: no message: %s", args, p.Log())
 		}
+	}
+}
+
+// checkLazyFree checks that the daemon re-executed itself, in place (the PID it was
+// started as now serves), with the runtime's lazy page release (daemon.LazyFree).
+func checkLazyFree(t *testing.T, pid int) {
+	t.Helper()
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Skipf("no /proc to read the environment from: %v", err)
+	}
+	if !slices.Contains(strings.Split(string(env), "\x00"), "GODEBUG=madvdontneed=0") {
+		t.Errorf("primproc (pid %d) runs without GODEBUG=madvdontneed=0", pid)
 	}
 }
