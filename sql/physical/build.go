@@ -125,7 +125,7 @@ func (b *builder) cutFor(r *rel, k stepKind) {
 // Build cuts an optimised query into its physical plan. It adds the columns it computes
 // (join keys, row numbers) to q.MD.
 func Build(q *plan.Query, opts Options) (*Plan, error) {
-	b := &builder{md: q.MD, opts: opts, params: map[plan.ColumnID]*expr.Expr{}, shared: map[plan.Node]*rel{}, p: &Plan{Pushdown: opts.Pushdown},
+	b := &builder{md: q.MD, opts: opts, params: map[plan.ColumnID]*expr.Expr{}, shared: map[plan.Node]*sharedRows{}, p: &Plan{Pushdown: opts.Pushdown},
 		names: plan.NewNamer(q.Root, q.MD)}
 	want := q.Root.Output()
 	r, err := b.build(q.Root, plan.MakeColSet(want...))
@@ -157,7 +157,14 @@ type builder struct {
 	params map[plan.ColumnID]*expr.Expr
 	// shared holds logical nodes whose rows are kept in exemgr as a broadcast for more than
 	// one reader (groupTotals): building one again reads the broadcast.
-	shared map[plan.Node]*rel
+	shared map[plan.Node]*sharedRows
+}
+
+// sharedRows is a logical node's rows kept in exemgr as broadcast b, with its columns.
+type sharedRows struct {
+	b     *Broadcast
+	cols  []plan.ColumnID
+	types []vec.Type
 }
 
 // rel is a relation under construction: rows still on the primprocs (frag, with the
@@ -216,7 +223,7 @@ func (b *builder) lower(e plan.Expr, cols []plan.ColumnID) (*expr.Expr, error) {
 // leave the others out (they are never shipped), and passes down what it needs itself.
 func (b *builder) build(n plan.Node, need plan.ColSet) (*rel, error) {
 	if s, ok := b.shared[n]; ok {
-		return &rel{node: &BroadcastScan{B: s.node.(*BroadcastScan).B}, cols: slices.Clone(s.cols), types: slices.Clone(s.types)}, nil
+		return &rel{node: &BroadcastScan{B: s.b}, cols: slices.Clone(s.cols), types: slices.Clone(s.types)}, nil
 	}
 	switch x := n.(type) {
 	case *plan.Scan:

@@ -530,7 +530,7 @@ func (b *builder) groupTotals(one, other plan.Node) (plan.Node, error) {
 		}
 		bc := &Broadcast{ID: len(b.p.broadcasts) + 1, Input: r.node, types: r.types}
 		b.p.broadcasts = append(b.p.broadcasts, bc)
-		b.shared[groups] = &rel{node: &BroadcastScan{B: bc}, cols: r.cols, types: r.types}
+		b.shared[groups] = &sharedRows{b: bc, cols: r.cols, types: r.types}
 	}
 	if proj == nil {
 		return sums, nil
