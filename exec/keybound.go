@@ -1,11 +1,6 @@
 package exec
 
-import (
-	"sync"
-
-	"github.com/colinkdb/colink/exec/expr"
-	"github.com/colinkdb/colink/exec/vec"
-)
+import "sync"
 
 // KeyBound is how far a fragment's top-N has got on its first sort key, for the scan to skip
 // row groups that cannot hold a row it would keep: once a worker's top-N holds its N rows,
@@ -36,42 +31,8 @@ func newKeyBound(f *Fragment, split int) *KeyBound {
 		return nil
 	}
 	key := f.Steps[split].TopN.Keys[0]
-	// The input width of every step, to know a join's probe columns.
-	widths := make([]int, split+1)
-	cur := f.Scan.Types
-	for i := 0; i < split; i++ {
-		widths[i] = len(cur)
-		next, err := f.Steps[i].OutputTypes(cur, f.Builds)
-		if err != nil {
-			return nil
-		}
-		cur = next
-	}
-	col := key.Col
-	for i := split - 1; i >= 0 && col >= 0; i-- {
-		s := &f.Steps[i]
-		switch {
-		case s.Filter != nil:
-		case s.Join != nil:
-			if col >= widths[i] {
-				col = -1 // a build side's column
-			}
-		case s.Project != nil:
-			if col >= len(s.Project) || s.Project[col].Op != expr.OpCol {
-				col = -1
-			} else {
-				col = s.Project[col].Col
-			}
-		default:
-			col = -1
-		}
-	}
-	if col < 0 || col >= len(f.Scan.Types) {
-		return nil
-	}
-	switch f.Scan.Types[col].ID {
-	case vec.Int32, vec.Int64, vec.Date32, vec.Decimal64, vec.Datetime:
-	default:
+	col := scanColumnOf(f, split, key.Col)
+	if col < 0 || !intClass(f.Scan.Types[col]) {
 		return nil
 	}
 	return &KeyBound{col: col, desc: key.Desc}

@@ -130,6 +130,11 @@ type Pipeline struct {
 	// cutoff, for the scan to skip row groups (KeyBound); boundStep is that step.
 	bound     *KeyBound
 	boundStep int
+	// cluster, when the combined aggregation groups by a column the scan can range, has
+	// the workers finish the groups inside their row groups (see clustered.go);
+	// clusteredRows counts the rows aggregated so.
+	cluster       *clusterPlan
+	clusteredRows atomic.Int64
 
 	started bool
 	start   time.Time
@@ -203,6 +208,7 @@ func BuildPipeline(v *Valid, scan RecordStream, builds [][]arrow.RecordBatch, op
 			keys[k] = k // partial states: the group keys first
 		}
 		p.part = NewPartitioner(opts.Threads, p.stepTypes(p.split, true), keys, opts.Budget)
+		p.cluster = newClusterPlan(p, scan)
 	}
 	for i := range f.Steps {
 		j := f.Steps[i].Join
@@ -391,6 +397,9 @@ func (p *Pipeline) work(ctx context.Context, w int, emit func(arrow.RecordBatch)
 	// to the log, not into the error (which reaches SQL clients).
 	defer RecoverTo(ctx, "fragment worker", &err)
 	src := &scanOp{p: p, src: NewSource(countingStream{p}, p.f.Scan.Types, p.opts.BatchRows)}
+	if p.cluster != nil {
+		return p.workClustered(ctx, w, emit)
+	}
 	op, err := p.buildSteps(src, 0, p.split, true)
 	if err != nil {
 		src.Close()
@@ -433,9 +442,17 @@ func (p *Pipeline) startRun(ctx context.Context) error {
 		return nil
 	}
 	in := p.stepTypes(p.split, true)
-	var op Operator = NewSource(p.par, in, p.opts.BatchRows)
+	var op Operator
 	var err error
-	if p.combine {
+	if p.cluster != nil {
+		// The workers send finished groups; the shared rows' partial states wait in the
+		// Partitioner.
+		finished := NewSource(p.par, p.cluster.final, p.opts.BatchRows)
+		if op, err = p.combineStep(NewBatchSource(in)); err != nil {
+			return err
+		}
+		op = p.countStep(&clusteredCombine{finished: finished, merged: op}, p.split-1, false)
+	} else if op = NewSource(p.par, in, p.opts.BatchRows); p.combine {
 		if op, err = p.combineStep(op); err != nil {
 			return err
 		}

@@ -119,6 +119,21 @@ func (p *Partitioner) Drain(ctx context.Context, i int, op Operator) error {
 	}
 }
 
+// add deals all of op's output into producer i's set, which takes more (then finish) later;
+// op is neither initialized nor closed here.
+func (p *Partitioner) add(ctx context.Context, i int, op Operator) error {
+	s := p.sets[i]
+	for {
+		b, err := op.Next(ctx)
+		if err != nil || b == nil {
+			return err
+		}
+		if err := s.add(b); err != nil {
+			return err
+		}
+	}
+}
+
 // Release recycles what the sets still hold; the aggregation over them must be closed.
 func (p *Partitioner) Release() {
 	if p == nil {

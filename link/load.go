@@ -94,10 +94,10 @@ func (cl Cluster) Load(ctx context.Context, tables []TableLoad, opts LoadOptions
 
 	// One upload stream per (table, primproc), each fed by its own sender goroutine.
 	type upload struct {
-		ls   *LoadStream
-		ch   chan arrow.RecordBatch
-		done chan struct{}
-		err  error
+		ls    *LoadStream
+		order *chunkOrder
+		done  chan struct{}
+		err   error
 	}
 	ups := make([][]*upload, len(tables))
 	abortAll := func(reason string) {
@@ -130,13 +130,23 @@ func (cl Cluster) Load(ctx context.Context, tables []TableLoad, opts LoadOptions
 				senders.Wait()
 				return nil, fmt.Errorf("load %s: %w", t.Table, err)
 			}
-			u := &upload{ls: ls, ch: make(chan arrow.RecordBatch, opts.QueueBatches), done: make(chan struct{})}
+			var dealt []int
+			for k := range t.Chunks {
+				if Deal(ti, k, len(cl)) == pi {
+					dealt = append(dealt, k)
+				}
+			}
+			u := &upload{ls: ls, order: newChunkOrder(ctx, dealt, opts.Workers, opts.QueueBatches), done: make(chan struct{})}
 			ups[ti][pi] = u
 			senders.Add(1)
 			go func() {
 				defer senders.Done()
 				defer close(u.done)
-				for rec := range u.ch {
+				for {
+					rec := u.order.next()
+					if rec == nil {
+						return
+					}
 					if u.err == nil {
 						if u.err = u.ls.Send(rec); u.err != nil {
 							cancel(fmt.Errorf("load %s: %w", t.Table, u.err))
@@ -164,7 +174,10 @@ func (cl Cluster) Load(ctx context.Context, tables []TableLoad, opts LoadOptions
 				}
 				t := &tables[j.t]
 				u := ups[j.t][Deal(j.t, j.k, len(cl))]
-				if err := produce(ctx, t, j.k, u.ch); err != nil && ctx.Err() == nil {
+				q := u.order.admit(j.k)
+				err := produce(ctx, t, j.k, q)
+				u.order.finish(j.k)
+				if err != nil && ctx.Err() == nil {
 					cancel(fmt.Errorf("load %s: chunk %d: %w", t.Table, j.k, err))
 				}
 			}
@@ -184,7 +197,7 @@ feed:
 	workers.Wait()
 	for _, row := range ups {
 		for _, u := range row {
-			close(u.ch)
+			u.order.stop()
 		}
 	}
 	senders.Wait()
@@ -223,8 +236,8 @@ feed:
 	return results, nil
 }
 
-// produce reads chunk k of t into ch.
-func produce(ctx context.Context, t *TableLoad, k int, ch chan<- arrow.RecordBatch) error {
+// produce reads chunk k of t into q.
+func produce(ctx context.Context, t *TableLoad, k int, q *chunkQueue) error {
 	r, err := t.Open(k)
 	if err != nil {
 		return err
@@ -242,9 +255,7 @@ func produce(ctx context.Context, t *TableLoad, k int, ch chan<- arrow.RecordBat
 			rec.Release()
 			continue
 		}
-		select {
-		case ch <- rec:
-		case <-ctx.Done():
+		if !q.push(rec) {
 			rec.Release()
 			return context.Cause(ctx)
 		}

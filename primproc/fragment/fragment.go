@@ -6,7 +6,9 @@
 // on a scan column also skips as it goes: its row groups are read in the order of their
 // zone maps on that column, and those that cannot beat the workers' cutoff are passed over
 // (exec.KeyBound). The output is a stream of Arrow records and, at its end, the fragment's
-// statistics.
+// statistics. A fragment that aggregates by a column its row groups are clustered on
+// (their zone maps' ranges at most touch) has its workers finish each group inside its
+// row group (exec.KeyedRecordStream).
 //
 // The package knows nothing of the link: primproc's daemon hands it decoded fragments and
 // build sides and sends what it returns; tests and in-process runners call it directly.
@@ -22,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 
@@ -171,6 +174,109 @@ type rowGroupStream struct {
 	next    atomic.Int64
 	bound   *exec.KeyBound
 	skipped atomic.Int64
+	// units, once ClusterOn has succeeded, are the row groups to hand out together with
+	// their exclusive range (NextKeyed), nextUnit the cursor over them.
+	units    []clusterUnit
+	nextUnit atomic.Int64
+}
+
+// clusterUnit is row groups whose ranges of the cluster column overlap one another, and
+// the open interval of values that no other unit's row groups hold.
+type clusterUnit struct {
+	refs   []storage.RowGroupRef
+	lo, hi int64
+}
+
+// maxUnitRowGroups bounds a clustered unit: a worker aggregates a unit's groups in one
+// table. Q18's lineitem is written by dbgen in l_orderkey order and each segment sorted by
+// l_shipdate, so a segment's 8 row groups each span all of its orders and form one unit of
+// ~260 K orders at the default segment size.
+const maxUnitRowGroups = 32
+
+// ClusterOn implements exec.KeyedRecordStream from the zone maps. Ordered by their least
+// value of col, the row groups fall into units: a group whose least value is below the
+// greatest seen so far overlaps the unit being formed and joins it; one whose least is at
+// or above it starts the next (ranges that touch are separate units, as where one key's
+// rows straddle two segments). A unit's values strictly between the previous unit's
+// greatest and the next unit's least are in no other unit: every earlier group's greatest
+// is at most the previous unit's, and every later group's least at least the next unit's.
+// It fails (the stream then serves Next as before) if a group has no range on col, a unit
+// would exceed maxUnitRowGroups, or there are fewer units than workers could share.
+func (r *rowGroupStream) ClusterOn(col int, workers int) bool {
+	type zone struct {
+		ref    storage.RowGroupRef
+		lo, hi int64
+	}
+	zones := make([]zone, len(r.refs))
+	for i, ref := range r.refs {
+		lo, hi, _, ok := r.scan.IntRange(ref, col)
+		if !ok {
+			return false
+		}
+		zones[i] = zone{ref, lo, hi}
+	}
+	slices.SortStableFunc(zones, func(a, b zone) int {
+		return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.hi, b.hi))
+	})
+	var units []clusterUnit
+	var his []int64 // each unit's greatest value
+	for _, z := range zones {
+		n := len(units)
+		if n > 0 && z.lo < his[n-1] {
+			u := &units[n-1]
+			if len(u.refs) == maxUnitRowGroups {
+				return false
+			}
+			u.refs = append(u.refs, z.ref)
+			his[n-1] = max(his[n-1], z.hi)
+			continue
+		}
+		units = append(units, clusterUnit{refs: []storage.RowGroupRef{z.ref}, lo: z.lo})
+		his = append(his, z.hi)
+	}
+	if len(units) < workers {
+		return false
+	}
+	for i := range units {
+		// lo holds the unit's least value until here.
+		next := int64(math.MaxInt64)
+		if i+1 < len(units) {
+			next = units[i+1].lo
+		}
+		prev := int64(math.MinInt64)
+		if i > 0 {
+			prev = his[i-1]
+		}
+		units[i].lo, units[i].hi = prev, next
+	}
+	r.units = units
+	return true
+}
+
+// NextKeyed implements exec.KeyedRecordStream: the next unit's records (the caller
+// releases them) with its exclusive range.
+func (r *rowGroupStream) NextKeyed(ctx context.Context) ([]arrow.RecordBatch, int64, int64, error) {
+	i := r.nextUnit.Add(1) - 1
+	if i >= int64(len(r.units)) {
+		return nil, 0, 0, nil
+	}
+	u := &r.units[i]
+	recs := make([]arrow.RecordBatch, 0, len(u.refs))
+	for _, ref := range u.refs {
+		rec, err := r.scan.Read(ctx, ref)
+		if err != nil {
+			for _, rec := range recs {
+				rec.Release()
+			}
+			return nil, 0, 0, err
+		}
+		if rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	return recs, u.lo, u.hi, nil
 }
 
 // promisingFirst orders the row groups by their zone maps' least key (ascending) or
