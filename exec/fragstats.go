@@ -29,6 +29,7 @@ func (s *FragmentStats) Add(o FragmentStats) {
 	s.WallNanos = max(s.WallNanos, o.WallNanos)
 	s.PeakMemory = max(s.PeakMemory, o.PeakMemory)
 	s.Workers += o.Workers
+	s.RowsGroupedInUnits += o.RowsGroupedInUnits
 	s.RowGroups += o.RowGroups
 	s.RowGroupsEliminated += o.RowGroupsEliminated
 	s.CacheHits += o.CacheHits

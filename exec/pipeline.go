@@ -43,6 +43,9 @@ type Stats struct {
 	WallNanos       int64 `msgpack:"wall_ns"`
 	PeakMemory      int64 `msgpack:"peak_memory"`
 	Workers         int   `msgpack:"workers"`
+	// RowsGroupedInUnits is the rows a clustered aggregation finished within their unit of
+	// row groups (see KeyedRecordStream) rather than merging at the end.
+	RowsGroupedInUnits int64 `msgpack:"rows_grouped_in_units,omitempty"`
 	// Steps holds, when the fragment asked (Fragment.StepStats), one entry per step.
 	Steps []StepStats `msgpack:"steps,omitempty"`
 }
@@ -504,6 +507,8 @@ func (p *Pipeline) Stats() Stats {
 		WallNanos:       int64(p.wall),
 		PeakMemory:      p.opts.Budget.Peak(),
 		Workers:         p.opts.Threads,
+
+		RowsGroupedInUnits: p.clusteredRows.Load(),
 	}
 	if s.WallNanos == 0 && p.started {
 		s.WallNanos = int64(time.Since(p.start))

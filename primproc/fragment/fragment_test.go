@@ -436,3 +436,38 @@ func cmpDatums(t *testing.T, a, b vec.Datum) int {
 	}
 	return c
 }
+
+// TestClusteredAggregate: lineitem loaded in l_orderkey order (each segment its own run of
+// orders, sorted by l_shipdate within) groups by l_orderkey segment by segment, with the
+// rows of the one worker's aggregation, and its stats count the rows grouped so; by
+// l_shipdate, whose ranges every segment shares, it merges as before.
+func TestClusteredAggregate(t *testing.T) {
+	one := load(t, 1)[0]
+	cols := []string{"l_orderkey", "l_shipdate", "l_quantity"}
+	types := []vec.Type{vec.Int64Type, vec.DateType, money}
+	for _, c := range []struct {
+		name      string
+		key       int
+		clustered bool
+	}{{"l_orderkey", 0, true}, {"l_shipdate", 1, false}} {
+		f := &exec.Fragment{Scan: exec.Scan{Table: "lineitem", Columns: cols, Types: types}, Steps: []exec.Step{
+			{Aggregate: &exec.AggStep{Final: true, Spec: exec.AggSpec{GroupBy: []int{c.key},
+				Aggs: []exec.Aggregate{{Func: exec.AggSum, Col: 2}, {Func: exec.AggCountStar}, {Func: exec.AggAvg, Col: 2}}}}},
+			{Filter: expr.Call(expr.OpGt, expr.ColRef(2), expr.Const(vec.Int64Datum(2)))},
+		}}
+		want, _ := collect(t, one, f, fragment.Options{Threads: 1})
+		wantRows := strings.Split(want.String(), "\n")
+		slices.Sort(wantRows)
+		for _, threads := range []int{2, 3} {
+			got, st := collect(t, one, f, fragment.Options{Threads: threads})
+			gotRows := strings.Split(got.String(), "\n")
+			slices.Sort(gotRows)
+			if !slices.Equal(gotRows, wantRows) || len(wantRows) < 100 {
+				t.Fatalf("%s, %d threads: %d rows, want %d (equal: %v)", c.name, threads, len(gotRows), len(wantRows), slices.Equal(gotRows, wantRows))
+			}
+			if grouped := st.RowsGroupedInUnits; c.clustered != (grouped > st.RowsScanned/2) || grouped > st.RowsScanned {
+				t.Errorf("%s, %d threads: %d of %d rows grouped within their segments", c.name, threads, grouped, st.RowsScanned)
+			}
+		}
+	}
+}

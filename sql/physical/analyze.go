@@ -177,6 +177,9 @@ func (p *Plan) Analysis(res *Result) string {
 			if fr.BytesBroadcast > 0 {
 				text += ", " + units.FormatBytes(fr.BytesBroadcast) + " broadcast"
 			}
+			if ps.RowsGroupedInUnits > 0 {
+				text += fmt.Sprintf("; %d rows aggregated within their segments", ps.RowsGroupedInUnits)
+			}
 			if len(runs) > 1 {
 				text += fmt.Sprintf("; ran %d times", len(runs))
 			}
