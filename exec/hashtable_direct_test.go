@@ -229,3 +229,96 @@ func TestKeyFilter(t *testing.T) {
 		}
 	})
 }
+
+// TestColumnFilter checks the filter of a table with two key columns (Q9's shape: every
+// supplier, a few parts): it covers the sparse column, passes exactly the probes whose
+// value of it is present (whatever the other column), and a join through it finds every
+// match; with both columns dense there is none.
+func TestColumnFilter(t *testing.T) {
+	sup, part := vec.NewVec(vec.Int32Type), vec.NewVec(vec.Int64Type)
+	have := map[int64]bool{}
+	n := 0
+	for p := int64(5); p < 200_000; p += 97 {
+		have[p] = true
+		for s := int32(0); s < 4; s++ {
+			sup.AppendDatum(vec.Int32Datum((int32(p)*7 + s*251) % 1000)) // the suppliers cover their span
+			part.AppendDatum(vec.Int64Datum(p))
+			n++
+		}
+	}
+	keys := []*vec.Vec{sup, part}
+	ht := newHashTable([]vec.Type{vec.Int32Type, vec.Int64Type}, nil, nil)
+	rows := make([]int32, n)
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	var s probeScratch
+	s.prepare(n)
+	hashRows(keys, rows, s.h, ht.seed)
+	if err := ht.findOrInsert(keys, rows, make([]int32, n), &s, nil); err != nil {
+		t.Fatal(err)
+	}
+	ht.sizeForProbes()
+	if ht.filter == nil || ht.filterCol != 1 {
+		t.Fatalf("filter %v on column %d, want one on the parts", ht.filter != nil, ht.filterCol)
+	}
+	// Probes: every part of [0, 200 100) with a supplier that matches for present ones.
+	ps, pp := vec.NewVec(vec.Int32Type), vec.NewVec(vec.Int64Type)
+	for p := int64(0); p < 200_100; p++ {
+		ps.AppendDatum(vec.Int32Datum((int32(p) * 7) % 1000))
+		pp.AppendDatum(vec.Int64Datum(p))
+	}
+	probes := []*vec.Vec{ps, pp}
+	all := make([]int32, pp.Len())
+	for i := range all {
+		all[i] = int32(i)
+	}
+	passed, ok := ht.filterRows(probes, all, nil)
+	if !ok {
+		t.Fatal("filterRows did not apply")
+	}
+	k := 0
+	for i := range all {
+		if have[int64(i)] {
+			if k >= len(passed) || passed[k] != int32(i) {
+				t.Fatalf("part %d present but filtered out", i)
+			}
+			k++
+		}
+	}
+	if k != len(passed) {
+		t.Fatalf("%d probes passed, %d parts present", len(passed), k)
+	}
+	var ps2 probeScratch
+	ps2.prepare(pp.Len())
+	hashRows(probes, passed, ps2.h, ht.seed)
+	gids := make([]int32, pp.Len())
+	ht.find(probes, passed, gids, &ps2)
+	for _, i := range passed {
+		if gids[i] < 0 {
+			t.Fatalf("part %d with its first supplier not found", i)
+		}
+	}
+
+	dense := newHashTable([]vec.Type{vec.Int32Type, vec.Int64Type}, nil, nil)
+	d1, d2 := vec.NewVec(vec.Int32Type), vec.NewVec(vec.Int64Type)
+	for i := range 4096 {
+		d1.AppendDatum(vec.Int32Datum(int32(i % 64)))
+		d2.AppendDatum(vec.Int64Datum(int64(i / 64)))
+	}
+	dk := []*vec.Vec{d1, d2}
+	dr := make([]int32, 4096)
+	for i := range dr {
+		dr[i] = int32(i)
+	}
+	var ds probeScratch
+	ds.prepare(4096)
+	hashRows(dk, dr, ds.h, dense.seed)
+	if err := dense.findOrInsert(dk, dr, make([]int32, 4096), &ds, nil); err != nil {
+		t.Fatal(err)
+	}
+	dense.sizeForProbes()
+	if dense.filter != nil {
+		t.Fatalf("a filter on column %d of dense keys", dense.filterCol)
+	}
+}
