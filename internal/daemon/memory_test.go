@@ -24,7 +24,10 @@ func TestMemoryPlan(t *testing.T) {
 	}
 	old := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(old)
+	oldGC := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(oldGC)
 	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	big := MemoryPlan{Overhead: 64 << 20, Budgets: []Budget{{Name: "query memory", Bytes: 1 << 30}}}
@@ -33,6 +36,15 @@ func TestMemoryPlan(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "go_soft_limit=") {
 		t.Errorf("log: %s", buf.String())
+	}
+	if gc := debug.SetGCPercent(100); gc != GCPercent {
+		t.Errorf("GOGC unset: the collector's target is %d, want %d", gc, GCPercent)
+	}
+	// An operator's GOGC wins.
+	t.Setenv("GOGC", "200")
+	big.Apply(log)
+	if gc := debug.SetGCPercent(100); gc != 100 {
+		t.Errorf("GOGC=200: Apply changed the collector's target to %d", gc)
 	}
 	// An operator's GOMEMLIMIT wins.
 	debug.SetMemoryLimit(3 << 30)
