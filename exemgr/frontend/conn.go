@@ -276,6 +276,13 @@ func (c *conn) statement(ctx context.Context, st statement, more bool) (ok bool,
 		return true, c.w.ok(res.AffectedRows, res.LastInsertID, status(more), warningCount(res.Warnings), res.Info)
 	}
 	ok, err = c.sendRows(qctx, res, more)
+	if err == nil {
+		// The answer is complete: it goes out now, and closing the result (the statement's
+		// statistics, which ask every primproc for its usage: a round trip each) follows it
+		// instead of delaying it. The session's next command is read only after the close,
+		// so SHOW QUERY STATS still sees this statement.
+		err = c.w.flush()
+	}
 	if err != nil {
 		cancel(ErrClientGone) // the connection failed while the result was being written
 	}

@@ -33,6 +33,8 @@ type fakeEngine struct {
 	started   chan *Session
 	cancelled chan error
 	bigRows   int // rows of "select * from big"
+	// closeGate, if set, holds the Close of "slow close"'s result until it is closed.
+	closeGate chan struct{}
 }
 
 func newFakeEngine() *fakeEngine {
@@ -81,6 +83,8 @@ func (f *fakeEngine) Query(ctx context.Context, s *Session, query string) (*Resu
 		return &Result{Rows: newRecordRows(typedRecord())}, nil
 	case q == "select * from big":
 		return &Result{Rows: newBigRows(ctx, f.bigRows, f.cancelled)}, nil
+	case q == "slow close":
+		return &Result{Rows: &gatedRows{recordRows: newRecordRows(oneRecord(7)), gate: f.closeGate}}, nil
 	case q == "select * from empty":
 		return &Result{Rows: newRecordRows(emptyRecord())}, nil
 	case q == "slow":
@@ -134,6 +138,18 @@ type recordRows struct {
 }
 
 func newRecordRows(recs ...arrow.RecordBatch) *recordRows { return &recordRows{recs: recs} }
+
+// gatedRows is a result whose Close waits for gate (as an engine's close may wait on its
+// statement's bookkeeping).
+type gatedRows struct {
+	*recordRows
+	gate chan struct{}
+}
+
+func (r *gatedRows) Close() error {
+	<-r.gate
+	return r.recordRows.Close()
+}
 
 func (r *recordRows) Schema() *arrow.Schema { return r.recs[0].Schema() }
 func (r *recordRows) Next() (arrow.RecordBatch, error) {

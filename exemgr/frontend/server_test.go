@@ -475,3 +475,39 @@ func TestShowStatus(t *testing.T) {
 		t.Errorf("Questions did not move: %s, then %v", before, rows)
 	}
 }
+
+// TestAnswerBeforeClose: a result set reaches the client whole while the engine is still
+// closing it (the statement's statistics follow the answer), and the session's next
+// statement waits for the close.
+func TestAnswerBeforeClose(t *testing.T) {
+	eng := newFakeEngine()
+	eng.closeGate = make(chan struct{})
+	ts := startServer(t, eng, nil)
+	db := open(t, ts, "unix", "root", "", "")
+	db.SetMaxOpenConns(1)
+	got := make(chan error, 1)
+	go func() {
+		var v int64
+		got <- db.QueryRow("slow close").Scan(&v)
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(eng.closeGate)
+		t.Fatal("the answer waited for the result's close")
+	}
+	next := make(chan error, 1)
+	go func() { _, err := db.Exec("select * from empty"); next <- err }()
+	select {
+	case <-next:
+		t.Fatal("the next statement ran before the close ended")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(eng.closeGate)
+	if err := <-next; err != nil {
+		t.Fatal(err)
+	}
+}
