@@ -195,8 +195,9 @@ func (p *Pipeline) clusteredUnit(ctx context.Context, w int, recs []arrow.Record
 		return nil
 	}
 	// The rows this unit shares with others: partial states, merged at the end.
-	op, err = p.buildSteps(p.keyRange(recs, lo, hi, true), 0, p.split, true)
-	if err != nil {
+	shared := p.keyRange(recs, lo, hi, true)
+	if op, err = p.buildSteps(shared, 0, p.split, true); err != nil {
+		shared.Close()
 		return err
 	}
 	if err := op.Init(ctx); err != nil {
@@ -260,16 +261,17 @@ func (s *keyRangeSource) Next(ctx context.Context) (*vec.Batch, error) {
 		}
 		k := b.Cols[s.col]
 		s.sel = s.sel[:0]
-		for i := 0; i < b.N; i++ {
-			var v int64
-			if k.I64 != nil {
-				v = k.I64[i]
-			} else {
-				v = int64(k.I32[i])
+		if k.I64 != nil {
+			for i, v := range k.I64[:b.N] {
+				if (v > s.lo && v < s.hi && !k.IsNull(i)) != s.outside {
+					s.sel = append(s.sel, int32(i))
+				}
 			}
-			in := !k.IsNull(i) && v > s.lo && v < s.hi
-			if in != s.outside {
-				s.sel = append(s.sel, int32(i))
+		} else {
+			for i, v := range k.I32[:b.N] {
+				if (int64(v) > s.lo && int64(v) < s.hi && !k.IsNull(i)) != s.outside {
+					s.sel = append(s.sel, int32(i))
+				}
 			}
 		}
 		n := int64(len(s.sel))

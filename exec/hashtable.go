@@ -223,6 +223,12 @@ func (t *hashTable) buildFilter(k *vec.Vec, lo, hi int64) {
 	if !isInt || span > maxFilterSpan || span < 4*uint64(t.n) {
 		return
 	}
+	t.filter, t.filterLo, t.filterCol = t.keyBitmap(k, lo, span), lo, 0
+}
+
+// keyBitmap is the bitmap of the table's keys in column k, an integer column without
+// NULLs whose values lie in [lo, lo+span): bit v-lo is set when v is present.
+func (t *hashTable) keyBitmap(k *vec.Vec, lo int64, span uint64) []uint64 {
 	f := vec.MakeSlice[uint64](t.pool, int((span+63)/64))
 	if k.Type.ID == vec.Int32 || k.Type.ID == vec.Date32 {
 		for _, v := range k.I32[:t.n] {
@@ -235,7 +241,7 @@ func (t *hashTable) buildFilter(k *vec.Vec, lo, hi int64) {
 			f[o>>6] |= 1 << (o & 63)
 		}
 	}
-	t.filter, t.filterLo, t.filterCol = f, lo, 0
+	return f
 }
 
 // buildColumnFilter sets the filter of a complete table with several key columns on the
@@ -252,28 +258,24 @@ func (t *hashTable) buildColumnFilter() {
 		if k.Nulls != nil {
 			continue
 		}
-		var vals []int64
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 		switch k.Type.ID {
 		case vec.Int64, vec.Decimal64, vec.Datetime:
-			vals = k.I64[:t.n]
+			for _, v := range k.I64[:t.n] {
+				lo, hi = min(lo, v), max(hi, v)
+			}
 		case vec.Int32, vec.Date32:
+			for _, v := range k.I32[:t.n] {
+				lo, hi = min(lo, int64(v)), max(hi, int64(v))
+			}
 		default:
 			continue
-		}
-		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-		for i := range t.n {
-			v := intAt(k, vals, i)
-			lo, hi = min(lo, v), max(hi, v)
 		}
 		span := uint64(hi-lo) + 1
 		if span > maxFilterSpan {
 			continue
 		}
-		f := vec.MakeSlice[uint64](t.pool, int((span+63)/64))
-		for i := range t.n {
-			o := uint64(intAt(k, vals, i) - lo)
-			f[o>>6] |= 1 << (o & 63)
-		}
+		f := t.keyBitmap(k, lo, span)
 		set := 0
 		for _, w := range f {
 			set += bits.OnesCount64(w)
@@ -290,15 +292,6 @@ func (t *hashTable) buildColumnFilter() {
 	if best != nil {
 		t.filter, t.filterLo, t.filterCol = best, bestLo, bestCol
 	}
-}
-
-// intAt is row i's value of k, an integer column whose 64-bit values are vals (nil for a
-// 32-bit one).
-func intAt(k *vec.Vec, vals []int64, i int) int64 {
-	if vals != nil {
-		return vals[i]
-	}
-	return int64(k.I32[i])
 }
 
 // filterRows appends to out the listed rows whose key the filter does not rule out and

@@ -134,7 +134,7 @@ type Pipeline struct {
 	bound     *KeyBound
 	boundStep int
 	// cluster, when the combined aggregation groups by a column the scan can range, has
-	// the workers finish the groups inside their row groups (see clustered.go);
+	// the workers finish the groups inside their units of row groups (see clustered.go);
 	// clusteredRows counts the rows aggregated so.
 	cluster       *clusterPlan
 	clusteredRows atomic.Int64
@@ -399,10 +399,10 @@ func (p *Pipeline) work(ctx context.Context, w int, emit func(arrow.RecordBatch)
 	// A last resort: validation should have caught whatever panics here. The stack goes
 	// to the log, not into the error (which reaches SQL clients).
 	defer RecoverTo(ctx, "fragment worker", &err)
-	src := &scanOp{p: p, src: NewSource(countingStream{p}, p.f.Scan.Types, p.opts.BatchRows)}
 	if p.cluster != nil {
 		return p.workClustered(ctx, w, emit)
 	}
+	src := &scanOp{p: p, src: NewSource(countingStream{p}, p.f.Scan.Types, p.opts.BatchRows)}
 	op, err := p.buildSteps(src, 0, p.split, true)
 	if err != nil {
 		src.Close()

@@ -104,19 +104,10 @@ func NewPartitioner(producers int, types []vec.Type, keyCols []int, budget *Budg
 // Drain deals all of op's output into producer i's set; op is neither initialized nor
 // closed here.
 func (p *Partitioner) Drain(ctx context.Context, i int, op Operator) error {
-	s := p.sets[i]
-	for {
-		b, err := op.Next(ctx)
-		if err != nil {
-			return err
-		}
-		if b == nil {
-			return s.finish()
-		}
-		if err := s.add(b); err != nil {
-			return err
-		}
+	if err := p.add(ctx, i, op); err != nil {
+		return err
 	}
+	return p.sets[i].finish()
 }
 
 // add deals all of op's output into producer i's set, which takes more (then finish) later;

@@ -6,9 +6,9 @@
 // on a scan column also skips as it goes: its row groups are read in the order of their
 // zone maps on that column, and those that cannot beat the workers' cutoff are passed over
 // (exec.KeyBound). The output is a stream of Arrow records and, at its end, the fragment's
-// statistics. A fragment that aggregates by a column its row groups are clustered on
-// (their zone maps' ranges at most touch) has its workers finish each group inside its
-// row group (exec.KeyedRecordStream).
+// statistics. A fragment that aggregates by a column its table is clustered on has its
+// workers finish each group inside its unit of row groups whose zone maps on the column
+// overlap (a segment, for a table loaded in key order; exec.KeyedRecordStream).
 //
 // The package knows nothing of the link: primproc's daemon hands it decoded fragments and
 // build sides and sends what it returns; tests and in-process runners call it directly.
